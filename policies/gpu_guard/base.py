@@ -1,0 +1,126 @@
+"""Registration and shared shape of the gpu-platform policies.
+
+Every policy is one module under `rules/`, building one `pulumi_policy` policy object and handing it
+to `register()`. The pack (`policies/__main__.py`) takes `all_policies()`; tests use the same list,
+so a policy that is not registered is neither enforced nor tested.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass
+
+from pulumi_policy import (
+    EnforcementLevel,
+    Policy,
+    PolicyConfigSchema,
+    ReportViolation,
+    ResourceValidation,
+    ResourceValidationPolicy,
+    StackValidation,
+    StackValidationPolicy,
+)
+
+_LEVEL_ORDER = {
+    EnforcementLevel.DISABLED: 0,
+    EnforcementLevel.ADVISORY: 1,
+    EnforcementLevel.MANDATORY: 2,
+    EnforcementLevel.REMEDIATE: 2,
+}
+
+
+@dataclass(frozen=True)
+class PolicyMeta:
+    """What POLICIES.md says of a policy, beside the policy object itself."""
+
+    name: str
+    default: EnforcementLevel
+    prod: EnforcementLevel
+    kind: str  # "resource" | "stack"
+
+
+_REGISTRY: dict[str, tuple[Policy, PolicyMeta]] = {}
+
+
+def _register(policy: Policy, meta: PolicyMeta) -> Policy:
+    if meta.name in _REGISTRY:
+        raise ValueError(f"policy name {meta.name!r} is registered twice; policy names must be unique")
+    _REGISTRY[meta.name] = (policy, meta)
+    return policy
+
+
+def resource_policy(
+    name: str,
+    description: str,
+    validate: ResourceValidation,
+    *,
+    enforcement: EnforcementLevel,
+    prod: EnforcementLevel | None = None,
+    config_schema: PolicyConfigSchema | None = None,
+) -> Policy:
+    """Register a policy that judges one resource at a time (engine `Analyze`)."""
+    policy = ResourceValidationPolicy(
+        name=name,
+        description=description,
+        validate=validate,
+        enforcement_level=enforcement,
+        config_schema=config_schema,
+    )
+    return _register(policy, PolicyMeta(name, enforcement, prod or enforcement, "resource"))
+
+
+def stack_policy(
+    name: str,
+    description: str,
+    validate: StackValidation,
+    *,
+    enforcement: EnforcementLevel,
+    prod: EnforcementLevel | None = None,
+    config_schema: PolicyConfigSchema | None = None,
+) -> Policy:
+    """Register a policy that correlates every resource of the stack (engine `AnalyzeStack`)."""
+    policy = StackValidationPolicy(
+        name=name,
+        description=description,
+        validate=validate,
+        enforcement_level=enforcement,
+        config_schema=config_schema,
+    )
+    return _register(policy, PolicyMeta(name, enforcement, prod or enforcement, "stack"))
+
+
+def _import_rules() -> None:
+    from . import rules  # noqa: PLC0415 - imported for its side effect: every rule module registers itself
+
+    for module in pkgutil.iter_modules(rules.__path__):
+        importlib.import_module(f"{rules.__name__}.{module.name}")
+
+
+def all_policies() -> list[Policy]:
+    """Every registered policy, sorted by name."""
+    _import_rules()
+    return [policy for _, (policy, _meta) in sorted(_REGISTRY.items())]
+
+
+def all_meta() -> dict[str, PolicyMeta]:
+    """POLICIES.md metadata (default and prod enforcement) of every registered policy, by name."""
+    _import_rules()
+    return {name: meta for name, (_policy, meta) in sorted(_REGISTRY.items())}
+
+
+def is_raise_or_equal(default: EnforcementLevel, configured: EnforcementLevel) -> bool:
+    """A stack may raise a policy's enforcement, never lower it."""
+    return _LEVEL_ORDER[configured] >= _LEVEL_ORDER[default]
+
+
+__all__ = [
+    "EnforcementLevel",
+    "PolicyMeta",
+    "ReportViolation",
+    "all_meta",
+    "all_policies",
+    "is_raise_or_equal",
+    "resource_policy",
+    "stack_policy",
+]

@@ -1,0 +1,1 @@
+"""One module per policy; each registers itself through `gpu_guard.base`."""

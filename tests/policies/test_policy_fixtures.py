@@ -1,0 +1,47 @@
+"""Every policy against its fixtures: a compliant baseline, failing variants that assert the message."""
+
+from __future__ import annotations
+
+import pytest
+
+from policies.gpu_guard.base import all_meta, all_policies
+from tests.policies.harness import FIXTURES, assert_case, load_cases
+
+POLICIES = {p.name: p for p in all_policies()}
+CASES = [case for name in sorted(POLICIES) if (FIXTURES / name).is_dir() for case in load_cases(name)]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c.policy}/{c.name}" for c in CASES])
+def test_policy_gives_the_expected_verdict_on_its_fixture(case):
+    assert_case(POLICIES[case.policy], case)
+
+
+def test_every_policy_has_a_baseline_and_at_least_one_failing_fixture():
+    missing = []
+    for name in POLICIES:
+        folder = FIXTURES / name
+        if not (folder / "baseline.yaml").is_file() or not list(folder.glob("fail_*.yaml")):
+            missing.append(name)
+    assert not missing, f"policies without a baseline and failing fixtures: {missing}"
+
+
+def test_every_fixture_folder_belongs_to_a_registered_policy():
+    orphans = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir() and p.name not in POLICIES)
+    assert not orphans, f"fixture folders with no policy of that name: {orphans}"
+
+
+def test_policy_names_are_unique_and_kebab_case():
+    names = [p.name for p in all_policies()]
+    assert len(names) == len(set(names))
+    assert all(n == n.lower() and " " not in n and "_" not in n for n in names)
+
+
+def test_the_catalogue_of_policies_md_is_implemented_exactly():
+    from tests.policies.catalogue import catalogue  # noqa: PLC0415
+
+    expected = catalogue()
+    meta = all_meta()
+    assert sorted(meta) == sorted(expected), "policy names differ from ../shared/POLICIES.md"
+    for name, (default, prod) in expected.items():
+        assert meta[name].default.value == default, f"{name}: default enforcement"
+        assert meta[name].prod.value == prod, f"{name}: prod enforcement"
