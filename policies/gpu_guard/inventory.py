@@ -1,0 +1,557 @@
+"""The stack as the scheduler sees it: node pools, GPU workloads, the operator and its drivers.
+
+Policies receive raw resources (`aws:eks/nodeGroup:NodeGroup`, Karpenter `NodePool`, a Helm
+`Release`, a `Deployment`...), whether a component made them or someone wrote them by hand. This
+module turns them into a few plain views and answers the one question most stack policies ask:
+which pools can this workload be scheduled on, and on which of their instance types.
+
+Reading a value that is unknown during preview raises `UnknownValueError`; it is deliberately not
+caught, so the policy SDK reports "can't run policy ... during preview" (advisory) instead of a
+policy passing on a value it never saw.
+
+Sources:
+- Taints and tolerations matching: https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/
+- nodeSelector / required node affinity operators:
+  https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/
+- Label contract: CONFIG.md section 2 (components/labels.py stamps the same keys).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+# Label contract (CONFIG.md section 2). The pack is self-contained, so it restates the keys.
+POOL_LABEL = "gpu-platform.io/pool"
+OS_LABEL = "gpu-platform.io/os"
+DRIVER_LABEL = "gpu-platform.io/driver"
+DRIVER_SOURCE_LABEL = "gpu-platform.io/driver-source"
+CUDA_LABEL = "gpu-platform.io/cuda"
+GPU_TAINT_KEY = "nvidia.com/gpu"
+GPU_RESOURCE = "nvidia.com/gpu"
+
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
+INSTANCE_FAMILY_LABEL = "karpenter.k8s.aws/instance-family"
+
+NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+AUTOSCALING_GROUP = "aws:autoscaling/group:Group"
+LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+EKS_CLUSTER_TYPES = ("aws:eks/cluster:Cluster", "eks:index:Cluster")
+NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
+EC2_NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+NVIDIA_DRIVER = "kubernetes:nvidia.com/v1alpha1:NVIDIADriver"
+HELM_RELEASE_TYPES = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v4:Chart", "kubernetes:helm.sh/v3:Chart")
+
+# Workload kinds and where their pod spec sits.
+_POD_TEMPLATE_PATHS: dict[str, tuple[str, ...]] = {
+    "kubernetes:apps/v1:Deployment": ("spec", "template"),
+    "kubernetes:apps/v1:StatefulSet": ("spec", "template"),
+    "kubernetes:apps/v1:DaemonSet": ("spec", "template"),
+    "kubernetes:apps/v1:ReplicaSet": ("spec", "template"),
+    "kubernetes:batch/v1:Job": ("spec", "template"),
+    "kubernetes:batch/v1:CronJob": ("spec", "jobTemplate", "spec", "template"),
+    "kubernetes:core/v1:Pod": (),
+}
+
+# EKS managed node group AMI types whose image ships the NVIDIA driver.
+# Source: https://docs.aws.amazon.com/eks/latest/APIReference/API_Nodegroup.html (amiType values)
+_BAKED_AMI_TYPES = {
+    "AL2023_x86_64_NVIDIA": "al2023",
+    "AL2023_ARM_64_NVIDIA": "al2023",
+    "BOTTLEROCKET_x86_64_NVIDIA": "bottlerocket",
+    "BOTTLEROCKET_ARM_64_NVIDIA": "bottlerocket",
+}
+_BAKED_OS = ("bottlerocket", "al2023")
+
+# `taints[].effect` in the EKS API and Pulumi's node group -> Kubernetes effect names.
+# Source: https://docs.aws.amazon.com/eks/latest/APIReference/API_Taint.html
+_EKS_EFFECTS = {"NO_SCHEDULE": "NoSchedule", "NO_EXECUTE": "NoExecute", "PREFER_NO_SCHEDULE": "PreferNoSchedule"}
+
+ASG_LABEL_TAG = "k8s.io/cluster-autoscaler/node-template/label/"
+ASG_TAINT_TAG = "k8s.io/cluster-autoscaler/node-template/taint/"
+
+
+def get(obj: Any, *path: Any, default: Any = None) -> Any:
+    """Walk mappings and sequences; `default` where a step is missing (unknowns still raise)."""
+    cur = obj
+    for step in path:
+        if isinstance(step, int):
+            if not isinstance(cur, Sequence) or isinstance(cur, str) or step >= len(cur):
+                return default
+            cur = cur[step]
+        else:
+            if not isinstance(cur, Mapping) or step not in cur:
+                return default
+            cur = cur[step]
+    return cur
+
+
+def as_str_map(value: Any) -> dict[str, str]:
+    if not isinstance(value, Mapping):
+        return {}
+    return {str(k): str(value[k]) for k in value}
+
+
+def as_list(value: Any) -> list[Any]:
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return [value[i] for i in range(len(value))]
+    return []
+
+
+@dataclass(frozen=True)
+class Taint:
+    key: str
+    value: str
+    effect: str
+
+    def __str__(self) -> str:
+        return f"{self.key}={self.value}:{self.effect}"
+
+
+@dataclass(frozen=True)
+class Pool:
+    """A group of nodes with one shape: a managed node group, a self-managed ASG or a Karpenter NodePool.
+
+    `label_domain` maps each label the nodes carry to the set of values it can take (one value for
+    a fixed label, several for e.g. the instance type of a Karpenter pool, `None` for "some value
+    we cannot tell").
+    """
+
+    urn: str
+    name: str
+    kind: str  # "managed-node-group" | "self-managed" | "karpenter-nodepool"
+    labels: dict[str, str]
+    label_domain: dict[str, frozenset[str] | None]
+    taints: tuple[Taint, ...]
+    instance_types: tuple[str, ...]
+    min_size: int | None
+    ami_type: str | None = None
+    kubelet_version: str | None = None
+    node_class: str | None = None
+    os_hint: str | None = None  # OS derived from the AMI type / EC2NodeClass, when no label says it
+    props: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def os(self) -> str | None:
+        return self.labels.get(OS_LABEL) or self.os_hint
+
+    @property
+    def driver_label(self) -> str | None:
+        return self.labels.get(DRIVER_LABEL)
+
+    @property
+    def driver_source(self) -> str | None:
+        source = self.labels.get(DRIVER_SOURCE_LABEL)
+        if source:
+            return source
+        if self.os in _BAKED_OS:
+            return "image"
+        if self.os and self.os.startswith("ubuntu"):
+            return "operator"
+        return None
+
+    @property
+    def has_gpu_taint(self) -> bool:
+        return any(t.key == GPU_TAINT_KEY and t.effect == "NoSchedule" for t in self.taints)
+
+    def is_gpu(self, gpu_instance: Any) -> bool:
+        """A GPU pool: GPU instance types, or a pool that declares itself one through the label contract."""
+        if any(gpu_instance(t) for t in self.instance_types):
+            return True
+        return POOL_LABEL in self.labels and (DRIVER_LABEL in self.labels or self.has_gpu_taint)
+
+
+@dataclass(frozen=True)
+class Container:
+    name: str
+    image: str
+    gpus: int  # nvidia.com/gpu limit (or request), 0 when none
+
+
+@dataclass(frozen=True)
+class Workload:
+    urn: str
+    name: str
+    kind: str
+    labels: dict[str, str]
+    node_selector: dict[str, str]
+    required_terms: tuple[Any, ...] | None  # nodeSelectorTerms (ORed), None when no required affinity
+    tolerations: tuple[Any, ...]
+    containers: tuple[Container, ...]
+
+    @property
+    def gpus(self) -> int:
+        return max((c.gpus for c in self.containers), default=0)
+
+    @property
+    def cuda_label(self) -> str | None:
+        return self.labels.get(CUDA_LABEL)
+
+
+@dataclass(frozen=True)
+class HelmRelease:
+    urn: str
+    name: str
+    chart: str
+    version: str | None
+    namespace: str | None
+    values: Any
+
+
+@dataclass(frozen=True)
+class DriverSpec:
+    """One operator-installed driver: the ClusterPolicy default or an NVIDIADriver object."""
+
+    urn: str
+    name: str
+    version: str
+    node_selector: dict[str, str]
+    use_precompiled: bool
+    source: str  # "helm-values" | "nvidiadriver"
+
+
+def _int(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _taints_from_k8s(items: Any) -> tuple[Taint, ...]:
+    return tuple(
+        Taint(str(get(t, "key", default="")), str(get(t, "value", default="")), str(get(t, "effect", default="")))
+        for t in as_list(items)
+    )
+
+
+def _node_group_pool(urn: str, name: str, props: Any, templates: Mapping[str, Any]) -> Pool:
+    labels = as_str_map(get(props, "labels"))
+    taints = tuple(
+        Taint(str(get(t, "key", default="")), str(get(t, "value", default="")),
+              _EKS_EFFECTS.get(str(get(t, "effect", default="")), str(get(t, "effect", default=""))))
+        for t in as_list(get(props, "taints"))
+    )
+    instance_types = tuple(str(t) for t in as_list(get(props, "instanceTypes")))
+    if not instance_types:
+        template = _template_for(get(props, "launchTemplate"), templates)
+        if template is not None and get(template, "instanceType"):
+            instance_types = (str(get(template, "instanceType")),)
+    ami_type = get(props, "amiType")
+    group_name = str(get(props, "nodeGroupName", default=name))
+    capacity = str(get(props, "capacityType", default="ON_DEMAND"))
+    domain = _domain(labels, instance_types)
+    domain["eks.amazonaws.com/nodegroup"] = frozenset({group_name})
+    domain["eks.amazonaws.com/capacityType"] = frozenset({capacity})
+    return Pool(
+        urn=urn, name=labels.get(POOL_LABEL, name), kind="managed-node-group", labels=labels, label_domain=domain,
+        taints=taints, instance_types=instance_types, min_size=_int(get(props, "scalingConfig", "minSize")),
+        ami_type=str(ami_type) if ami_type else None, kubelet_version=_opt_str(get(props, "version")),
+        os_hint=_BAKED_AMI_TYPES.get(str(ami_type)) if ami_type else None, props=props,
+    )
+
+
+def _asg_pool(urn: str, name: str, props: Any, templates: Mapping[str, Any]) -> Pool:
+    labels: dict[str, str] = {}
+    taints: list[Taint] = []
+    for tag in as_list(get(props, "tags")):
+        key, value = str(get(tag, "key", default="")), str(get(tag, "value", default=""))
+        if key.startswith(ASG_LABEL_TAG):
+            labels[key[len(ASG_LABEL_TAG):]] = value
+        elif key.startswith(ASG_TAINT_TAG):
+            taint_value, _, effect = value.partition(":")
+            taints.append(Taint(key[len(ASG_TAINT_TAG):], taint_value, effect))
+    instance_types: list[str] = []
+    template = _template_for(get(props, "launchTemplate"), templates)
+    if template is not None and get(template, "instanceType"):
+        instance_types.append(str(get(template, "instanceType")))
+    for override in as_list(get(props, "mixedInstancesPolicy", "launchTemplate", "overrides")):
+        if get(override, "instanceType"):
+            instance_types.append(str(get(override, "instanceType")))
+    types = tuple(dict.fromkeys(instance_types))
+    return Pool(
+        urn=urn, name=labels.get(POOL_LABEL, name), kind="self-managed", labels=labels,
+        label_domain=_domain(labels, types), taints=tuple(taints), instance_types=types,
+        min_size=_int(get(props, "minSize")), props=props,
+    )
+
+
+def _nodepool_pool(urn: str, name: str, props: Any, node_classes: Mapping[str, Any]) -> Pool:
+    template = get(props, "spec", "template", default={})
+    labels = as_str_map(get(template, "metadata", "labels"))
+    taints = _taints_from_k8s(get(template, "spec", "taints"))
+    domain = _domain(labels, ())
+    instance_types: tuple[str, ...] = ()
+    for req in as_list(get(template, "spec", "requirements")):
+        key = str(get(req, "key", default=""))
+        operator = str(get(req, "operator", default=""))
+        values = frozenset(str(v) for v in as_list(get(req, "values")))
+        if operator == "In":
+            domain[key] = values if key not in domain or domain[key] is None else (domain[key] or frozenset()) & values
+            if key == INSTANCE_TYPE_LABEL:
+                instance_types = tuple(str(v) for v in as_list(get(req, "values")))
+        elif operator == "Exists":
+            domain.setdefault(key, None)
+    pool_name = str(get(props, "metadata", "name", default=name))
+    domain["karpenter.sh/nodepool"] = frozenset({pool_name})
+    class_name = _opt_str(get(template, "spec", "nodeClassRef", "name"))
+    os_hint = None
+    node_class = node_classes.get(class_name or "")
+    if node_class is not None:
+        os_hint = _node_class_os(node_class)
+    return Pool(
+        urn=urn, name=labels.get(POOL_LABEL, pool_name), kind="karpenter-nodepool", labels=labels,
+        label_domain=domain, taints=taints, instance_types=instance_types, min_size=0,
+        node_class=class_name, os_hint=os_hint, props=props,
+    )
+
+
+def _node_class_os(node_class: Any) -> str | None:
+    for term in as_list(get(node_class, "spec", "amiSelectorTerms")):
+        alias = str(get(term, "alias", default=""))
+        family = alias.split("@", 1)[0].lower()
+        if family in _BAKED_OS:
+            return family
+    family = str(get(node_class, "spec", "amiFamily", default="")).lower()
+    return family if family in _BAKED_OS else None
+
+
+def _domain(labels: Mapping[str, str], instance_types: Sequence[str]) -> dict[str, frozenset[str] | None]:
+    domain: dict[str, frozenset[str] | None] = {k: frozenset({v}) for k, v in labels.items()}
+    if instance_types:
+        domain[INSTANCE_TYPE_LABEL] = frozenset(instance_types)
+        domain[INSTANCE_FAMILY_LABEL] = frozenset(t.split(".", 1)[0] for t in instance_types)
+    domain.setdefault("kubernetes.io/os", frozenset({"linux"}))
+    return domain
+
+
+def _template_for(ref: Any, templates: Mapping[str, Any]) -> Any:
+    if not isinstance(ref, Mapping):
+        return None
+    for key in ("id", "name"):
+        value = ref.get(key) if key in ref else None
+        if value is not None and str(value) in templates:
+            return templates[str(value)]
+    return None
+
+
+def _opt_str(value: Any) -> str | None:
+    return None if value is None or value == "" else str(value)
+
+
+def _workload(urn: str, name: str, rtype: str, props: Any) -> Workload | None:
+    path = _POD_TEMPLATE_PATHS.get(rtype)
+    if path is None:
+        return None
+    template = get(props, *path) if path else props
+    if not isinstance(template, Mapping):
+        return None
+    spec = get(template, "spec", default={})
+    containers = []
+    for c in as_list(get(spec, "containers")) + as_list(get(spec, "initContainers")):
+        gpus = get(c, "resources", "limits", GPU_RESOURCE)
+        if gpus is None:
+            gpus = get(c, "resources", "requests", GPU_RESOURCE)
+        containers.append(Container(str(get(c, "name", default="")), str(get(c, "image", default="")),
+                                    _int(gpus) or 0))
+    terms = get(spec, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
+                "nodeSelectorTerms")
+    return Workload(
+        urn=urn,
+        name=str(get(props, "metadata", "name", default=name)),
+        kind=rtype.rsplit(":", 1)[-1],
+        labels=as_str_map(get(template, "metadata", "labels")),
+        node_selector=as_str_map(get(spec, "nodeSelector")),
+        required_terms=tuple(as_list(terms)) if terms is not None else None,
+        tolerations=tuple(as_list(get(spec, "tolerations"))),
+        containers=tuple(containers),
+    )
+
+
+def tolerates(tolerations: Iterable[Any], taint: Taint) -> bool:
+    """Kubernetes toleration matching, as the scheduler's TaintToleration plugin does it."""
+    for tol in tolerations:
+        effect = str(get(tol, "effect", default="") or "")
+        if effect and effect != taint.effect:
+            continue
+        key = str(get(tol, "key", default="") or "")
+        operator = str(get(tol, "operator", default="Equal") or "Equal")
+        if operator == "Exists":
+            if not key or key == taint.key:
+                return True
+        elif key == taint.key and str(get(tol, "value", default="") or "") == taint.value:
+            return True
+    return False
+
+
+def _expression_matches(domain: Mapping[str, frozenset[str] | None], expr: Any) -> bool:
+    key = str(get(expr, "key", default=""))
+    operator = str(get(expr, "operator", default=""))
+    values = {str(v) for v in as_list(get(expr, "values"))}
+    present = key in domain
+    possible = domain.get(key)
+    if operator == "Exists":
+        return present
+    if operator == "DoesNotExist":
+        return not present
+    if not present:
+        return operator == "NotIn"
+    if possible is None:  # label exists with a value we cannot tell: it may match
+        return True
+    if operator == "In":
+        return bool(possible & values)
+    if operator == "NotIn":
+        return bool(possible - values)
+    if operator in ("Gt", "Lt"):
+        bound = _int(next(iter(values), None))
+        numbers = [n for n in (_int(v) for v in possible) if n is not None]
+        if bound is None:
+            return False
+        return any(n > bound for n in numbers) if operator == "Gt" else any(n < bound for n in numbers)
+    return False
+
+
+def _narrow(domain: Mapping[str, frozenset[str] | None], instance_types: tuple[str, ...],
+            exprs: Iterable[Any]) -> tuple[str, ...]:
+    """The instance types of the pool that also satisfy instance-type/family expressions."""
+    kept = list(instance_types)
+    for expr in exprs:
+        key = str(get(expr, "key", default=""))
+        if key not in (INSTANCE_TYPE_LABEL, INSTANCE_FAMILY_LABEL):
+            continue
+        values = {str(v) for v in as_list(get(expr, "values"))}
+        operator = str(get(expr, "operator", default=""))
+        def attr(t: str, k: str = key) -> str:
+            return t if k == INSTANCE_TYPE_LABEL else t.split(".", 1)[0]
+        if operator == "In":
+            kept = [t for t in kept if attr(t) in values]
+        elif operator == "NotIn":
+            kept = [t for t in kept if attr(t) not in values]
+    return tuple(kept)
+
+
+@dataclass(frozen=True)
+class Reach:
+    pool: Pool
+    instance_types: tuple[str, ...]  # the pool's instance types this workload can land on
+
+
+def reachable(workload: Workload, pool: Pool) -> Reach | None:
+    """Can the scheduler place `workload` on some node of `pool`? If so, on which instance types."""
+    for taint in pool.taints:
+        if taint.effect in ("NoSchedule", "NoExecute") and not tolerates(workload.tolerations, taint):
+            return None
+    selector_exprs = [{"key": k, "operator": "In", "values": [v]} for k, v in workload.node_selector.items()]
+    if not all(_expression_matches(pool.label_domain, e) for e in selector_exprs):
+        return None
+    if workload.required_terms is None:
+        return Reach(pool, _narrow(pool.label_domain, pool.instance_types, selector_exprs))
+    types: list[str] = []
+    matched = False
+    for term in workload.required_terms:
+        exprs = as_list(get(term, "matchExpressions"))
+        if not exprs and not as_list(get(term, "matchFields")):
+            continue  # an empty term matches no node
+        if all(_expression_matches(pool.label_domain, e) for e in exprs):
+            matched = True
+            types.extend(_narrow(pool.label_domain, pool.instance_types, [*selector_exprs, *exprs]))
+    if not matched:
+        return None
+    return Reach(pool, tuple(dict.fromkeys(types)))
+
+
+@dataclass
+class Inventory:
+    """Everything the stack policies correlate, read once from the stack's resources."""
+
+    pools: list[Pool] = field(default_factory=list)
+    workloads: list[Workload] = field(default_factory=list)
+    releases: list[HelmRelease] = field(default_factory=list)
+    nvidia_drivers: list[DriverSpec] = field(default_factory=list)
+    cluster_versions: list[tuple[str, str]] = field(default_factory=list)  # (urn, version)
+    node_classes: dict[str, Any] = field(default_factory=dict)
+    launch_templates: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def operator(self) -> HelmRelease | None:
+        return next((r for r in self.releases if r.chart == "gpu-operator"), None)
+
+    @property
+    def control_plane_version(self) -> str | None:
+        return self.cluster_versions[0][1] if self.cluster_versions else None
+
+    def gpu_pools(self, gpu_instance: Any) -> list[Pool]:
+        return [p for p in self.pools if p.is_gpu(gpu_instance)]
+
+    def reach(self, workload: Workload, pools: Iterable[Pool]) -> list[Reach]:
+        return [r for r in (reachable(workload, p) for p in pools) if r is not None]
+
+    def operator_drivers(self) -> list[DriverSpec]:
+        """Drivers the GPU Operator installs: NVIDIADriver objects, or the ClusterPolicy default."""
+        release = self.operator
+        if release is None:
+            return []
+        values = release.values
+        if get(values, "driver", "enabled", default=True) is False:
+            return list(self.nvidia_drivers)
+        crd_enabled = get(values, "driver", "nvidiaDriverCRD", "enabled", default=False) is True
+        drivers = list(self.nvidia_drivers) if crd_enabled else []
+        version = get(values, "driver", "version")
+        if version is not None and (not crd_enabled
+                                    or get(values, "driver", "nvidiaDriverCRD", "deployDefaultCR", default=True)):
+            selector = as_str_map(get(values, "driver", "nvidiaDriverCRD", "nodeSelector")) if crd_enabled else {}
+            drivers.append(DriverSpec(release.urn, "default", str(version), selector,
+                                      get(values, "driver", "usePrecompiled", default=False) is True,
+                                      "helm-values"))
+        return drivers
+
+    def drivers_for(self, pool: Pool) -> list[DriverSpec]:
+        """Operator drivers whose node selector matches the pool's nodes (operator-managed pools only)."""
+        return [
+            d for d in self.operator_drivers()
+            if all(_expression_matches(pool.label_domain, {"key": k, "operator": "In", "values": [v]})
+                   for k, v in d.node_selector.items())
+        ]
+
+
+def build_inventory(resources: Iterable[Any]) -> Inventory:
+    """Read `PolicyResource`s (anything with `resource_type`, `props`, `urn`, `name`) into an Inventory."""
+    items = list(resources)
+    inv = Inventory()
+    for r in items:
+        if r.resource_type == LAUNCH_TEMPLATE:
+            inv.launch_templates[r.name] = r.props
+            for key in ("name", "id"):
+                value = get(r.props, key)
+                if value is not None:
+                    inv.launch_templates[str(value)] = r.props
+        elif r.resource_type == EC2_NODE_CLASS:
+            inv.node_classes[str(get(r.props, "metadata", "name", default=r.name))] = r.props
+    for r in items:
+        rtype, props = r.resource_type, r.props
+        if rtype == NODE_GROUP:
+            inv.pools.append(_node_group_pool(r.urn, r.name, props, inv.launch_templates))
+        elif rtype == AUTOSCALING_GROUP:
+            inv.pools.append(_asg_pool(r.urn, r.name, props, inv.launch_templates))
+        elif rtype == NODE_POOL:
+            inv.pools.append(_nodepool_pool(r.urn, r.name, props, inv.node_classes))
+        elif rtype in EKS_CLUSTER_TYPES:
+            version = get(props, "version")
+            if version is not None:
+                inv.cluster_versions.append((r.urn, str(version)))
+        elif rtype in HELM_RELEASE_TYPES:
+            inv.releases.append(HelmRelease(r.urn, r.name, str(get(props, "chart", default="")).rsplit("/", 1)[-1],
+                                             _opt_str(get(props, "version")), _opt_str(get(props, "namespace")),
+                                             get(props, "values", default={})))
+        elif rtype == NVIDIA_DRIVER:
+            spec = get(props, "spec", default={})
+            inv.nvidia_drivers.append(DriverSpec(
+                r.urn, str(get(props, "metadata", "name", default=r.name)), str(get(spec, "version", default="")),
+                as_str_map(get(spec, "nodeSelector")), get(spec, "usePrecompiled", default=False) is True,
+                "nvidiadriver"))
+        else:
+            workload = _workload(r.urn, r.name, rtype, props)
+            if workload is not None:
+                inv.workloads.append(workload)
+    return inv
