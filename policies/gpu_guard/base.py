@@ -38,6 +38,7 @@ class PolicyMeta:
     default: EnforcementLevel
     prod: EnforcementLevel
     kind: str  # "resource" | "stack"
+    companion_of: str | None = None  # an advisory twin that carries the caveats of a mandatory policy
 
 
 _REGISTRY: dict[str, tuple[Policy, PolicyMeta]] = {}
@@ -58,8 +59,9 @@ def resource_policy(
     enforcement: EnforcementLevel,
     prod: EnforcementLevel | None = None,
     config_schema: PolicyConfigSchema | None = None,
+    companion_of: str | None = None,
 ) -> Policy:
-    """Register a policy that judges one resource at a time (engine `Analyze`)."""
+    """Register a policy that judges one resource at a time (engine `Analyze`); see `stack_policy`."""
     policy = ResourceValidationPolicy(
         name=name,
         description=description,
@@ -67,7 +69,7 @@ def resource_policy(
         enforcement_level=enforcement,
         config_schema=config_schema,
     )
-    return _register(policy, PolicyMeta(name, enforcement, prod or enforcement, "resource"))
+    return _register(policy, PolicyMeta(name, enforcement, prod or enforcement, "resource", companion_of))
 
 
 def stack_policy(
@@ -78,8 +80,15 @@ def stack_policy(
     enforcement: EnforcementLevel,
     prod: EnforcementLevel | None = None,
     config_schema: PolicyConfigSchema | None = None,
+    companion_of: str | None = None,
 ) -> Policy:
-    """Register a policy that correlates every resource of the stack (engine `AnalyzeStack`)."""
+    """Register a policy that correlates every resource of the stack (engine `AnalyzeStack`).
+
+    `companion_of` names the mandatory catalogue policy whose advisory-level findings this one
+    reports: the engine gives every policy exactly one enforcement level, so a rule with both
+    blocking and warning outcomes (e.g. CUDA minor-version compatibility under
+    `cuda-driver-compatible`) is split into the policy and its advisory companion.
+    """
     policy = StackValidationPolicy(
         name=name,
         description=description,
@@ -87,7 +96,7 @@ def stack_policy(
         enforcement_level=enforcement,
         config_schema=config_schema,
     )
-    return _register(policy, PolicyMeta(name, enforcement, prod or enforcement, "stack"))
+    return _register(policy, PolicyMeta(name, enforcement, prod or enforcement, "stack", companion_of))
 
 
 def _import_rules() -> None:
