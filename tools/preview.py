@@ -1,0 +1,474 @@
+"""`python -m tools.preview`: the offline preview of a Pulumi Python program (CONFIG.md section 3).
+
+Runs the program (this repository, or `--program DIR`) with a stack's config under the recording mocks
+of `tools.mocks`, with no cloud account and no Pulumi CLI, then hands every recorded resource to the
+real policy pack through `tools.gate` (started the way the engine starts it), and reports.
+
+    python -m tools.preview [--stack dev] [--config-file FILE] [--program DIR]
+                            [--policy-config FILE] [--out DIR] [--json]
+
+Exit status: 0 no mandatory violation; 1 at least one mandatory violation; 2 the configuration or the
+program was rejected (the message on stderr names the file, key and value).
+
+The program runs in this process (one fresh interpreter per preview), with the program folder as
+working directory and first on sys.path, the way the Pulumi Python language host runs it.
+Source: https://github.com/pulumi/pulumi/blob/master/sdk/python/lib/pulumi/automation/_server.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import runpy
+import sys
+import traceback
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import pulumi
+import yaml
+from pulumi.runtime import settings as pulumi_settings
+from pulumi.runtime.mocks import MockSettings
+from pulumi.runtime.proto import engine_pb2
+from pulumi.runtime.stack import run_in_stack
+
+from tools import render
+from tools.mocks import DEFAULT_REGION, MockValueError, RecordingMocks, RecordingMonitor, UnknownInvokeError
+from tools.records import RecordedResource, Violation
+
+REPO = Path(__file__).resolve().parent.parent
+PACK_DIR = REPO / "policies"
+POLICY_CONFIG_DIR = PACK_DIR / "config"
+CONFIG_FILE_ENV = "GPU_PLATFORM_CONFIG_FILE"
+ORGANIZATION = "organization"
+
+EXIT_OK = 0
+EXIT_MANDATORY = 1
+EXIT_REJECTED = 2
+
+
+class PreviewError(Exception):
+    """The configuration or the program was rejected; the message is what the user reads (exit 2)."""
+
+
+# --------------------------------------------------------------------------------------------------
+# Project and stack configuration, read as the Pulumi CLI reads them
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StackConfig:
+    """A stack's config as the CLI hands it to a program: `project:key` -> string (objects as JSON)."""
+
+    path: Path
+    values: dict[str, str]
+    secret_keys: tuple[str, ...]
+    parsed: dict[str, Any]  # `project:key` -> the YAML value, for reporting
+
+
+@dataclass(frozen=True)
+class Project:
+    name: str
+    directory: Path
+    main: Path
+
+
+def _load_yaml(path: Path, what: str) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PreviewError(f"{path}: {what} not found") from None
+    except OSError as exc:
+        raise PreviewError(f"{path}: cannot read the {what} ({exc.strerror})") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise PreviewError(f"{path}:{where}: the {what} is not valid YAML ({problem})") from None
+
+
+def load_project(program_dir: Path) -> Project:
+    """Read `Pulumi.yaml`: the project name, a Python runtime, and where the program starts.
+
+    Source: https://www.pulumi.com/docs/iac/concepts/projects/project-file/
+    """
+    path = program_dir / "Pulumi.yaml"
+    data = _load_yaml(path, "project file")
+    if not isinstance(data, dict) or not isinstance(data.get("name"), str) or not data["name"]:
+        raise PreviewError(f"{path}: key 'name' must be the project name (a non-empty string), got {data!r}")
+    runtime = data.get("runtime")
+    runtime_name = runtime.get("name") if isinstance(runtime, dict) else runtime
+    if runtime_name != "python":
+        raise PreviewError(
+            f"{path}: key 'runtime' is {runtime_name!r}; the offline preview runs Python programs only "
+            "(runtime: python)"
+        )
+    main_dir = program_dir
+    if isinstance(data.get("main"), str):
+        main_dir = (program_dir / data["main"]).resolve()
+    main = main_dir if main_dir.is_file() else main_dir / "__main__.py"
+    if not main.is_file():
+        raise PreviewError(f"{path}: the program entry point {main} does not exist; add __main__.py")
+    return Project(name=data["name"], directory=program_dir, main=main)
+
+
+def _cli_string(value: Any) -> str:
+    """A config value as the CLI passes it to a program: strings verbatim, everything else as JSON."""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _unwrap_secure(value: Any) -> tuple[Any, bool]:
+    """Replace every `{secure: <ciphertext>}` by the ciphertext string: an opaque secret offline."""
+    if isinstance(value, dict):
+        if set(value) == {"secure"} and isinstance(value["secure"], str):
+            return value["secure"], True
+        found = False
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out[k], secret = _unwrap_secure(v)
+            found = found or secret
+        return out, found
+    if isinstance(value, list):
+        items = [_unwrap_secure(v) for v in value]
+        return [v for v, _ in items], any(s for _, s in items)
+    return value, False
+
+
+def _full_key(key: Any, project: str, path: Path) -> str:
+    if not isinstance(key, str) or not key or key.count(":") > 1 or key.startswith(":") or key.endswith(":"):
+        raise PreviewError(
+            f"{path}: config key {key!r} is not '<namespace>:<name>' or '<name>'; fix: write it as "
+            f"'{project}:<name>' (e.g. {project}:cluster) or 'aws:region'"
+        )
+    return key if ":" in key else f"{project}:{key}"
+
+
+def _project_defaults(program_dir: Path, project: str) -> dict[str, Any]:
+    """`config:` defaults declared in Pulumi.yaml (`key: value` or `key: {default: value}`)."""
+    data = _load_yaml(program_dir / "Pulumi.yaml", "project file")
+    section = data.get("config") if isinstance(data, dict) else None
+    defaults: dict[str, Any] = {}
+    if isinstance(section, dict):
+        for key, spec in section.items():
+            full = _full_key(key, project, program_dir / "Pulumi.yaml")
+            if isinstance(spec, dict) and ("default" in spec or "value" in spec):
+                defaults[full] = spec.get("value", spec.get("default"))
+            elif not isinstance(spec, dict):
+                defaults[full] = spec
+    return defaults
+
+
+def load_stack_config(path: Path, project: str, program_dir: Path) -> StackConfig:
+    """Read a `Pulumi.<stack>.yaml` file into the config map a program receives."""
+    data = _load_yaml(path, "stack config file")
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise PreviewError(f"{path}: a stack file is a mapping with a 'config:' key, got {type(data).__name__}")
+    section = data.get("config") or {}
+    if not isinstance(section, dict):
+        raise PreviewError(f"{path}: key 'config' must be a mapping of config keys, got {section!r}")
+    merged = _project_defaults(program_dir, project)
+    for key, value in section.items():
+        merged[_full_key(key, project, path)] = value
+    values: dict[str, str] = {}
+    secrets: list[str] = []
+    for key, value in merged.items():
+        unwrapped, secret = _unwrap_secure(value)
+        values[key] = _cli_string(unwrapped)
+        if secret:
+            secrets.append(key)
+    return StackConfig(path=path, values=values, secret_keys=tuple(sorted(secrets)), parsed=merged)
+
+
+# --------------------------------------------------------------------------------------------------
+# Running the program under the recording mocks
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class LogEntry:
+    severity: str
+    message: str
+    urn: str
+
+
+@dataclass
+class RecordingEngine:
+    """Collects `pulumi.log` messages instead of printing them."""
+
+    entries: list[LogEntry] = field(default_factory=list)
+
+    def Log(self, request: Any) -> None:
+        names = {engine_pb2.DEBUG: "debug", engine_pb2.INFO: "info", engine_pb2.WARNING: "warning",
+                 engine_pb2.ERROR: "error"}
+        self.entries.append(LogEntry(names.get(request.severity, "info"), request.message, request.urn))
+
+
+@dataclass(frozen=True)
+class Recording:
+    project: str
+    stack: str
+    resources: tuple[RecordedResource, ...]
+    stack_outputs: dict[str, Any]
+    logs: tuple[LogEntry, ...]
+
+
+@contextlib.contextmanager
+def _program_environment(project: Project, config: StackConfig) -> Iterator[None]:
+    saved_cwd = Path.cwd()
+    saved_path = list(sys.path)
+    saved_env = os.environ.get(CONFIG_FILE_ENV)
+    os.environ[CONFIG_FILE_ENV] = str(config.path)
+    sys.path.insert(0, str(project.main.parent))
+    os.chdir(project.directory)
+    try:
+        yield
+    finally:
+        os.chdir(saved_cwd)
+        sys.path[:] = saved_path
+        if saved_env is None:
+            os.environ.pop(CONFIG_FILE_ENV, None)
+        else:
+            os.environ[CONFIG_FILE_ENV] = saved_env
+
+
+def _exception_chain(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def _rejection(exc: BaseException, project: Project) -> str:
+    """The one message a user reads for a program that failed: no traceback."""
+    for item in _exception_chain(exc):
+        if isinstance(item, UnknownInvokeError | MockValueError):
+            return f"offline mocks: {item}"
+    for item in _exception_chain(exc):
+        if isinstance(item, pulumi.RunError) or type(item).__name__.endswith("ConfigError"):
+            return str(item)
+    location = ""
+    program_dir = str(project.directory.resolve())
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(program_dir)]
+    if frames:
+        last = frames[-1]
+        location = f" (at {os.path.relpath(last.filename, program_dir)}:{last.lineno})"
+    return f"the program {project.main} failed: {type(exc).__name__}: {exc}{location}"
+
+
+def run_program(project: Project, stack: str, config: StackConfig) -> Recording:
+    """Run the program once under the recording mocks and return what it registered."""
+    prefix = f"{project.name}:"
+    project_config: dict[str, Any] = {}
+    for key, raw in config.values.items():
+        if key.startswith(prefix):
+            try:
+                project_config[key[len(prefix):]] = json.loads(raw)
+            except json.JSONDecodeError:
+                project_config[key[len(prefix):]] = raw
+    mocks = RecordingMocks(region=config.values.get("aws:region", DEFAULT_REGION), config=project_config)
+    monitor = RecordingMonitor(mocks)
+    engine = RecordingEngine()
+    pulumi_settings.configure(
+        MockSettings(  # type: ignore[no-untyped-call]
+            monitor=monitor,
+            monitor_features=set(monitor.GetDeploymentInfo(None).supportedFeatures),  # type: ignore[no-untyped-call]
+            engine=engine,
+            project=project.name,
+            stack=stack,
+            dry_run=False,  # apply callbacks run, with the mocks' values
+            organization=ORGANIZATION,
+            callbacks=None,
+        )
+    )
+    pulumi.runtime.set_all_config(dict(config.values), list(config.secret_keys))
+
+    def program() -> None:
+        runpy.run_path(str(project.main), run_name="__main__")
+
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        with _program_environment(project, config), contextlib.redirect_stdout(sys.stderr):
+            loop.run_until_complete(run_in_stack(program))
+    except Exception as exc:
+        raise PreviewError(_rejection(exc, project)) from exc
+    finally:
+        for task in asyncio.all_tasks(loop):
+            task.cancel()
+        loop.close()
+        asyncio.set_event_loop(None)
+
+    errors = [e for e in engine.entries if e.severity == "error"]
+    if errors:
+        raise PreviewError(
+            "the program logged errors, which fail a deployment:\n" + "\n".join(f"  {e.message}" for e in errors)
+        )
+    resources = tuple(monitor.resources_in_order())
+    stack_urn = next((r.urn for r in resources if r.type == "pulumi:pulumi:Stack"), "")
+    return Recording(
+        project=project.name,
+        stack=stack,
+        resources=resources,
+        stack_outputs=monitor.resource_outputs.get(stack_urn, {}),
+        logs=tuple(engine.entries),
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# The policy gate
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GateReport:
+    ran: bool
+    detail: str
+    violations: tuple[Violation, ...] = ()
+    pack: str = ""
+    policies: int = 0
+    not_applicable: tuple[tuple[str, str], ...] = ()
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "ran": self.ran,
+            "detail": self.detail,
+            "name": self.pack,
+            "policies": self.policies,
+            "notApplicable": [{"policy": p, "reason": r} for p, r in self.not_applicable],
+        }
+
+
+def default_policy_config(stack: str) -> Path | None:
+    path = POLICY_CONFIG_DIR / f"{stack}.json"
+    return path if path.is_file() else None
+
+
+def run_policy_gate(recording: Recording, config: StackConfig, policy_config: Path | None) -> GateReport:
+    """Hand every resource to the policy pack in policies/, as `pulumi preview --policy-pack` would."""
+    if not (REPO / "tools" / "gate.py").is_file():
+        return GateReport(ran=False, detail="no policy pack ran: tools/gate.py does not exist yet")
+    if not (PACK_DIR / "PulumiPolicy.yaml").is_file():
+        return GateReport(ran=False, detail=f"no policy pack ran: {PACK_DIR}/PulumiPolicy.yaml does not exist")
+    try:
+        from tools import gate  # noqa: PLC0415 -- lazy: the gate is optional and may be absent
+    except ImportError as exc:
+        raise PreviewError(f"the policy gate (tools/gate.py) failed to import: {exc}; no policy pack ran") from exc
+    try:
+        loaded = gate.load_policy_config(policy_config) if policy_config is not None else None
+        result = gate.run_gate(
+            list(recording.resources),
+            pack_dir=PACK_DIR,
+            stack=recording.stack,
+            project=recording.project,
+            policy_config=loaded,
+            stack_config=config.values,
+        )
+    except gate.GateError as exc:
+        raise PreviewError(f"policy gate: {exc}") from exc
+    used = f" with {policy_config}" if policy_config is not None else ""
+    return GateReport(
+        ran=True,
+        detail=f"policy pack {result.pack_name} ran{used}",
+        violations=tuple(result.violations),
+        pack=result.pack_name,
+        policies=len(result.policies),
+        not_applicable=tuple(result.not_applicable),
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# Output
+# --------------------------------------------------------------------------------------------------
+
+
+def _sorted_violations(violations: Sequence[Violation]) -> list[Violation]:
+    return sorted(violations, key=lambda v: (v.urn, v.policy, v.enforcement, v.message))
+
+
+def document(recording: Recording, report: GateReport) -> dict[str, Any]:
+    """The `--json` document: stack, resources and violations, sorted so the same input prints the same bytes."""
+    return {
+        "stack": recording.stack,
+        "resources": [r.as_json() for r in sorted(recording.resources, key=lambda r: r.urn)],
+        "violations": [v.as_json() for v in _sorted_violations(report.violations)],
+        "policyPack": report.as_json(),
+    }
+
+
+def dumps(doc: Mapping[str, Any]) -> str:
+    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.preview",
+        description="Preview a Pulumi Python program offline under recording mocks and run the policy pack.",
+    )
+    parser.add_argument("--stack", default="dev", help="read Pulumi.STACK.yaml from the program folder (default dev)")
+    parser.add_argument("--config-file", type=Path, help="use this Pulumi.<stack>.yaml-format file instead")
+    parser.add_argument("--program", type=Path, default=REPO, help="the Pulumi program folder (default: this repo)")
+    parser.add_argument("--policy-config", type=Path,
+                        help="policy configuration, as for `pulumi preview --policy-pack-config` "
+                             "(default: policies/config/STACK.json when it exists)")
+    parser.add_argument("--out", type=Path, help="write resources.json, manifests/*.yaml and summary.md here")
+    parser.add_argument("--json", action="store_true", help="print one JSON document on stdout and nothing else")
+    return parser
+
+
+def _reject(message: str, stderr: TextIO) -> int:
+    print(f"error: {message}", file=stderr)
+    return EXIT_REJECTED
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    stdout, stderr = sys.stdout, sys.stderr
+    program_dir = args.program.resolve()
+    out_dir = args.out.resolve() if args.out is not None else None
+    try:
+        if not program_dir.is_dir():
+            raise PreviewError(
+                f"--program {args.program}: not a folder; pass a folder with Pulumi.yaml and __main__.py"
+            )
+        project = load_project(program_dir)
+        config_path = (args.config_file or program_dir / f"Pulumi.{args.stack}.yaml").resolve()
+        if args.config_file is None and not config_path.is_file():
+            stacks = sorted(p.name for p in program_dir.glob("Pulumi.*.yaml"))
+            raise PreviewError(
+                f"{config_path}: stack config file not found for --stack {args.stack}; "
+                f"available: {', '.join(stacks) or 'none'}"
+            )
+        config = load_stack_config(config_path, project.name, program_dir)
+        recording = run_program(project, args.stack, config)
+        policy_config = args.policy_config.resolve() if args.policy_config else default_policy_config(args.stack)
+        report = run_policy_gate(recording, config, policy_config)
+    except PreviewError as exc:
+        return _reject(str(exc), stderr)
+
+    doc = document(recording, report)
+    if out_dir is not None:
+        render.write_out(out_dir, doc, recording, report, config)
+    for entry in recording.logs:
+        if entry.severity == "warning":
+            print(f"warning: {entry.message}", file=stderr)
+    if args.json:
+        stdout.write(dumps(doc))
+    else:
+        render.print_summary(stdout, recording, report, config, out_dir)
+    mandatory = [v for v in report.violations if v.enforcement == "mandatory"]
+    return EXIT_MANDATORY if mandatory else EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

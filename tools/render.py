@@ -1,0 +1,291 @@
+"""What `tools.preview` writes and prints: Kubernetes manifests, resources.json, summary.md, the console summary.
+
+GPU pools and the services that can reach them are read with the policy pack's own inventory
+(`policies/gpu_guard/inventory.py`), so the summary and the policies agree on the label contract
+(CONFIG.md section 2) and on scheduler reachability.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+import yaml
+from rich.console import Console
+from rich.table import Table
+
+from policies.gpu_guard import inventory
+from policies.gpu_guard.rules.gpu_nodes_tainted import is_gpu_pool
+from tools.records import RecordedResource
+
+if TYPE_CHECKING:
+    from tools.preview import GateReport, Recording, StackConfig
+
+HELM_TYPES = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v4:Chart", "kubernetes:helm.sh/v3:Chart")
+# Kubernetes provider types that are not one API object (components that expand into many, or Helm).
+NOT_OBJECTS = re.compile(r"^kubernetes:(helm\.sh|yaml|kustomize)(/|:)")
+
+# --------------------------------------------------------------------------------------------------
+# Kubernetes objects
+# --------------------------------------------------------------------------------------------------
+
+
+def is_kubernetes_object(res: RecordedResource) -> bool:
+    """A `kubernetes:<group>/<version>:<Kind>` resource that the provider sends to the API server as one object."""
+    return res.custom and res.type.startswith("kubernetes:") and not NOT_OBJECTS.match(res.type)
+
+
+def api_version_of(type_token: str) -> str:
+    """`kubernetes:apps/v1:Deployment` -> `apps/v1`; `kubernetes:core/v1:Service` -> `v1`."""
+    group_version = type_token.split(":")[1]
+    return group_version.removeprefix("core/")
+
+
+def kubernetes_object(res: RecordedResource) -> dict[str, Any]:
+    """The object the provider would apply: the inputs, with the name the provider gave it when auto-named."""
+    obj = {k: v for k, v in res.inputs.items() if not k.startswith("__")}
+    obj.setdefault("apiVersion", api_version_of(res.type))
+    obj.setdefault("kind", res.type.rsplit(":", 1)[-1])
+    metadata = dict(obj.get("metadata") or {})
+    if not metadata.get("name"):
+        out_name = (res.outputs.get("metadata") or {}).get("name") if isinstance(res.outputs, Mapping) else None
+        metadata["name"] = out_name or res.name
+    obj["metadata"] = metadata
+    ordered: dict[str, Any] = {k: obj[k] for k in ("apiVersion", "kind", "metadata") if k in obj}
+    ordered.update({k: v for k, v in obj.items() if k not in ordered})
+    return ordered
+
+
+def kubernetes_objects(resources: Iterable[RecordedResource]) -> list[tuple[RecordedResource, dict[str, Any]]]:
+    return [(r, kubernetes_object(r)) for r in sorted(resources, key=lambda r: r.urn) if is_kubernetes_object(r)]
+
+
+def _slug(value: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", value) or "_"
+
+
+def manifest_filename(obj: Mapping[str, Any]) -> str:
+    """`<kind>-<namespace>-<name>.yaml`; `cluster` stands for the namespace of a cluster-scoped object."""
+    metadata = obj.get("metadata") or {}
+    namespace = metadata.get("namespace") or "cluster"
+    return f"{_slug(str(obj['kind']).lower())}-{_slug(str(namespace))}-{_slug(str(metadata.get('name')))}.yaml"
+
+
+# --------------------------------------------------------------------------------------------------
+# Summary data
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PoolRow:
+    name: str
+    kind: str
+    os: str
+    driver: str
+    driver_source: str
+    instance_types: tuple[str, ...]
+    urn: str
+
+
+@dataclass(frozen=True)
+class ServiceRow:
+    name: str
+    kind: str
+    cuda: str
+    gpus: int
+    pools: tuple[str, ...]
+    urn: str
+
+
+@dataclass(frozen=True)
+class ReleaseRow:
+    name: str
+    chart: str
+    version: str
+    namespace: str
+
+
+@dataclass(frozen=True)
+class Summary:
+    stack: str
+    counts: tuple[tuple[str, int], ...]
+    pools: tuple[PoolRow, ...]
+    services: tuple[ServiceRow, ...]
+    releases: tuple[ReleaseRow, ...]
+    objects: int
+    outputs: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class _AsPolicyResource:
+    """The shape `policies.gpu_guard.inventory.build_inventory` reads."""
+
+    resource_type: str
+    props: Any
+    urn: str
+    name: str
+
+
+def summarize(recording: Recording) -> Summary:
+    resources = sorted(recording.resources, key=lambda r: r.urn)
+    inv = inventory.build_inventory(_AsPolicyResource(r.type, r.inputs, r.urn, r.name) for r in resources)
+    gpu_pools = [p for p in inv.pools if is_gpu_pool(p)]
+    pools = tuple(
+        PoolRow(
+            name=p.name, kind=p.kind, os=p.os or "?", driver=p.driver_label or "?",
+            driver_source=p.driver_source or "?", instance_types=p.instance_types, urn=p.urn,
+        )
+        for p in sorted(gpu_pools, key=lambda p: (p.name, p.urn))
+    )
+    services = []
+    for w in sorted(inv.workloads, key=lambda w: (w.name, w.urn)):
+        if w.gpus == 0 and w.cuda_label is None:
+            continue
+        reach = inv.reach(w, gpu_pools)
+        services.append(ServiceRow(name=w.name, kind=w.kind, cuda=w.cuda_label or "?", gpus=w.gpus,
+                                   pools=tuple(sorted({r.pool.name for r in reach})), urn=w.urn))
+    releases = tuple(
+        ReleaseRow(name=r.name, chart=r.chart, version=r.version or "?", namespace=r.namespace or "default")
+        for r in sorted(inv.releases, key=lambda r: (r.chart, r.name))
+    )
+    counts = Counter(r.type for r in resources)
+    return Summary(
+        stack=recording.stack,
+        counts=tuple(sorted(counts.items())),
+        pools=pools,
+        services=tuple(services),
+        releases=releases,
+        objects=len(kubernetes_objects(resources)),
+        outputs=recording.stack_outputs,
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# Writers
+# --------------------------------------------------------------------------------------------------
+
+
+def _md_table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+    return lines
+
+
+def summary_markdown(summary: Summary, report: GateReport, config: StackConfig) -> str:
+    lines = [f"# Offline preview: stack `{summary.stack}`", "", f"Config: `{config.path.name}`. "
+             f"{sum(n for _, n in summary.counts)} resources, {summary.objects} Kubernetes objects.", ""]
+    lines += ["## Resources by type", ""]
+    lines += _md_table(["type", "count"], [(f"`{t}`", str(n)) for t, n in summary.counts])
+    lines += ["", "## GPU pools", ""]
+    if summary.pools:
+        lines += _md_table(
+            ["pool", "kind", "OS", "driver", "driver source", "instance types"],
+            [(p.name, p.kind, p.os, p.driver, p.driver_source, ", ".join(p.instance_types) or "?")
+             for p in summary.pools],
+        )
+    else:
+        lines.append("No GPU pools.")
+    lines += ["", "## Services and the pools they can reach", ""]
+    if summary.services:
+        lines += _md_table(
+            ["service", "kind", "CUDA", "GPUs/replica", "reachable pools"],
+            [(s.name, s.kind, s.cuda, str(s.gpus), ", ".join(s.pools) or "**none**") for s in summary.services],
+        )
+    else:
+        lines.append("No GPU services.")
+    lines += ["", "## Helm releases", ""]
+    if summary.releases:
+        lines += _md_table(["release", "chart", "version", "namespace"],
+                           [(r.name, r.chart, r.version, r.namespace) for r in summary.releases])
+    else:
+        lines.append("No Helm releases.")
+    lines += ["", "## Policy pack", "", report.detail + "."]
+    if report.ran:
+        if report.violations:
+            lines += ["", *_md_table(
+                ["enforcement", "policy", "resource", "message"],
+                [(v.enforcement, v.policy, v.urn.rsplit("::", 1)[-1], v.message)
+                 for v in sorted(report.violations, key=lambda v: (v.enforcement != "mandatory", v.policy, v.urn))],
+            )]
+        else:
+            lines.append("No violations.")
+        for policy, reason in report.not_applicable:
+            lines.append(f"- `{policy}` could not judge: {reason}")
+    return "\n".join(lines) + "\n"
+
+
+def write_out(out_dir: Path, doc: Mapping[str, Any], recording: Recording, report: GateReport,
+              config: StackConfig) -> None:
+    """`--out DIR`: resources.json (the `--json` document), manifests/<kind>-<namespace>-<name>.yaml, summary.md."""
+    manifests = out_dir / "manifests"
+    manifests.mkdir(parents=True, exist_ok=True)
+    for stale in manifests.glob("*.yaml"):
+        stale.unlink()
+    (out_dir / "resources.json").write_text(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
+                                            encoding="utf-8")
+    seen: dict[str, str] = {}
+    for res, obj in kubernetes_objects(recording.resources):
+        filename = manifest_filename(obj)
+        if filename in seen:
+            raise ValueError(f"{res.urn} and {seen[filename]} render to the same manifest {filename}")
+        seen[filename] = res.urn
+        (manifests / filename).write_text(yaml.safe_dump(obj, sort_keys=False, default_flow_style=False),
+                                          encoding="utf-8")
+    (out_dir / "summary.md").write_text(summary_markdown(summarize(recording), report, config), encoding="utf-8")
+
+
+def print_summary(stream: TextIO, recording: Recording, report: GateReport, config: StackConfig,
+                  out_dir: Path | None) -> None:
+    summary = summarize(recording)
+    console = Console(file=stream, highlight=False, soft_wrap=False, width=max(100, Console(file=stream).width))
+    total = sum(n for _, n in summary.counts)
+    console.print(f"[bold]Offline preview[/bold] of stack [bold]{summary.stack}[/bold] ({config.path}): "
+                  f"{total} resources, {summary.objects} Kubernetes objects")
+
+    counts = Table(title="Resources by type", title_justify="left")
+    counts.add_column("type")
+    counts.add_column("count", justify="right")
+    for type_, n in summary.counts:
+        counts.add_row(type_, str(n))
+    console.print(counts)
+
+    if summary.pools:
+        pools = Table(title="GPU pools", title_justify="left")
+        for col in ("pool", "kind", "OS", "driver", "source", "instance types"):
+            pools.add_column(col)
+        for p in summary.pools:
+            pools.add_row(p.name, p.kind, p.os, p.driver, p.driver_source, ", ".join(p.instance_types) or "?")
+        console.print(pools)
+    else:
+        console.print("GPU pools: none")
+    if summary.services:
+        services = Table(title="Services and the pools they can reach", title_justify="left")
+        for col in ("service", "kind", "CUDA", "GPUs", "reachable pools"):
+            services.add_column(col)
+        for s in summary.services:
+            services.add_row(s.name, s.kind, s.cuda, str(s.gpus), ", ".join(s.pools) or "[red]none[/red]")
+        console.print(services)
+    else:
+        console.print("GPU services: none")
+    if summary.releases:
+        console.print("Helm releases: " + ", ".join(f"{r.name} ({r.chart} {r.version}, ns {r.namespace})"
+                                                  for r in summary.releases))
+
+    console.print(f"Policy pack: {report.detail}")
+    if report.ran:
+        for v in sorted(report.violations, key=lambda v: (v.enforcement != "mandatory", v.policy, v.urn)):
+            colour = "red" if v.enforcement == "mandatory" else "yellow"
+            where = v.urn.rsplit("::", 1)[-1]
+            console.print(f"  [{colour}]{v.enforcement}[/{colour}] {v.policy}: {where}: {v.message}")
+        if not report.violations:
+            console.print("  no violations")
+        for policy, reason in report.not_applicable:
+            console.print(f"  [yellow]could not judge[/yellow] {policy}: {reason}")
+    if out_dir is not None:
+        console.print(f"Wrote {out_dir}/resources.json, {out_dir}/manifests/ ({summary.objects} files), "
+                      f"{out_dir}/summary.md")
