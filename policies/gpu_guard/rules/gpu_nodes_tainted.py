@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from ..base import EnforcementLevel, ReportViolation, resource_policy
@@ -33,6 +32,7 @@ from ..inventory import (
     build_inventory,
     get,
 )
+from ..matrix import load_matrix
 
 GPU_TAINT = ("nvidia.com/gpu", "true", "NoSchedule")
 
@@ -56,34 +56,18 @@ KARPENTER_NODEPOOL_PREFIX = "kubernetes:karpenter.sh/"
 
 
 @cache
-def _matrix_families() -> frozenset[str]:
-    """GPU instance families of the matrix data file (used when matrix.py offers no family lookup)."""
-    import yaml  # noqa: PLC0415 - only needed on this path
-
-    data = yaml.safe_load((Path(__file__).resolve().parent.parent / "matrix.yaml").read_text())
-    return frozenset(str(row["family"]) for row in data.get("instance_families", []))
-
-
-@cache
-def _matrix() -> Any:
-    try:
-        from ..matrix import load_matrix  # noqa: PLC0415 - the matrix module may land after this one
-    except ImportError:
-        return None
-    return load_matrix()
+def _gpu_families() -> frozenset[str]:
+    return frozenset(name.partition(".")[0] for name in load_matrix().instance_types())
 
 
 def gpu_family(family: str) -> bool:
-    """Is this EC2 instance family a GPU family according to the matrix?"""
-    return family in _matrix_families()
+    """Is this EC2 instance family a GPU family of the matrix?"""
+    return family in _gpu_families()
 
 
 def gpu_instance(name: str) -> bool:
-    """Is this EC2 instance type a GPU instance according to the matrix?"""
-    matrix = _matrix()
-    if matrix is not None:
-        return bool(matrix.is_gpu_instance(name))
-    return gpu_family(name.split(".", 1)[0])
+    """Is this EC2 instance type a GPU instance type of the matrix?"""
+    return load_matrix().is_gpu_instance(name)
 
 
 @dataclass(frozen=True)
