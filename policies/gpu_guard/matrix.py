@@ -1400,7 +1400,7 @@ class Matrix:
         parsed = parse_driver_version(driver)
         findings: list[Finding] = []
         if os in _BAKED_DRIVER_OS:
-            findings.extend(self._baked_driver_findings(os, parsed, kubelet or kubernetes, today))
+            findings.extend(self._baked_driver_findings(os, parsed, today))
         else:
             findings.extend(self.driver_image(driver, os, precompiled=precompiled, operator=operator, today=today))
         if operator is not None:
@@ -1421,9 +1421,7 @@ class Matrix:
             findings.extend(self._cuda_findings(cuda, driver, inst))
         return findings
 
-    def _baked_driver_findings(
-        self, os: str, parsed: DriverVersion, kubernetes: str | None, today: date
-    ) -> list[Finding]:
+    def _baked_driver_findings(self, os: str, parsed: DriverVersion, today: date) -> list[Finding]:
         rule = "baked-driver-branch"
         row = self._node_image_row(os)
         if row is None:

@@ -1,0 +1,91 @@
+"""The loader validates matrix.yaml: every row needs `source` and `reviewed`, no unknown keys, quoted versions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from policies.gpu_guard.matrix import MATRIX_PATH, MatrixError, load_matrix, load_matrix_file
+
+
+def _write_variant(tmp_path: Path, mutate) -> Path:
+    data = yaml.safe_load(MATRIX_PATH.read_text(encoding="utf-8"))
+    mutate(data)
+    path = tmp_path / "matrix.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def test_packaged_matrix_loads_and_is_cached():
+    assert load_matrix() is load_matrix()
+
+
+def test_unmodified_copy_of_the_matrix_loads(tmp_path):
+    path = _write_variant(tmp_path, lambda data: None)
+    assert load_matrix_file(path).operator("v26.7.0") is not None
+
+
+def test_rejects_a_row_without_source(tmp_path):
+    path = _write_variant(tmp_path, lambda data: data["operators"][0].pop("source"))
+    with pytest.raises(MatrixError, match=r"operators\.0\.source \(row 'v24\.9\.0'\): Field required"):
+        load_matrix_file(path)
+
+
+def test_rejects_a_row_without_reviewed_date(tmp_path):
+    path = _write_variant(tmp_path, lambda data: data["cuda_releases"][3].pop("reviewed"))
+    with pytest.raises(MatrixError, match=r"cuda_releases\.3\.reviewed .*Field required"):
+        load_matrix_file(path)
+
+
+def test_rejects_a_nested_row_without_source(tmp_path):
+    def drop(data):
+        data["node_images"][2]["baked_driver"][0].pop("source")
+
+    with pytest.raises(MatrixError, match=r"node_images\.2\.baked_driver\.0\.source"):
+        load_matrix_file(_write_variant(tmp_path, drop))
+
+
+def test_rejects_a_source_that_is_not_a_url(tmp_path):
+    def bad(data):
+        data["gpus"][0]["source"] = "the internet"
+
+    with pytest.raises(MatrixError, match=r"gpus\.0\.source"):
+        load_matrix_file(_write_variant(tmp_path, bad))
+
+
+def test_rejects_unknown_keys(tmp_path):
+    def extra(data):
+        data["driver_branches"][0]["colour"] = "green"
+
+    with pytest.raises(MatrixError, match=r"driver_branches\.0\.colour .*Extra inputs are not permitted"):
+        load_matrix_file(_write_variant(tmp_path, extra))
+
+
+def test_rejects_unquoted_versions_that_yaml_reads_as_numbers(tmp_path):
+    def numeric(data):
+        data["cuda_releases"][0]["min_driver"] = 570.26
+
+    with pytest.raises(MatrixError, match="must be a quoted string"):
+        load_matrix_file(_write_variant(tmp_path, numeric))
+
+
+def test_rejects_a_malformed_driver_version_in_an_operator_row(tmp_path):
+    def junk(data):
+        data["operators"][-1]["drivers"].append("580.x")
+
+    with pytest.raises(MatrixError, match=r"operators\.\d+\.drivers .*not an NVIDIA driver version"):
+        load_matrix_file(_write_variant(tmp_path, junk))
+
+
+def test_reports_a_file_that_is_not_yaml(tmp_path):
+    path = tmp_path / "matrix.yaml"
+    path.write_text("operators: [unclosed", encoding="utf-8")
+    with pytest.raises(MatrixError, match="not valid YAML"):
+        load_matrix_file(path)
+
+
+def test_reports_a_missing_file(tmp_path):
+    with pytest.raises(MatrixError, match="cannot read the compatibility matrix"):
+        load_matrix_file(tmp_path / "absent.yaml")

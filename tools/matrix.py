@@ -1,0 +1,232 @@
+"""`python -m tools.matrix`: ask the compatibility matrix offline.
+
+    python -m tools.matrix check --os ubuntu-24.04 --driver 580.173.02 --operator v26.7.0 \
+        [--instance-type g5.xlarge] [--cuda 12.8] [--kubernetes 1.35] [--kubelet 1.35] [--json]
+    python -m tools.matrix drivers --os ubuntu-24.04 --operator v26.7.0 [--instance-type p6-b200.48xlarge] [--json]
+
+Exit status: 0 compatible (advisories allowed), 1 not compatible, 2 bad arguments (one error line on stderr).
+The contract is CONFIG.md section 3; the facts and rules live in policies/gpu_guard/matrix.{yaml,py}.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from datetime import date
+from typing import Annotated, Any, cast
+
+import typer
+
+from policies.gpu_guard.matrix import OS_NAMES, Finding, Matrix, MatrixError, OsName, load_matrix, worst_level
+from policies.gpu_guard.versions import parse_cuda_version, parse_driver_version, parse_kube_minor
+
+EXIT_OK = 0
+EXIT_INCOMPATIBLE = 1
+EXIT_USAGE = 2
+PROG = "python -m tools.matrix"
+
+app = typer.Typer(
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    help="Check driver / OS / GPU Operator / CUDA / Kubernetes combinations against the compatibility matrix.",
+)
+
+
+class UsageProblem(Exception):
+    """A bad argument: printed as one `error:` line, exit status 2."""
+
+
+def _os(value: str) -> OsName:
+    if value not in OS_NAMES:
+        raise UsageProblem(f"--os {value!r} is not a node OS; choose one of {', '.join(OS_NAMES)}")
+    return cast(OsName, value)
+
+
+def _today(value: str | None) -> date:
+    if value is None:
+        return date.today()
+    try:
+        return date.fromisoformat(value)
+    except ValueError as err:
+        raise UsageProblem(f"--today {value!r} is not an ISO date; use YYYY-MM-DD, e.g. 2026-11-29") from err
+
+
+def _operator(matrix: Matrix, value: str) -> str:
+    if matrix.operator(value) is None:
+        known = ", ".join(reversed(matrix.operators()))
+        raise UsageProblem(f"--operator {value!r} is not a GPU Operator release in the matrix; choose one of {known}")
+    return value
+
+
+def _instance(matrix: Matrix, value: str | None) -> str | None:
+    if value is not None and not matrix.is_gpu_instance(value):
+        family = value.partition(".")[0]
+        sizes = [name for name in matrix.instance_types() if name.partition(".")[0] == family]
+        hint = f"sizes of {family}: {', '.join(sizes)}" if sizes else "not a known GPU instance family"
+        raise UsageProblem(f"--instance-type {value!r} is not a known GPU instance type ({hint})")
+    return value
+
+
+def _validate(kind: str, value: str | None, parse: Any) -> None:
+    if value is None:
+        return
+    try:
+        parse(value)
+    except ValueError as err:
+        raise UsageProblem(f"--{kind}: {err}") from err
+
+
+def _finding_json(finding: Finding) -> dict[str, Any]:
+    return {
+        "level": finding.level,
+        "rule": finding.rule,
+        "message": finding.message,
+        "source": finding.source,
+        "nearest": list(finding.nearest),
+    }
+
+
+def _verdict(findings: Sequence[Finding]) -> str:
+    level = worst_level(findings)
+    if level == "mandatory":
+        return "INCOMPATIBLE"
+    if level == "advisory":
+        return "COMPATIBLE (with advisories)"
+    return "COMPATIBLE"
+
+
+@app.command()
+def check(
+    *,
+    os_name: Annotated[str, typer.Option("--os", help=f"Node OS: {', '.join(OS_NAMES)}")],
+    driver: Annotated[str, typer.Option(help="Driver version (580.173.02), or the branch for baked images (580)")],
+    operator: Annotated[str | None, typer.Option(help="GPU Operator release, e.g. v26.7.0")] = None,
+    instance_type: Annotated[str | None, typer.Option(help="EC2 instance type, e.g. g5.xlarge")] = None,
+    cuda: Annotated[
+        str | None, typer.Option(help="CUDA runtime (12.8, 12.2.2) or an image (nvidia/cuda:13.0.0-runtime-...)")
+    ] = None,
+    kubernetes: Annotated[str | None, typer.Option(help="EKS control plane version, e.g. 1.35")] = None,
+    kubelet: Annotated[str | None, typer.Option(help="Node kubelet version (default: --kubernetes)")] = None,
+    precompiled: Annotated[bool, typer.Option(help="Precompiled driver containers (driver.usePrecompiled)")] = False,
+    today: Annotated[str | None, typer.Option(help="Judge lifecycles at this ISO date (default: today)")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document")] = False,
+) -> int:
+    """Print a verdict, each reason with its source, and the nearest valid choices."""
+    matrix = load_matrix()
+    os_value = _os(os_name)
+    _validate("driver", driver, parse_driver_version)
+    _validate("kubernetes", kubernetes, parse_kube_minor)
+    _validate("kubelet", kubelet, parse_kube_minor)
+    if cuda is not None and ":" not in cuda and "/" not in cuda:
+        _validate("cuda", cuda, parse_cuda_version)
+    if kubelet is not None and kubernetes is None:
+        raise UsageProblem("--kubelet needs --kubernetes (the control plane version it is compared with)")
+    findings = matrix.check(
+        os=os_value,
+        driver=driver,
+        operator=_operator(matrix, operator) if operator is not None else None,
+        kubernetes=kubernetes,
+        kubelet=kubelet,
+        instance_type=_instance(matrix, instance_type),
+        cuda=cuda,
+        precompiled=precompiled,
+        today=_today(today),
+    )
+    verdict = _verdict(findings)
+    if as_json:
+        document = {
+            "verdict": "incompatible" if worst_level(findings) == "mandatory" else "compatible",
+            "level": worst_level(findings),
+            "input": {
+                "os": os_value,
+                "driver": driver,
+                "operator": operator,
+                "instance_type": instance_type,
+                "cuda": cuda,
+                "kubernetes": kubernetes,
+                "kubelet": kubelet,
+                "precompiled": precompiled,
+            },
+            "findings": [_finding_json(f) for f in findings],
+        }
+        typer.echo(json.dumps(document, indent=2))
+    else:
+        typer.echo(f"verdict: {verdict}")
+        order = {"mandatory": 0, "advisory": 1, "ok": 2}
+        for finding in sorted(findings, key=lambda f: order[f.level]):
+            typer.echo(f"  [{finding.level}] {finding.rule}: {finding.message}")
+            typer.echo(f"      source: {finding.source}")
+            if finding.nearest and finding.level != "ok":
+                typer.echo(f"      nearest valid: {', '.join(finding.nearest)}")
+    return EXIT_INCOMPATIBLE if worst_level(findings) == "mandatory" else EXIT_OK
+
+
+@app.command()
+def drivers(
+    *,
+    os_name: Annotated[str, typer.Option("--os", help=f"Node OS: {', '.join(OS_NAMES)}")],
+    operator: Annotated[str, typer.Option(help="GPU Operator release, e.g. v26.7.0")],
+    instance_type: Annotated[str | None, typer.Option(help="EC2 instance type the pool launches")] = None,
+    today: Annotated[str | None, typer.Option(help="Judge lifecycles at this ISO date (default: today)")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document")] = False,
+) -> int:
+    """List the driver versions that fit the OS, operator release and instance type, newest first."""
+    matrix = load_matrix()
+    os_value = _os(os_name)
+    _operator(matrix, operator)
+    _instance(matrix, instance_type)
+    when = _today(today)
+    versions = matrix.drivers(os=os_value, operator=operator, instance_type=instance_type, today=when)
+    op = matrix.operator(operator)
+    rows: list[dict[str, Any]] = []
+    for version in versions:
+        lifecycle = matrix.branch_lifecycle(version, when)
+        advisories = [f.message for f in lifecycle if f.level == "advisory"]
+        rows.append(
+            {"version": version, "default": op is not None and version == op.default_driver, "notes": advisories}
+        )
+    if as_json:
+        document = {
+            "os": os_value,
+            "operator": operator,
+            "instance_type": instance_type,
+            "drivers": rows,
+            "source": op.source if op else None,
+        }
+        typer.echo(json.dumps(document, indent=2))
+    else:
+        target = f"{os_value}, GPU Operator {operator}" + (f", {instance_type}" if instance_type else "")
+        if not rows:
+            typer.echo(f"no driver fits {target}")
+        else:
+            typer.echo(f"drivers that fit {target} (newest first):")
+            for row in rows:
+                flags = " (operator default)" if row["default"] else ""
+                notes = f"  [advisory] {row['notes'][0]}" if row["notes"] else ""
+                typer.echo(f"  {row['version']}{flags}{notes}")
+        if op is not None:
+            typer.echo(f"source: {op.source}")
+    return EXIT_OK if rows else EXIT_INCOMPATIBLE
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status (0 compatible, 1 not, 2 bad arguments)."""
+    command = typer.main.get_command(app)
+    try:
+        result = command.main(args=list(argv) if argv is not None else None, prog_name=PROG, standalone_mode=False)
+    except UsageProblem as err:
+        typer.echo(f"error: {err}", err=True)
+        return EXIT_USAGE
+    except typer.TyperException as err:
+        typer.echo(f"error: {err.format_message()} (see {PROG} --help)", err=True)
+        return EXIT_USAGE
+    except MatrixError as err:
+        typer.echo(f"error: the compatibility matrix is invalid: {err}", err=True)
+        return EXIT_USAGE
+    return result if isinstance(result, int) else EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())
