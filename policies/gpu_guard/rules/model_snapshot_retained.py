@@ -1,0 +1,51 @@
+"""model-snapshot-retained: a VolumeSnapshotContent bound to a pre-existing snapshot has `deletionPolicy: Retain`.
+
+With `Delete`, deleting the VolumeSnapshot / VolumeSnapshotContent (e.g. `pulumi destroy`) makes the
+CSI driver delete the EBS snapshot itself: the golden model snapshot is gone. The upstream
+snapshot-import example uses `Delete`, so copying it is the usual way to lose the snapshot.
+
+Sources:
+- VolumeSnapshotContent deletionPolicy (Delete removes the underlying storage snapshot, Retain keeps it):
+  https://kubernetes.io/docs/concepts/storage/volume-snapshots/#delete
+- Pre-provisioned snapshot import example:
+  https://github.com/kubernetes-sigs/aws-ebs-csi-driver/tree/master/examples/kubernetes/snapshot/manifests/snapshot-import
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..base import EnforcementLevel, ReportViolation, resource_policy
+from ..inventory import get
+
+# Source: https://github.com/kubernetes-csi/external-snapshotter/blob/v8.6.0/client/config/crd/snapshot.storage.k8s.io_volumesnapshotcontents.yaml
+#         (spec.deletionPolicy enum Delete | Retain)
+RETAIN = "Retain"
+
+
+def validate(args: Any, report_violation: ReportViolation) -> None:
+    rtype = args.resource_type
+    if not (rtype.startswith("kubernetes:snapshot.storage.k8s.io/") and rtype.endswith(":VolumeSnapshotContent")):
+        return
+    handle = get(args.props, "spec", "source", "snapshotHandle")
+    if handle is None:
+        return  # dynamically created from a volume: its lifecycle follows the VolumeSnapshot
+    policy = get(args.props, "spec", "deletionPolicy")
+    if str(policy) == RETAIN:
+        return
+    name = get(args.props, "metadata", "name", default=args.name)
+    driver = get(args.props, "spec", "driver", default="?")
+    report_violation(
+        f"VolumeSnapshotContent '{name}' binds the pre-existing snapshot {handle} ({driver}) with deletionPolicy "
+        f"{policy!r}; deleting the stack would delete that snapshot. Fix: spec.deletionPolicy: Retain (and "
+        "retainOnDelete on the Pulumi resource).",
+        args.urn,
+    )
+
+
+POLICY = resource_policy(
+    "model-snapshot-retained",
+    "A VolumeSnapshotContent bound to a pre-existing EBS snapshot has deletionPolicy Retain.",
+    validate,
+    enforcement=EnforcementLevel.MANDATORY,
+)
