@@ -487,8 +487,12 @@ class Inventory:
     def reach(self, workload: Workload, pools: Iterable[Pool]) -> list[Reach]:
         return [r for r in (reachable(workload, p) for p in pools) if r is not None]
 
-    def operator_drivers(self) -> list[DriverSpec]:
-        """Drivers the GPU Operator installs: NVIDIADriver objects, or the ClusterPolicy default."""
+    def operator_drivers(self, default_version: str | None = None) -> list[DriverSpec]:
+        """Drivers the GPU Operator installs: NVIDIADriver objects, or the ClusterPolicy default.
+
+        `default_version`: the driver the operator release installs when the values pin none (the
+        chart's `driver.version` default, from the matrix); without it such a release counts no driver.
+        """
         release = self.operator
         if release is None:
             return []
@@ -498,6 +502,8 @@ class Inventory:
         crd_enabled = get(values, "driver", "nvidiaDriverCRD", "enabled", default=False) is True
         drivers = list(self.nvidia_drivers) if crd_enabled else []
         version = get(values, "driver", "version")
+        if version is None:
+            version = default_version
         if version is not None and (not crd_enabled
                                     or get(values, "driver", "nvidiaDriverCRD", "deployDefaultCR", default=True)):
             selector = as_str_map(get(values, "driver", "nvidiaDriverCRD", "nodeSelector")) if crd_enabled else {}
@@ -506,10 +512,10 @@ class Inventory:
                                       "helm-values"))
         return drivers
 
-    def drivers_for(self, pool: Pool) -> list[DriverSpec]:
+    def drivers_for(self, pool: Pool, default_version: str | None = None) -> list[DriverSpec]:
         """Operator drivers whose node selector matches the pool's nodes (operator-managed pools only)."""
         return [
-            d for d in self.operator_drivers()
+            d for d in self.operator_drivers(default_version)
             if all(_expression_matches(pool.label_domain, {"key": k, "operator": "In", "values": [v]})
                    for k, v in d.node_selector.items())
         ]

@@ -1,0 +1,208 @@
+"""What the matrix policies share: which driver each pool runs, a workload's CUDA, policy config, reporting.
+
+Not a policy (it registers nothing). The rules of the driver / OS / CUDA matrix all ask the same
+questions of the stack, answered here once so they agree:
+
+- Which driver does a pool run? An operator-managed pool (`gpu-platform.io/driver-source:
+  operator`, or an Ubuntu pool) runs every operator driver whose node selector matches it
+  (`Inventory.drivers_for`); a pool whose image bakes the driver (Bottlerocket / AL2023 NVIDIA)
+  runs the branch its `gpu-platform.io/driver` label names, else the branch the matrix says the
+  image ships at that Kubernetes version today (`Matrix.baked_driver_branch`).
+- Which CUDA does a GPU container run? The image tag when the matrix knows it
+  (`Matrix.image_cuda`), else the pod template label `gpu-platform.io/cuda`.
+
+Advisory findings of a mandatory policy. The engine gives each policy exactly one enforcement
+level, so a mandatory policy whose rule also has "works with caveats" outcomes (CUDA minor-version
+compatibility, forward compatibility) reports those with the message prefix `[advisory] `
+(`ADVISORY_PREFIX`); the offline gate (`tools/gate.py`) maps a diagnostic with that prefix to
+enforcement `advisory`. Policies whose own level is advisory report findings without the prefix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from pulumi_policy import ReportViolation
+
+from ..inventory import DriverSpec, Inventory, Pool, Workload
+from ..matrix import Finding, Matrix, OsName
+from ..versions import parse_cuda_version
+
+ADVISORY_PREFIX = "[advisory] "
+
+# The OS label values of the label contract (CONFIG.md section 2), the `OsName` the matrix takes.
+KNOWN_OS: tuple[OsName, ...] = ("ubuntu-22.04", "ubuntu-24.04", "bottlerocket", "al2023")
+
+TODAY_PROPERTY: dict[str, Any] = {
+    "type": "string",
+    "format": "date",
+    "description": "ISO date the lifecycle is judged at (default: the day the policy runs); for reproducible runs",
+}
+
+
+def config_today(config: Mapping[str, Any]) -> date:
+    """The policy config `today` (ISO date), else the real date."""
+    value = config.get("today") if config else None
+    if value is None or value == "":
+        return date.today()
+    try:
+        return date.fromisoformat(str(value))
+    except ValueError as err:
+        raise ValueError(
+            f"policy config today={value!r} is not an ISO date; set it as YYYY-MM-DD (e.g. 2026-11-29) or leave it out"
+        ) from err
+
+
+def as_os(value: str | None) -> OsName | None:
+    """The label value as the matrix's `OsName`, or None when it is not one of the contract's values."""
+    for name in KNOWN_OS:
+        if value == name:
+            return name
+    return None
+
+
+@dataclass(frozen=True)
+class PoolDriver:
+    """One driver a GPU pool runs."""
+
+    pool: Pool
+    version: str  # full version (580.173.02) or branch (580)
+    source: str  # "operator" | "image"
+    spec: DriverSpec | None  # the operator driver (Helm values default or NVIDIADriver), None for baked drivers
+
+    @property
+    def precompiled(self) -> bool:
+        return self.spec is not None and self.spec.use_precompiled
+
+    def describe(self) -> str:
+        if self.spec is None:
+            return f"driver {self.version} baked into the {self.pool.os} image"
+        origin = ("GPU Operator values driver.version" if self.spec.source == "helm-values"
+                  else f"NVIDIADriver {self.spec.name!r}")
+        kind = "precompiled " if self.precompiled else ""
+        return f"{kind}driver {self.version} from {origin}"
+
+
+def gpu_pools(inv: Inventory, matrix: Matrix) -> list[Pool]:
+    return inv.gpu_pools(matrix.is_gpu_instance)
+
+
+def pool_kubernetes(inv: Inventory, pool: Pool) -> str | None:
+    """The Kubernetes version of a pool's nodes: its kubelet version, else the control plane's."""
+    return pool.kubelet_version or inv.control_plane_version
+
+
+def chart_default_driver(inv: Inventory, matrix: Matrix) -> str | None:
+    """The driver the GPU Operator release installs when its values pin none (`driver.version` chart default)."""
+    release = inv.operator
+    if release is None or release.version is None:
+        return None
+    known = matrix.operator(release.version)
+    return known.default_driver if known is not None else None
+
+
+def operator_drivers_for(inv: Inventory, matrix: Matrix, pool: Pool) -> list[DriverSpec]:
+    """The operator drivers whose node selector matches the pool (the chart default included)."""
+    return inv.drivers_for(pool, chart_default_driver(inv, matrix))
+
+
+def pool_drivers(inv: Inventory, matrix: Matrix, pool: Pool, today: date) -> list[PoolDriver]:
+    """Every driver the pool's nodes run (more than one is a conflict `one-driver-per-pool` reports)."""
+    source = pool.driver_source
+    if source == "operator":
+        return [PoolDriver(pool, d.version, "operator", d) for d in operator_drivers_for(inv, matrix, pool)]
+    if source == "image":
+        if pool.driver_label:
+            return [PoolDriver(pool, pool.driver_label, "image", None)]
+        os_name = as_os(pool.os)
+        kubernetes = pool_kubernetes(inv, pool)
+        if os_name is None or kubernetes is None:
+            return []
+        branch = matrix.baked_driver_branch(os_name, kubernetes, today)
+        return [PoolDriver(pool, str(branch), "image", None)] if branch is not None else []
+    return []
+
+
+@dataclass(frozen=True)
+class ContainerCuda:
+    """The CUDA runtime of one GPU container and what the image tells about forward compatibility."""
+
+    cuda: str
+    forward_compat: bool
+    admitted_branches: tuple[int, ...] | None
+    origin: str  # where it was read, for messages
+
+
+def image_cuda(matrix: Matrix, image: str) -> ContainerCuda | None:
+    known = matrix.image_cuda(image)
+    if known is None:
+        return None
+    return ContainerCuda(str(known.cuda), known.forward_compat, known.admitted_branches, f"image {image}")
+
+
+def label_cuda(workload: Workload) -> str | None:
+    """The `gpu-platform.io/cuda` label when it is a CUDA version; None when absent or malformed."""
+    label = workload.cuda_label
+    if not label:
+        return None
+    try:
+        parse_cuda_version(label)
+    except ValueError:
+        return None
+    return label
+
+
+def container_cuda(matrix: Matrix, workload: Workload, image: str) -> ContainerCuda | None:
+    """The image's CUDA when the matrix knows the tag, else the workload's label; None when neither."""
+    from_image = image_cuda(matrix, image)
+    if from_image is not None:
+        return from_image
+    label = label_cuda(workload)
+    if label is None:
+        return None
+    return ContainerCuda(label, False, None, f"label gpu-platform.io/cuda={label}")
+
+
+def judged(query: Callable[..., list[Finding]], *args: Any, **kwargs: Any) -> list[Finding]:
+    """Run a matrix query; a value it cannot parse (`ValueError`) becomes a mandatory finding naming it.
+
+    Stack values are user input (`driver.version: latest`, `version: "1.3x"`): the policy fails
+    closed with the parser's message (value, expected form) instead of crashing the whole pack.
+    """
+    try:
+        return query(*args, **kwargs)
+    except ValueError as err:
+        return [Finding("mandatory", "value-invalid", str(err), "")]
+
+
+def finding_text(finding: Finding) -> str:
+    """The finding's message, its nearest valid choices when the message does not already give them, its source."""
+    text = finding.message.rstrip()
+    if finding.nearest and finding.nearest[0] not in text:
+        text += f" Nearest valid: {', '.join(finding.nearest)}."
+    if finding.source and finding.source not in text:
+        text += f" (source: {finding.source})"
+    return text
+
+
+def report_findings(report: ReportViolation, findings: Iterable[Finding], *, context: str, urn: str | None,
+                    advisory_prefix: bool, seen: set[str] | None = None) -> None:
+    """Report every non-ok finding as `<context>: <finding>`.
+
+    `advisory_prefix`: the policy is mandatory, so its advisory findings carry `ADVISORY_PREFIX`
+    for the gate. `seen` drops a message already reported (several pools, one fact).
+    """
+    for finding in findings:
+        if finding.level == "ok":
+            continue
+        message = f"{context}: {finding_text(finding)}"
+        if finding.level == "advisory" and advisory_prefix:
+            message = ADVISORY_PREFIX + message
+        if seen is not None:
+            if message in seen:
+                continue
+            seen.add(message)
+        report(message, urn)

@@ -1,0 +1,76 @@
+"""cuda-driver-compatible: every GPU workload's CUDA runtime runs on the driver of every pool it can reach.
+
+For each container that requests `nvidia.com/gpu`, its CUDA runtime (image tag, else the
+`gpu-platform.io/cuda` label) is judged by `Matrix.cuda_driver` against every driver of every GPU
+pool the workload can be scheduled on (scheduler-exact reachability): at or above the CUDA
+release's minimum driver is fine; same major above the minor-version-compatibility floor, or
+across a major through forward compatibility (the image carries `cuda-compat`, the GPU is a
+data-center GPU and the image's `NVIDIA_REQUIRE_CUDA` admits the branch) works with caveats;
+anything else the container toolkit refuses to start.
+
+The policy is mandatory, and the engine gives a policy one level: the caveat outcomes are reported
+with the `[advisory] ` message prefix, which the offline gate maps to enforcement advisory.
+
+Data-center GPU: forward compatibility counts only when every instance type the workload can reach
+in the pool is a data-center GPU; a pool whose instance types are not listed (e.g. a Karpenter pool
+selecting by family) is treated as not proven data-center. Workloads whose CUDA is unknown are left
+to `gpu-workload-cuda-declared`.
+"""
+
+from __future__ import annotations
+
+from pulumi_policy import EnforcementLevel, PolicyConfigSchema, ReportViolation, StackValidationArgs
+
+from ..base import stack_policy
+from ..inventory import build_inventory
+from ..matrix import load_matrix
+from ._matrix_common import (
+    TODAY_PROPERTY,
+    config_today,
+    container_cuda,
+    gpu_pools,
+    judged,
+    pool_drivers,
+    report_findings,
+)
+
+NAME = "cuda-driver-compatible"
+
+
+def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
+    today = config_today(args.get_config())
+    matrix = load_matrix()
+    inv = build_inventory(args.resources)
+    pools = gpu_pools(inv, matrix)
+    seen: set[str] = set()
+    for workload in inv.workloads:
+        containers = [c for c in workload.containers if c.gpus > 0]
+        if not containers:
+            continue
+        reaches = inv.reach(workload, pools)
+        for container in containers:
+            cuda = container_cuda(matrix, workload, container.image)
+            if cuda is None:
+                continue
+            for reach in reaches:
+                types = reach.instance_types or reach.pool.instance_types
+                known = [matrix.instance_type(t) for t in types]
+                data_center = bool(known) and all(t is not None and t.data_center for t in known)
+                for driver in pool_drivers(inv, matrix, reach.pool, today):
+                    context = (f"{workload.kind} {workload.name!r} container {container.name!r} "
+                               f"(CUDA {cuda.cuda} from {cuda.origin}) can run on GPU pool {reach.pool.name!r} "
+                               f"with {driver.describe()}")
+                    findings = judged(matrix.cuda_driver, cuda.cuda, driver.version,
+                                      forward_compat_image=cuda.forward_compat,
+                                      admitted_branches=cuda.admitted_branches, data_center_gpu=data_center)
+                    report_findings(report, findings, context=context, urn=workload.urn, advisory_prefix=True,
+                                    seen=seen)
+
+
+stack_policy(
+    name=NAME,
+    description="Every GPU workload's CUDA runtime runs on the driver of every pool the workload can be scheduled on.",
+    validate=_validate,
+    enforcement=EnforcementLevel.MANDATORY,
+    config_schema=PolicyConfigSchema(properties={"today": TODAY_PROPERTY}),
+)

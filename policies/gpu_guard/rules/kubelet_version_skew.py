@@ -1,0 +1,49 @@
+"""kubelet-version-skew: a node's kubelet is not newer than the control plane and at most three minors older.
+
+The kubelet version of a managed node group is its `version` (EKS defaults it to the cluster's, so
+an absent value is within the skew); self-managed groups and Karpenter pools take the kubelet of
+their AMI, which the stack does not state, so they are not judged. The control plane is the EKS
+cluster's `version`; when the stack holds no cluster there is nothing to compare. With several
+clusters in one stack, a node group is compared with the cluster whose `name` its `clusterName`
+names, else with the first.
+"""
+
+from __future__ import annotations
+
+from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs
+
+from ..base import stack_policy
+from ..inventory import EKS_CLUSTER_TYPES, build_inventory, get
+from ..matrix import load_matrix
+from ._matrix_common import judged, report_findings
+
+NAME = "kubelet-version-skew"
+
+
+def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
+    matrix = load_matrix()
+    inv = build_inventory(args.resources)
+    if inv.control_plane_version is None:
+        return
+    by_name: dict[str, str] = {}
+    for resource in args.resources:
+        if resource.resource_type in EKS_CLUSTER_TYPES:
+            name, version = get(resource.props, "name"), get(resource.props, "version")
+            if name is not None and version is not None:
+                by_name[str(name)] = str(version)
+    for pool in inv.pools:
+        if pool.kind != "managed-node-group" or pool.kubelet_version is None:
+            continue
+        cluster = get(pool.props, "clusterName")
+        control_plane = by_name.get(str(cluster), inv.control_plane_version)
+        context = f"node group {pool.name!r} (kubelet {pool.kubelet_version}, control plane {control_plane})"
+        report_findings(report, judged(matrix.kubelet_skew, control_plane, pool.kubelet_version), context=context,
+                        urn=pool.urn, advisory_prefix=True)
+
+
+stack_policy(
+    name=NAME,
+    description="A node's kubelet is not newer than the control plane and at most three minor versions older.",
+    validate=_validate,
+    enforcement=EnforcementLevel.MANDATORY,
+)
