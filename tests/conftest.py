@@ -1,0 +1,82 @@
+"""Shared fixtures: run `python -m tools.preview` in a fresh interpreter, once per distinct command line.
+
+Each preview runs in a subprocess (the Pulumi runtime keeps global state, so one program per
+interpreter, as in production). Results are cached for the test session so the suite runs each
+command line once per pytest worker.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.shared import REPO
+
+TINY_PROGRAM = REPO / "tests" / "tools" / "fixtures" / "tiny_program"
+STACKS = ("dev", "prod")
+
+
+@dataclass(frozen=True)
+class PreviewRun:
+    args: tuple[str, ...]
+    returncode: int
+    stdout: str
+    stderr: str
+    out_dir: Path | None
+
+    def json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = json.loads(self.stdout)
+        return doc
+
+    def explain(self) -> str:
+        return f"python -m tools.preview {' '.join(self.args)} exited {self.returncode}\nstderr:\n{self.stderr}"
+
+
+RunPreview = Callable[..., PreviewRun]
+
+
+def run_preview_process(*args: str, out_dir: Path | None = None, timeout: float = 300) -> PreviewRun:
+    cmd = [sys.executable, "-m", "tools.preview", *args]
+    if out_dir is not None:
+        cmd += ["--out", str(out_dir)]
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout, check=False)
+    return PreviewRun(tuple(args), proc.returncode, proc.stdout, proc.stderr, out_dir)
+
+
+@pytest.fixture(scope="session")
+def run_preview(tmp_path_factory: pytest.TempPathFactory) -> RunPreview:
+    """`run_preview(*args, out=True)`: the cached result of one preview command line."""
+    cache: dict[tuple[tuple[str, ...], bool], PreviewRun] = {}
+
+    def run(*args: str, out: bool = False, fresh: bool = False) -> PreviewRun:
+        key = (tuple(args), out)
+        if fresh or key not in cache:
+            out_dir = tmp_path_factory.mktemp("preview") if out else None
+            cache[key] = run_preview_process(*args, out_dir=out_dir)
+        return cache[key]
+
+    return run
+
+
+def real_stack_file(stack: str) -> Path:
+    """The repository's Pulumi.<stack>.yaml; skips when the real program has not landed yet."""
+    missing = [p.name for p in (REPO / "__main__.py", REPO / "Pulumi.yaml", REPO / f"Pulumi.{stack}.yaml")
+               if not p.is_file()]
+    if missing:
+        pytest.skip(f"the real Pulumi program is not in the repository yet (missing {', '.join(missing)})")
+    return REPO / f"Pulumi.{stack}.yaml"
+
+
+@pytest.fixture(scope="session", params=STACKS)
+def stack_preview(request: pytest.FixtureRequest, run_preview: RunPreview) -> PreviewRun:
+    """The real program's preview of each stack, with --json and --out (one run per stack)."""
+    stack: str = request.param
+    real_stack_file(stack)
+    return run_preview("--stack", stack, "--json", out=True)

@@ -1,0 +1,165 @@
+"""What the preview renders would be accepted by the API server and Helm (harness: tests/conformance.py)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+import yaml
+
+from tests import conformance
+from tests.conftest import real_stack_file
+from tests.shared import upstream
+
+K8S = "1.35"
+
+DEPLOYMENT: dict[str, Any] = {
+    "apiVersion": "apps/v1",
+    "kind": "Deployment",
+    "metadata": {"name": "inference", "namespace": "serving", "labels": {"app": "inference"}},
+    "spec": {
+        "replicas": 1,
+        "selector": {"matchLabels": {"app": "inference"}},
+        "template": {
+            "metadata": {"labels": {"app": "inference"}},
+            "spec": {"containers": [{"name": "triton", "image": "nvcr.io/nvidia/tritonserver:25.01-py3",
+                                     "resources": {"limits": {"nvidia.com/gpu": 1}}}]},
+        },
+    },
+}
+
+NODE_POOL: dict[str, Any] = {
+    "apiVersion": "karpenter.sh/v1",
+    "kind": "NodePool",
+    "metadata": {"name": "gpu-spot"},
+    "spec": {
+        "template": {
+            "metadata": {"labels": {"gpu-platform.io/pool": "gpu-spot"}},
+            "spec": {
+                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "gpu"},
+                "requirements": [{"key": "node.kubernetes.io/instance-type", "operator": "In",
+                                  "values": ["g6.xlarge"]}],
+                "taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}],
+            },
+        },
+        "limits": {"nvidia.com/gpu": 8},
+    },
+}
+
+
+def _messages(findings: list[conformance.Finding]) -> list[str]:
+    return [str(f) for f in findings]
+
+
+# --------------------------------------------------------------------------------------------------
+# The harness itself
+# --------------------------------------------------------------------------------------------------
+
+
+def test_accepts_a_valid_deployment():
+    assert conformance.validate_object(DEPLOYMENT, K8S, None) == []
+
+
+def test_rejects_an_unknown_field_in_a_builtin_object():
+    obj = copy.deepcopy(DEPLOYMENT)
+    obj["spec"]["template"]["spec"]["containers"][0]["gpus"] = 1
+    findings = conformance.validate_object(obj, K8S, None)
+    assert [(f.rule, f.path) for f in findings] == [("kubernetes-schema", "spec.template.spec.containers[0]")]
+    assert "'gpus'" in findings[0].message
+
+
+def test_rejects_a_wrong_type_in_a_builtin_object():
+    obj = copy.deepcopy(DEPLOYMENT)
+    obj["spec"]["replicas"] = "two"
+    findings = conformance.validate_object(obj, K8S, None)
+    assert [(f.rule, f.path) for f in findings] == [("kubernetes-schema", "spec.replicas")]
+
+
+def test_rejects_a_kind_with_no_schema():
+    findings = conformance.validate_object({"apiVersion": "example.com/v1", "kind": "Gadget",
+                                            "metadata": {"name": "g"}}, K8S, None)
+    assert [f.rule for f in findings] == ["no-schema"]
+
+
+def test_picks_the_schema_directory_of_the_stack_version():
+    assert conformance.schema_version("1.35") == "1.35.0"
+    with pytest.raises(LookupError, match=r"Kubernetes 1\.99"):
+        conformance.schema_version("1.99")
+
+
+def test_accepts_a_valid_custom_resource_against_its_upstream_crd():
+    assert conformance.validate_object(NODE_POOL, K8S, upstream()) == []
+
+
+def test_rejects_an_unknown_field_in_a_custom_resource():
+    obj = copy.deepcopy(NODE_POOL)
+    obj["spec"]["template"]["spec"]["gpuDriver"] = "580"
+    findings = conformance.validate_object(obj, K8S, upstream())
+    assert [(f.rule, f.path) for f in findings] == [("crd-schema", "spec.template.spec")]
+    assert "'gpuDriver'" in findings[0].message
+
+
+def test_rejects_a_wrong_type_in_a_custom_resource():
+    obj = copy.deepcopy(NODE_POOL)
+    obj["spec"]["template"]["spec"]["requirements"][0]["values"] = "g6.xlarge"
+    findings = conformance.validate_object(obj, K8S, upstream())
+    assert [(f.rule, f.path) for f in findings] == [("crd-schema", "spec.template.spec.requirements[0].values")]
+
+
+def test_rejects_a_custom_resource_version_the_crd_does_not_serve():
+    obj = copy.deepcopy(NODE_POOL)
+    obj["apiVersion"] = "karpenter.sh/v1beta1"
+    findings = conformance.validate_object(obj, K8S, upstream())
+    assert [(f.rule, f.path) for f in findings] == [("crd-schema", "apiVersion")]
+
+
+def test_rejects_an_unknown_field_in_custom_resource_metadata():
+    obj = copy.deepcopy(NODE_POOL)
+    obj["metadata"]["label"] = {"a": "b"}
+    findings = conformance.validate_object(obj, K8S, upstream())
+    assert [(f.rule, f.path) for f in findings] == [("crd-schema", "metadata")]
+
+
+def test_rejects_an_unknown_helm_values_key_and_suggests_the_nearest():
+    release = {"name": "gpu-operator", "inputs": {"chart": "gpu-operator", "values": {
+        "driver": {"enabled": True, "versoin": "580.173.02"}}}}
+    findings = conformance.release_findings(release, upstream())
+    assert [(f.rule, f.path) for f in findings] == [("helm-values", "driver.versoin")]
+    assert "nearest: version" in findings[0].message
+
+
+def test_accepts_known_helm_values_and_free_form_maps():
+    release = {"name": "gpu-operator", "inputs": {"chart": "gpu-operator", "values": {
+        "driver": {"enabled": True, "version": "580.173.02"},
+        "operator": {"nodeSelector": {"gpu-platform.io/system": "true"}},
+        "daemonsets": {"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}]},
+    }}}
+    assert conformance.release_findings(release, upstream()) == []
+
+
+def test_oci_chart_references_resolve_to_the_upstream_chart_name():
+    release = {"name": "karpenter", "inputs": {"chart": "oci://public.ecr.aws/karpenter/karpenter",
+                                               "values": {"settings": {"clusterNameTypo": "x"}}}}
+    findings = conformance.release_findings(release, upstream())
+    assert [f.path for f in findings] == ["settings.clusterNameTypo"]
+
+
+def test_a_chart_without_upstream_values_is_reported_not_passed():
+    release = {"name": "mystery", "inputs": {"chart": "mystery-chart", "values": {"a": 1}}}
+    findings = conformance.release_findings(release, upstream())
+    assert [(f.rule, f.path) for f in findings] == [("helm-values", "chart")]
+
+
+# --------------------------------------------------------------------------------------------------
+# Both stacks of the real program
+# --------------------------------------------------------------------------------------------------
+
+
+def test_stack_renders_only_conformant_objects_and_values(stack_preview):
+    assert stack_preview.returncode in (0, 1), stack_preview.explain()
+    stack = stack_preview.json()["stack"]
+    config = yaml.safe_load(real_stack_file(stack).read_text())["config"]
+    version = str(config["gpu-platform:cluster"]["kubernetesVersion"])
+    findings = conformance.check_preview(stack_preview.out_dir, version, upstream())
+    assert _messages(findings) == []
