@@ -1,0 +1,54 @@
+# gpu-platform: the two commands that work on a fresh clone are `make preview` and `make test`.
+# Everything runs from a local virtualenv (.venv) with the pinned requirements-dev.txt.
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+# Written after a successful install; newer than both requirements files = nothing to install.
+STAMP := $(VENV)/.requirements-installed
+STACK ?= dev
+PYTEST_ARGS ?=
+
+.DEFAULT_GOAL := help
+.PHONY: help venv preview preview-json lint test clean
+
+help:
+	@echo "make preview        offline preview of the dev stack (STACK=prod for prod): no cloud account, no Pulumi CLI"
+	@echo "make test           lint (ruff, mypy) and the test suite (pytest, parallel when pytest-xdist is present)"
+	@echo "make lint           ruff check and mypy only"
+	@echo "make venv           create .venv and install requirements-dev.txt"
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): requirements.txt requirements-dev.txt | $(PY)
+	$(PY) -m pip install --disable-pip-version-check --quiet -r requirements-dev.txt
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+preview: $(STAMP)
+	$(PY) -m tools.preview --stack $(STACK)
+
+preview-json: $(STAMP)
+	$(PY) -m tools.preview --stack $(STACK) --json
+
+lint: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m mypy .
+
+# pytest exit 5 means "no tests collected". That is a failure here (a suite that runs nothing proves
+# nothing), unless the repository really has no test files.
+test: lint
+	@xdist=""; if $(PY) -c "import xdist" 2>/dev/null; then xdist="-n auto"; fi; \
+	status=0; $(PY) -m pytest $$xdist $(PYTEST_ARGS) || status=$$?; \
+	if [ $$status -eq 5 ]; then \
+	  if [ -n "$$(find tests -name 'test_*.py' -print -quit 2>/dev/null)" ]; then \
+	    echo "make test: pytest collected no tests although tests/ has test files; failing" >&2; exit 5; \
+	  fi; \
+	  echo "make test: the repository has no test files yet; nothing to run"; exit 0; \
+	fi; \
+	exit $$status
+
+clean:
+	rm -rf out .pytest_cache .mypy_cache .ruff_cache
