@@ -403,6 +403,11 @@ class ClusterConfig(_Model):
         default=3, ge=2, le=6, alias="availabilityZones",
         description="How many Availability Zones get a public and a private subnet (EKS needs at least 2).",
     )
+    single_nat_gateway: bool = Field(
+        default=False, alias="singleNatGateway",
+        description="One NAT gateway for all zones (cheaper, for dev) instead of one per zone (zone-independent "
+                    "egress, for prod).",
+    )
     endpoint_public_access_cidrs: list[PublicCidr] = Field(
         default_factory=list, alias="endpointPublicAccessCidrs",
         description="CIDRs allowed to reach the public API endpoint; [] makes the endpoint private-only. "
@@ -424,6 +429,10 @@ class SystemNodeGroupConfig(_Model):
     """`gpu-platform:systemNodeGroup`: the untainted node group every controller and CoreDNS runs on."""
 
     name: PoolName = Field(default="system", description="Node group name suffix.")
+    ami_type: Literal["AL2023_x86_64_STANDARD", "AL2023_ARM_64_STANDARD"] = Field(
+        default="AL2023_x86_64_STANDARD", alias="amiType",
+        description="EKS-optimized AL2023 image type; ARM_64 for Graviton instance types.",
+    )
     instance_types: list[InstanceType] = Field(
         default_factory=lambda: ["m7i.large"], min_length=1, alias="instanceTypes",
         description="Non-GPU instance types, in order of preference.",

@@ -1,0 +1,284 @@
+"""GpuManagedNodeGroup: a GPU pool on Canonical's Ubuntu EKS image whose driver the GPU Operator installs."""
+
+from __future__ import annotations
+
+import base64
+import shlex
+from collections.abc import Mapping, Sequence
+
+import pulumi
+import pulumi_aws as aws
+
+from components import iam, labels, nodes
+from components.cluster import Cluster
+from components.config import GpuNodeGroupConfig, GpuPool
+from components.labels import Taint
+from policies.gpu_guard.matrix import load_matrix
+
+# Tags cluster-autoscaler reads to build a node template for a self-managed group that scales from zero;
+# the policy pack reads the same tags for labels and taints.
+# Source: https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/cloudprovider/aws/README.md
+ASG_LABEL_TAG = "k8s.io/cluster-autoscaler/node-template/label/"
+ASG_TAINT_TAG = "k8s.io/cluster-autoscaler/node-template/taint/"
+# Tag carrying the kubelet version of the image: a managed node group with a custom AMI must not set
+# `version` ("If you specify launchTemplate, and your launch template uses a custom AMI, then don't
+# specify version"), so the version is recorded here for people and policies.
+# Source: https://docs.aws.amazon.com/eks/latest/APIReference/API_CreateNodegroup.html
+KUBELET_VERSION_TAG = "gpu-platform.io/kubelet-version"
+
+_CAPACITY = {"on-demand": "ON_DEMAND", "spot": "SPOT"}
+
+
+def bootstrap_user_data(
+    cluster_name: str,
+    endpoint: str,
+    ca_data: str,
+    node_labels: Mapping[str, str],
+    taints: Sequence[Taint],
+) -> str:
+    """The shell script a Canonical Ubuntu EKS node runs at first boot to join the cluster.
+
+    With a custom AMI (`amiType: CUSTOM`) EKS adds no bootstrap of its own, so this user data must
+    join the node, and it carries the labels and taints: the kubelet registers with them, so no pod
+    lands on a GPU node before its taint exists. Canonical's EKS images ship `/etc/eks/bootstrap.sh`
+    (the script of the Amazon EKS AMI) and document calling it with the cluster name.
+    Source: https://documentation.ubuntu.com/aws/en/latest/aws-how-to/kubernetes/deploy-ubuntu-cluster-with-eks-ami/
+    Source: https://github.com/eksctl-io/eksctl/blob/main/pkg/nodebootstrap/README.md
+    (eksctl's Ubuntu bootstrapper delegates to /etc/eks/bootstrap.sh on the image)
+    Source: https://docs.aws.amazon.com/eks/latest/userguide/launch-templates.html (custom AMI: supply the bootstrap)
+    """
+    label_arg = ",".join(f"{k}={v}" for k, v in sorted(node_labels.items()))
+    kubelet_args = f"--node-labels={label_arg}"
+    if taints:
+        kubelet_args += " --register-with-taints=" + ",".join(t.kubelet_flag_value() for t in taints)
+    command = " \\\n  ".join(
+        [
+            f"/etc/eks/bootstrap.sh {shlex.quote(cluster_name)}",
+            f"--b64-cluster-ca {shlex.quote(ca_data)}",
+            f"--apiserver-endpoint {shlex.quote(endpoint)}",
+            f"--kubelet-extra-args {shlex.quote(kubelet_args)}",
+        ]
+    )
+    return f"#!/bin/bash\nset -o errexit -o nounset -o pipefail\n{command}\n"
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+class GpuManagedNodeGroup(pulumi.ComponentResource):
+    """A GPU node pool on Canonical's Ubuntu EKS image (no NVIDIA driver), tainted and labelled.
+
+    The image is the Canonical Ubuntu EKS AMI for the pool's OS and kubelet version, resolved from its
+    public SSM parameter (`.../ebs-gp2/ami-id` for 22.04, `.../ebs-gp3/ami-id` for 24.04, taken from the
+    compatibility matrix). Nodes carry the `nvidia.com/gpu=true:NoSchedule` taint and the label contract
+    (pool, OS, full driver version, driver-source=operator); the GPU Operator installs the driver.
+    Launch template: IMDSv2 required with hop limit 1, encrypted gp3 root volume of `diskSizeGiB`,
+    bootstrap user data. Managed (`aws.eks.NodeGroup`, amiType CUSTOM) by default; with
+    `selfManaged: true` an Auto Scaling group with its own node role, instance profile and an
+    EC2_LINUX access entry, labels and taints also as cluster-autoscaler node-template tags.
+
+    Requires: Cluster (endpoint, CA, subnets, node role, cluster security group); GpuOperatorRelease
+    for the driver.
+    Conflicts: pools whose image bakes a driver (Bottlerocket/AL2023 NVIDIA) belong to Karpenter pools.
+    Sources:
+    - Canonical SSM parameters: https://documentation.ubuntu.com/aws/en/latest/aws-how-to/instances/find-ubuntu-images/
+    - Custom AMI in a managed node group: https://docs.aws.amazon.com/eks/latest/userguide/launch-templates.html
+    - Self-managed nodes and EC2_LINUX access entries:
+      https://docs.aws.amazon.com/eks/latest/userguide/access-entries.html
+    """
+
+    node_group_name: pulumi.Output[str]
+    launch_template_id: pulumi.Output[str]
+    node_role_arn: pulumi.Output[str]
+    ami_id: pulumi.Output[str]
+    ssm_parameter: str
+    labels: dict[str, str]
+    taints: tuple[Taint, ...]
+    user_data: pulumi.Output[str]
+
+    def __init__(
+        self,
+        name: str,
+        config: GpuNodeGroupConfig,
+        pool: GpuPool,
+        cluster: Cluster,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("gpu-platform:components:GpuManagedNodeGroup", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        matrix = load_matrix()
+        arch = matrix.instance_type(config.instance_types[0])
+        cpu_arch = arch.cpu_arch if arch is not None else "x86_64"
+        image = matrix.node_image(config.os, pool.kubelet_version, cpu_arch)
+        if image is None:
+            raise ValueError(f"no node image recorded for {config.os} on {cpu_arch} in the compatibility matrix")
+        self.ssm_parameter = image.ssm_parameter
+        ami_id = aws.ssm.get_parameter(name=image.ssm_parameter).value
+        self.ami_id = pulumi.Output.from_input(ami_id)
+        self.labels = labels.gpu_pool_labels(pool.name, pool.os, pool.driver_version)
+        self.taints = (labels.GPU_TAINT,)
+        capacity = _CAPACITY[config.capacity_type]
+
+        node_labels = dict(self.labels)
+        if not config.self_managed:
+            # Labels EKS sets itself when it generates the bootstrap; with a custom AMI the user data sets them.
+            # Source: https://docs.aws.amazon.com/eks/latest/userguide/launch-templates.html
+            node_labels.update({
+                "eks.amazonaws.com/nodegroup": config.name,
+                "eks.amazonaws.com/capacityType": capacity,
+                "eks.amazonaws.com/nodegroup-image": ami_id,
+            })
+        self.user_data = pulumi.Output.all(
+            cluster.cluster_name, cluster.endpoint, cluster.certificate_authority_data
+        ).apply(lambda a: bootstrap_user_data(a[0], a[1], a[2], node_labels, self.taints))
+        tags = {KUBELET_VERSION_TAG: pool.kubelet_version, labels.POOL_LABEL: pool.name}
+
+        if config.self_managed:
+            self._self_managed(name, config, pool, cluster, ami_id=ami_id, tags=tags)
+        else:
+            template = aws.ec2.LaunchTemplate(
+                f"{name}-launch-template",
+                description=f"gpu-platform GPU pool {pool.name}: {pool.os}, IMDSv2, encrypted gp3 root",
+                image_id=ami_id,
+                user_data=self.user_data.apply(_b64),
+                metadata_options=nodes.metadata_options(),
+                block_device_mappings=[nodes.root_volume(nodes.UBUNTU_ROOT_DEVICE, config.disk_size_gib)],
+                tag_specifications=nodes.instance_tags(f"{pool.name}-gpu-node", tags),
+                update_default_version=True,
+                opts=child,
+            )
+            group = aws.eks.NodeGroup(
+                f"{name}-node-group",
+                cluster_name=cluster.cluster_name,
+                node_group_name=config.name,
+                node_role_arn=cluster.node_role_arn,
+                subnet_ids=cluster.private_subnet_ids,
+                ami_type="CUSTOM",
+                capacity_type=capacity,
+                instance_types=list(config.instance_types),
+                scaling_config=aws.eks.NodeGroupScalingConfigArgs(
+                    min_size=config.min_size, desired_size=config.desired_size, max_size=config.max_size
+                ),
+                update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
+                launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
+                    id=template.id, version=template.latest_version.apply(str)
+                ),
+                labels=self.labels,
+                taints=[
+                    aws.eks.NodeGroupTaintArgs(key=t.key, value=t.value, effect=t.eks_effect) for t in self.taints
+                ],
+                tags=tags,
+                opts=pulumi.ResourceOptions(
+                    parent=self,
+                    depends_on=[cluster.system_node_group],
+                    ignore_changes=["scalingConfig.desiredSize"],
+                    delete_before_replace=True,
+                ),
+            )
+            self.node_group_name = group.node_group_name
+            self.launch_template_id = template.id
+            self.node_role_arn = cluster.node_role_arn
+        self.register_outputs(
+            {
+                "nodeGroupName": self.node_group_name,
+                "launchTemplateId": self.launch_template_id,
+                "nodeRoleArn": self.node_role_arn,
+                "amiId": self.ami_id,
+                "ssmParameter": self.ssm_parameter,
+                "labels": self.labels,
+            }
+        )
+
+    def _self_managed(
+        self,
+        name: str,
+        config: GpuNodeGroupConfig,
+        pool: GpuPool,
+        cluster: Cluster,
+        *,
+        ami_id: str,
+        tags: dict[str, str],
+    ) -> None:
+        child = pulumi.ResourceOptions(parent=self)
+        # Its own role: EKS already created an EC2_LINUX access entry for the shared node role of the
+        # managed node groups, and a principal has one access entry.
+        role, attachments = iam.node_role(name, self)
+        profile = aws.iam.InstanceProfile(f"{name}-instance-profile", role=role.name, opts=child)
+        access_entry = aws.eks.AccessEntry(
+            f"{name}-access-entry",
+            cluster_name=cluster.cluster_name,
+            principal_arn=role.arn,
+            type="EC2_LINUX",
+            opts=child,
+        )
+        template = aws.ec2.LaunchTemplate(
+            f"{name}-launch-template",
+            description=f"gpu-platform self-managed GPU pool {pool.name}: {pool.os}, IMDSv2, encrypted gp3 root",
+            image_id=ami_id,
+            user_data=self.user_data.apply(_b64),
+            iam_instance_profile=aws.ec2.LaunchTemplateIamInstanceProfileArgs(arn=profile.arn),
+            # The cluster security group lets nodes and the control plane talk (EKS adds it to managed nodes).
+            # Source: https://docs.aws.amazon.com/eks/latest/userguide/sec-group-reqs.html
+            vpc_security_group_ids=[cluster.cluster_security_group_id],
+            metadata_options=nodes.metadata_options(),
+            block_device_mappings=[nodes.root_volume(nodes.UBUNTU_ROOT_DEVICE, config.disk_size_gib)],
+            tag_specifications=nodes.instance_tags(f"{pool.name}-gpu-node", tags),
+            update_default_version=True,
+            opts=child,
+        )
+        on_demand = 100 if config.capacity_type == "on-demand" else 0
+        asg_tags: list[aws.autoscaling.GroupTagArgs] = [
+            aws.autoscaling.GroupTagArgs(key="Name", value=f"{pool.name}-gpu-node", propagate_at_launch=True),
+            # Source: https://docs.aws.amazon.com/eks/latest/userguide/launch-workers.html (cluster ownership tag)
+            aws.autoscaling.GroupTagArgs(
+                key=cluster.cluster_name.apply(lambda n: f"kubernetes.io/cluster/{n}"),
+                value="owned", propagate_at_launch=True,
+            ),
+            aws.autoscaling.GroupTagArgs(key="k8s.io/cluster-autoscaler/enabled", value="true",
+                                         propagate_at_launch=False),
+            aws.autoscaling.GroupTagArgs(
+                key=cluster.cluster_name.apply(lambda n: f"k8s.io/cluster-autoscaler/{n}"),
+                value="owned", propagate_at_launch=False,
+            ),
+            *[aws.autoscaling.GroupTagArgs(key=k, value=v, propagate_at_launch=True) for k, v in tags.items()],
+            *[aws.autoscaling.GroupTagArgs(key=f"{ASG_LABEL_TAG}{k}", value=v, propagate_at_launch=False)
+              for k, v in sorted(self.labels.items())],
+            *[aws.autoscaling.GroupTagArgs(key=f"{ASG_TAINT_TAG}{t.key}", value=f"{t.value}:{t.effect}",
+                                           propagate_at_launch=False) for t in self.taints],
+        ]
+        group = aws.autoscaling.Group(
+            f"{name}-asg",
+            min_size=config.min_size,
+            max_size=config.max_size,
+            desired_capacity=config.desired_size,
+            vpc_zone_identifiers=cluster.private_subnet_ids,
+            mixed_instances_policy=aws.autoscaling.GroupMixedInstancesPolicyArgs(
+                launch_template=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateArgs(
+                    launch_template_specification=(
+                        aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateLaunchTemplateSpecificationArgs(
+                            launch_template_id=template.id, version=template.latest_version.apply(str)
+                        )
+                    ),
+                    overrides=[
+                        aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateOverrideArgs(instance_type=t)
+                        for t in config.instance_types
+                    ],
+                ),
+                instances_distribution=aws.autoscaling.GroupMixedInstancesPolicyInstancesDistributionArgs(
+                    on_demand_base_capacity=0,
+                    on_demand_percentage_above_base_capacity=on_demand,
+                    # Source: https://docs.aws.amazon.com/autoscaling/ec2/userguide/allocation-strategies.html
+                    spot_allocation_strategy="price-capacity-optimized",
+                ),
+            ),
+            tags=asg_tags,
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=[access_entry, *attachments, cluster.system_node_group],
+                ignore_changes=["desiredCapacity"],
+            ),
+        )
+        self.node_group_name = group.name
+        self.launch_template_id = template.id
+        self.node_role_arn = role.arn
