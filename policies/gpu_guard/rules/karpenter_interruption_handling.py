@@ -1,0 +1,189 @@
+"""karpenter-interruption-handling: Karpenter gets an SQS interruption queue fed by the EventBridge rules it reads.
+
+Without it, a Spot reclaim (two minutes' notice), a scheduled maintenance event or an instance
+stopping takes GPU nodes away with no cordon/drain and no replacement launched ahead of time.
+Advisory by default, mandatory in prod.
+
+A resource is linked to another through Pulumi's property dependencies when the engine reports them
+(the queue ARN is an output, unknown during preview), and otherwise by value: the target ARN ends in
+the queue name, the target's `rule` is the rule's name, `settings.interruptionQueue` is the queue name.
+
+Sources:
+- Interruption handling: https://karpenter.sh/docs/concepts/disruption/#interruption
+- EKS Best Practices, Karpenter ("Enable interruption handling"):
+  https://docs.aws.amazon.com/eks/latest/best-practices/karpenter.html
+- The queue and rules Karpenter's getting-started CloudFormation creates (v1.14.1):
+  https://github.com/aws/karpenter-provider-aws/blob/release-v1.14.1/website/content/en/v1.14/getting-started/getting-started-with-karpenter/cloudformation.yaml
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..base import EnforcementLevel, ReportViolation, stack_policy
+from ..inventory import HELM_RELEASE_TYPES, as_list, get
+
+QUEUE = "aws:sqs/queue:Queue"
+EVENT_RULE = "aws:cloudwatch/eventRule:EventRule"
+EVENT_TARGET = "aws:cloudwatch/eventTarget:EventTarget"
+KARPENTER_CHART = "karpenter"
+
+# (source, detail-type) of every event Karpenter's interruption controller handles, spelled exactly as the
+# EventBridge rules of the getting-started template (tests/policies/test_karpenter_interruption.py checks them
+# against ../shared/upstream/iam/karpenter-cloudformation.yaml).
+# Source: https://github.com/aws/karpenter-provider-aws/blob/release-v1.14.1/website/content/en/v1.14/getting-started/getting-started-with-karpenter/cloudformation.yaml
+REQUIRED_EVENTS = (
+    ("aws.health", "AWS Health Event"),
+    ("aws.ec2", "EC2 Spot Instance Interruption Warning"),
+    ("aws.ec2", "EC2 Instance Rebalance Recommendation"),
+    ("aws.ec2", "EC2 Instance State-change Notification"),
+    ("aws.ec2", "EC2 Capacity Reservation Instance Interruption Warning"),
+)
+
+
+@dataclass(frozen=True)
+class _Rule:
+    resource: Any
+    name: str | None
+    events: frozenset[tuple[str, str]]
+    detail_types: tuple[str, ...]
+
+
+def _is_nodepool(resource_type: str) -> bool:
+    return resource_type.startswith("kubernetes:karpenter.sh/") and resource_type.endswith(":NodePool")
+
+
+def _chart(resource: Any) -> str:
+    return str(get(resource.props, "chart", default="")).rsplit("/", 1)[-1]
+
+
+def _dependencies(resource: Any, prop: str) -> list[Any] | None:
+    """The resources `prop` was computed from, when the engine recorded any (None otherwise)."""
+    deps = getattr(resource, "property_dependencies", None) or {}
+    found = deps.get(prop)
+    return list(found) if found else None
+
+
+def _links(resource: Any, prop: str, other: Any) -> bool | None:
+    """True/False when property dependencies decide whether `prop` comes from `other`; None to compare values."""
+    deps = _dependencies(resource, prop)
+    if deps is None:
+        return None
+    return any(d is other or getattr(d, "urn", None) == other.urn for d in deps)
+
+
+def _queue_name(queue: Any) -> str | None:
+    name = get(queue.props, "name")
+    return str(name) if name is not None else None
+
+
+def _rule(resource: Any, report: ReportViolation) -> _Rule | None:
+    raw = get(resource.props, "eventPattern")
+    name = get(resource.props, "name")
+    try:
+        pattern = json.loads(str(raw)) if raw is not None else {}
+    except ValueError:
+        report(f"EventRule '{resource.name}' has an eventPattern that is not valid JSON ({raw!r}); EventBridge "
+               "rejects it. Fix: json.dumps({\"source\": [\"aws.ec2\"], \"detail-type\": [...]}).", resource.urn)
+        return None
+    if not isinstance(pattern, Mapping):
+        return None
+    sources = [str(s) for s in as_list(pattern.get("source"))]
+    detail_types = tuple(str(d) for d in as_list(pattern.get("detail-type")))
+    events = frozenset((s, d) for s in sources for d in detail_types)
+    return _Rule(resource, str(name) if name is not None else None, events, detail_types)
+
+
+def _targets_queue(target: Any, queue: Any) -> bool:
+    linked = _links(target, "arn", queue)
+    if linked is not None:
+        return linked
+    arn = get(target.props, "arn")
+    name = _queue_name(queue)
+    return arn is not None and name is not None and str(arn).rsplit(":", 1)[-1] == name
+
+
+def _target_of_rule(target: Any, rule: _Rule) -> bool:
+    linked = _links(target, "rule", rule.resource)
+    if linked is not None:
+        return linked
+    value = get(target.props, "rule")
+    return value is not None and rule.name is not None and str(value) == rule.name
+
+
+def _release_names_queue(release: Any, queue: Any) -> bool:
+    linked = _links(release, "values", queue)
+    if linked is not None:
+        return linked
+    configured = get(release.props, "values", "settings", "interruptionQueue")
+    return configured is not None and _queue_name(queue) is not None and str(configured) == _queue_name(queue)
+
+
+def validate(args: Any, report_violation: ReportViolation) -> None:
+    resources = list(args.resources)
+    nodepools = [r for r in resources if _is_nodepool(r.resource_type)]
+    releases = [r for r in resources if r.resource_type in HELM_RELEASE_TYPES and _chart(r) == KARPENTER_CHART]
+    if not nodepools and not releases:
+        return
+    anchor = (releases or nodepools)[0]
+    queues = [r for r in resources if r.resource_type == QUEUE]
+    if not queues:
+        report_violation(
+            "Karpenter runs in this stack (" + ", ".join(f"'{r.name}'" for r in (releases or nodepools)) + ") but no "
+            "SQS interruption queue (aws:sqs/queue:Queue) exists, so Spot interruptions, scheduled health events and "
+            "instance state changes reach no one: nodes vanish without cordon and drain. Fix: create the queue "
+            "(messageRetentionSeconds: 300, sqsManagedSseEnabled: true), set the Karpenter chart value "
+            "settings.interruptionQueue to its name, and route the EventBridge rules for "
+            + ", ".join(f'"{d}"' for _, d in REQUIRED_EVENTS) + " to it.",
+            anchor.urn,
+        )
+        return
+    configured_queues = list(queues)
+    for release in releases:
+        named = [q for q in queues if _release_names_queue(release, q)]
+        if named:
+            configured_queues = named
+            continue
+        configured = get(release.props, "values", "settings", "interruptionQueue")
+        names = [_queue_name(q) or q.name for q in queues]
+        report_violation(
+            f"Karpenter release '{release.name}' has settings.interruptionQueue {configured!r}, which names none "
+            f"of the stack's SQS queues {names}; Karpenter ignores interruption events. Fix: "
+            f"settings.interruptionQueue: {names[0]}.",
+            release.urn,
+        )
+    rules = [rule for r in resources if r.resource_type == EVENT_RULE if (rule := _rule(r, report_violation))]
+    targets = [r for r in resources if r.resource_type == EVENT_TARGET]
+    delivered: set[tuple[str, str]] = set()
+    for rule in rules:
+        if any(_target_of_rule(t, rule) and any(_targets_queue(t, q) for q in configured_queues) for t in targets):
+            delivered |= rule.events
+    missing = [event for event in REQUIRED_EVENTS if event not in delivered]
+    if not missing:
+        return
+    spelled = {d for rule in rules for d in rule.detail_types}
+    wanted = tuple(d for _, d in REQUIRED_EVENTS)
+    for source, detail_type in missing:
+        near = [s for s in spelled if s not in wanted and difflib.get_close_matches(s, [detail_type], n=1, cutoff=0.8)]
+        hint = f" (a rule spells it {near[0]!r})" if near else ""
+        report_violation(
+            f"No EventBridge rule with a target on the Karpenter interruption queue matches source {source!r} "
+            f"detail-type {detail_type!r}{hint}; Karpenter never hears of it. Fix: an aws.cloudwatch.EventRule with "
+            f"event_pattern json.dumps({{\"source\": [\"{source}\"], \"detail-type\": [\"{detail_type}\"]}}) and an "
+            "EventTarget with arn = the queue's ARN.",
+            anchor.urn,
+        )
+
+
+POLICY = stack_policy(
+    "karpenter-interruption-handling",
+    "When Karpenter runs, an SQS interruption queue exists, Karpenter is configured with it, and EventBridge rules "
+    "send it Spot interruption, rebalance, instance state-change, capacity-reservation and scheduled health events.",
+    validate,
+    enforcement=EnforcementLevel.ADVISORY,
+    prod=EnforcementLevel.MANDATORY,
+)
