@@ -11,7 +11,9 @@ Three checks, each returning `Finding`s (an empty list means conformant):
   CEL rules (`x-kubernetes-validations`) are not evaluated.
 - Every key path of a Helm release's `values` exists in the upstream chart's `values.yaml`
   (`../shared/upstream/charts/<chart>/values.yaml`); maps whose upstream value is `{}`/null, maps of
-  free-form entries (labels, annotations, nodeSelector, env, resources ...) and lists are open.
+  free-form entries (labels, annotations, nodeSelector, env, resources ...) and lists are open; so is
+  the section of a subchart (a `dependencies` entry of the chart's Chart.yaml), whose keys live in the
+  subchart's own values.yaml, which ../shared/upstream does not hold.
 
 Sources:
 - Structural schemas and pruning: https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#specifying-a-structural-schema
@@ -223,8 +225,9 @@ def _is_open(key: str, upstream_value: Any) -> bool:
     return isinstance(upstream_value, dict) and any("/" in str(k) or "." in str(k) for k in upstream_value)
 
 
-def values_findings(release: str, values: Any, upstream_values: Any, path: str = "") -> list[Finding]:
-    """Every key path of `values` that the chart's values.yaml does not have."""
+def values_findings(release: str, values: Any, upstream_values: Any, path: str = "",
+                    subcharts: frozenset[str] = frozenset()) -> list[Finding]:
+    """Every key path of `values` that the chart's values.yaml does not have (subchart sections are open)."""
     findings: list[Finding] = []
     if not isinstance(values, dict):
         return findings
@@ -240,7 +243,7 @@ def values_findings(release: str, values: Any, upstream_values: Any, path: str =
                                     f"unknown key {key!r}: the chart's values.yaml has no {here}{hint}"))
             continue
         up = upstream_values[key]
-        if _is_open(str(key), up):
+        if _is_open(str(key), up) or (not path and key in subcharts):
             continue
         if isinstance(value, dict):
             findings += values_findings(release, value, up, here)
@@ -266,12 +269,22 @@ def release_findings(release: Mapping[str, Any], upstream: Path) -> list[Finding
         findings.append(Finding("helm-values", name, "valueYamlFiles",
                                 "values from files are not checked; pass them as `values`"))
     upstream_values = _load_values(values_file)
-    return findings + values_findings(name, inputs.get("values") or {}, upstream_values)
+    subcharts = _subcharts(values_file.parent / "Chart.yaml")
+    return findings + values_findings(name, inputs.get("values") or {}, upstream_values, subcharts=subcharts)
 
 
 @cache
 def _load_values(path: Path) -> Any:
     return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+
+
+@cache
+def _subcharts(chart_yaml: Path) -> frozenset[str]:
+    """The value sections owned by subcharts: each dependency's alias, or its name."""
+    if not chart_yaml.is_file():
+        return frozenset()
+    chart = yaml.safe_load(chart_yaml.read_text(encoding="utf-8")) or {}
+    return frozenset(str(d.get("alias") or d["name"]) for d in chart.get("dependencies") or [])
 
 
 # --------------------------------------------------------------------------------------------------

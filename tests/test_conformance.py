@@ -138,6 +138,15 @@ def test_accepts_known_helm_values_and_free_form_maps():
     assert conformance.release_findings(release, upstream()) == []
 
 
+def test_subchart_sections_are_open_but_parent_keys_are_checked():
+    release = {"name": "gpu-operator", "inputs": {"chart": "gpu-operator", "values": {
+        "node-feature-discovery": {"master": {"nodeSelector": {"gpu-platform.io/role": "system"}}},
+        "nfd": {"enabeld": True},
+    }}}
+    findings = conformance.release_findings(release, upstream())
+    assert [f.path for f in findings] == ["nfd.enabeld"]
+
+
 def test_oci_chart_references_resolve_to_the_upstream_chart_name():
     release = {"name": "karpenter", "inputs": {"chart": "oci://public.ecr.aws/karpenter/karpenter",
                                                "values": {"settings": {"clusterNameTypo": "x"}}}}
