@@ -502,12 +502,13 @@ class Inventory:
         crd_enabled = get(values, "driver", "nvidiaDriverCRD", "enabled", default=False) is True
         drivers = list(self.nvidia_drivers) if crd_enabled else []
         version = get(values, "driver", "version")
+        name = "default"
         if version is None:
-            version = default_version
+            version, name = default_version, "chart-default"
         if version is not None and (not crd_enabled
                                     or get(values, "driver", "nvidiaDriverCRD", "deployDefaultCR", default=True)):
             selector = as_str_map(get(values, "driver", "nvidiaDriverCRD", "nodeSelector")) if crd_enabled else {}
-            drivers.append(DriverSpec(release.urn, "default", str(version), selector,
+            drivers.append(DriverSpec(release.urn, name, str(version), selector,
                                       get(values, "driver", "usePrecompiled", default=False) is True,
                                       "helm-values"))
         return drivers

@@ -80,10 +80,17 @@ class PoolDriver:
     def describe(self) -> str:
         if self.spec is None:
             return f"driver {self.version} baked into the {self.pool.os} image"
-        origin = ("GPU Operator values driver.version" if self.spec.source == "helm-values"
-                  else f"NVIDIADriver {self.spec.name!r}")
         kind = "precompiled " if self.precompiled else ""
-        return f"{kind}driver {self.version} from {origin}"
+        return f"{kind}driver {self.version} from {driver_origin(self.spec)}"
+
+
+def driver_origin(spec: DriverSpec) -> str:
+    """Where an operator driver is declared, for messages."""
+    if spec.source != "helm-values":
+        return f"NVIDIADriver {spec.name!r}"
+    if spec.name == "chart-default":
+        return "the GPU Operator release's default (the values pin no driver.version)"
+    return "GPU Operator values driver.version"
 
 
 def gpu_pools(inv: Inventory, matrix: Matrix) -> list[Pool]:
@@ -124,6 +131,24 @@ def pool_drivers(inv: Inventory, matrix: Matrix, pool: Pool, today: date) -> lis
         branch = matrix.baked_driver_branch(os_name, kubernetes, today)
         return [PoolDriver(pool, str(branch), "image", None)] if branch is not None else []
     return []
+
+
+def weakest_release(matrix: Matrix, version: str) -> str:
+    """A full driver version as is; for a bare branch (baked images), the branch's first known release.
+
+    A Bottlerocket/AL2023 pool declares only the branch (`580`); the exact release depends on the
+    image build, so CUDA is judged against the weakest release the branch could be. The branch's
+    first known release (580.65.06) is that; the branch number alone would read as 580.0.0, below
+    every real R580 driver.
+    """
+    try:
+        parsed = matrix.parse_driver(version)
+    except ValueError:
+        return version
+    if not parsed.is_branch_only:
+        return version
+    known = matrix.known_driver_versions(parsed.branch)
+    return known[-1] if known else version
 
 
 @dataclass(frozen=True)

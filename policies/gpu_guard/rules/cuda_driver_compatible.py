@@ -14,27 +14,47 @@ with the `[advisory] ` message prefix, which the offline gate maps to enforcemen
 Data-center GPU: forward compatibility counts only when every instance type the workload can reach
 in the pool is a data-center GPU; a pool whose instance types are not listed (e.g. a Karpenter pool
 selecting by family) is treated as not proven data-center. Workloads whose CUDA is unknown are left
-to `gpu-workload-cuda-declared`.
+to `gpu-workload-cuda-declared`. A pool that declares only its baked branch (`580`) is judged as the
+branch's first known release (580.65.06): the weakest driver the image could carry.
 """
 
 from __future__ import annotations
 
+from datetime import date
+
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, ReportViolation, StackValidationArgs
 
 from ..base import stack_policy
-from ..inventory import build_inventory
-from ..matrix import load_matrix
+from ..inventory import Inventory, Reach, Workload, build_inventory
+from ..matrix import Matrix, load_matrix
 from ._matrix_common import (
     TODAY_PROPERTY,
+    ContainerCuda,
     config_today,
     container_cuda,
     gpu_pools,
     judged,
     pool_drivers,
     report_findings,
+    weakest_release,
 )
 
 NAME = "cuda-driver-compatible"
+
+
+def _judge(matrix: Matrix, inv: Inventory, workload: Workload, reach: Reach, cuda: ContainerCuda, *,
+           container: str, today: date, report: ReportViolation, seen: set[str]) -> None:
+    types = reach.instance_types or reach.pool.instance_types
+    known = [matrix.instance_type(t) for t in types]
+    data_center = bool(known) and all(t is not None and t.data_center for t in known)
+    for driver in pool_drivers(inv, matrix, reach.pool, today):
+        release = weakest_release(matrix, driver.version)
+        judged_as = f" (judged as {release}, the branch's first release)" if release != driver.version else ""
+        context = (f"{workload.kind} {workload.name!r} container {container!r} (CUDA {cuda.cuda} from "
+                   f"{cuda.origin}) can run on GPU pool {reach.pool.name!r} with {driver.describe()}{judged_as}")
+        findings = judged(matrix.cuda_driver, cuda.cuda, release, forward_compat_image=cuda.forward_compat,
+                          admitted_branches=cuda.admitted_branches, data_center_gpu=data_center)
+        report_findings(report, findings, context=context, urn=workload.urn, advisory_prefix=True, seen=seen)
 
 
 def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
@@ -53,18 +73,8 @@ def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
             if cuda is None:
                 continue
             for reach in reaches:
-                types = reach.instance_types or reach.pool.instance_types
-                known = [matrix.instance_type(t) for t in types]
-                data_center = bool(known) and all(t is not None and t.data_center for t in known)
-                for driver in pool_drivers(inv, matrix, reach.pool, today):
-                    context = (f"{workload.kind} {workload.name!r} container {container.name!r} "
-                               f"(CUDA {cuda.cuda} from {cuda.origin}) can run on GPU pool {reach.pool.name!r} "
-                               f"with {driver.describe()}")
-                    findings = judged(matrix.cuda_driver, cuda.cuda, driver.version,
-                                      forward_compat_image=cuda.forward_compat,
-                                      admitted_branches=cuda.admitted_branches, data_center_gpu=data_center)
-                    report_findings(report, findings, context=context, urn=workload.urn, advisory_prefix=True,
-                                    seen=seen)
+                _judge(matrix, inv, workload, reach, cuda, container=container.name, today=today, report=report,
+                       seen=seen)
 
 
 stack_policy(

@@ -38,6 +38,7 @@ from ._matrix_common import (
     TODAY_PROPERTY,
     as_os,
     config_today,
+    driver_origin,
     finding_text,
     gpu_pools,
     judged,
@@ -60,8 +61,7 @@ class _Served:
 
 def _describe(spec: DriverSpec, release: HelmRelease) -> str:
     kind = "precompiled driver" if spec.use_precompiled else "driver"
-    origin = ("GPU Operator values driver.version" if spec.source == "helm-values"
-              else f"NVIDIADriver {spec.name!r}")
+    origin = driver_origin(spec)
     return f"{kind} {spec.version} ({origin}, operator {release.version or 'unpinned'})"
 
 

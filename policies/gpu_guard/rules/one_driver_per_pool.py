@@ -18,14 +18,13 @@ from ..base import stack_policy
 from ..inventory import DRIVER_LABEL, POOL_LABEL, DriverSpec, Pool, build_inventory
 from ..matrix import load_matrix
 from ..versions import parse_driver_version
-from ._matrix_common import gpu_pools, operator_drivers_for
+from ._matrix_common import driver_origin, gpu_pools, operator_drivers_for
 
 NAME = "one-driver-per-pool"
 
 
 def _name(spec: DriverSpec) -> str:
-    origin = "GPU Operator values" if spec.source == "helm-values" else f"NVIDIADriver {spec.name!r}"
-    return f"{origin} (driver {spec.version})"
+    return f"driver {spec.version} from {driver_origin(spec)}"
 
 
 def _label_agrees(label: str, spec: DriverSpec) -> bool:

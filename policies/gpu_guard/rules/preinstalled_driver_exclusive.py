@@ -57,20 +57,33 @@ def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
             continue
         if pool.driver_source != "image" or release is None or _off(pool, ALL_OPERANDS_LABEL):
             continue
-        selected = bool(operator_drivers_for(inv, matrix, pool))
+        selecting = [d.name for d in operator_drivers_for(inv, matrix, pool) if d.source == "nvidiadriver"]
         missing = []
         for operand, label in OPERAND_LABELS:
             enabled = get(release.values, operand, "enabled", default=True) is not False
             if operand == "driver":
-                enabled = selected
+                enabled = _driver_deployed(release.values, enabled, bool(operator_drivers_for(inv, matrix, pool)))
             if enabled and not _off(pool, label):
                 missing.append(label)
         if missing:
-            values = ", ".join(f"{operand}.enabled=false" for operand, label in OPERAND_LABELS if label in missing)
+            fixes = [f"{operand}.enabled=false" for operand, label in OPERAND_LABELS
+                     if label in missing and get(release.values, operand, "enabled", default=True) is not False]
+            alternatives = []
+            if fixes:
+                alternatives.append(f"set {', '.join(fixes)} in the operator values")
+            if selecting:
+                alternatives.append(f"narrow the nodeSelector of NVIDIADriver {', '.join(map(repr, selecting))}")
             report(f"GPU pool {pool.name!r} ({pool.os}) runs the driver baked into its image, but GPU Operator "
                    f"release {release.name!r} would also deploy its own there (missing "
                    f"{', '.join(label + '=false' for label in missing)}): two drivers/device plugins on one node. Add "
-                   f"those labels to the pool's node labels, or set {values} in the operator values.", pool.urn)
+                   f"those labels to the pool's node labels, or {' or '.join(alternatives)}.", pool.urn)
+
+
+def _driver_deployed(values: object, enabled: bool, selected: bool) -> bool:
+    """Does the operator put a driver on the pool? The ClusterPolicy driver goes to every GPU node unless
+    the NVIDIADriver CRD takes over, in which case only drivers whose selector matches the pool do."""
+    crd = get(values, "driver", "nvidiaDriverCRD", "enabled", default=False) is True
+    return selected or (enabled and not crd)
 
 
 stack_policy(
