@@ -1,0 +1,229 @@
+"""system-node-group-present: an untainted, non-GPU node group exists and the cluster controllers select it.
+
+GPU nodes carry `nvidia.com/gpu=true:NoSchedule` and may scale to zero, so CoreDNS, the GPU
+Operator, the NFD master, Karpenter, KEDA and the load-balancer controller need nodes of their own:
+a managed node group or self-managed ASG (not a Karpenter NodePool; Karpenter must never run on
+nodes it manages) that is untainted, not GPU, and keeps at least `minNodes` nodes (`minSize`) in
+at least `minZones` zones. Each controller's placement (Helm values merged over the chart defaults,
+matched as the scheduler matches them) must reach one of those groups and none of the GPU pools.
+
+Zones are counted as the distinct `subnetIds` of the node groups (`vpcZoneIdentifiers` for an ASG):
+each subnet lies in exactly one Availability Zone, and a stack gives each AZ one node subnet. The
+zone count is only read when `minZones` > 1 (subnet ids are often unknown during preview).
+
+Sources:
+- Run controllers on a small managed node group, never on Karpenter-managed nodes (EKS Best Practices):
+  https://docs.aws.amazon.com/eks/latest/best-practices/karpenter.html
+- Subnets are in one Availability Zone: https://docs.aws.amazon.com/vpc/latest/userguide/configure-subnets.html
+- Helm value merging (maps merge, lists replace): https://helm.sh/docs/chart_template_guide/values_files/
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pulumi_policy import PolicyConfigSchema
+
+from ..base import EnforcementLevel, ReportViolation, stack_policy
+from ..inventory import (
+    EKS_CLUSTER_TYPES,
+    HelmRelease,
+    Inventory,
+    Pool,
+    Workload,
+    as_list,
+    as_str_map,
+    build_inventory,
+    get,
+    reachable,
+)
+from .gpu_nodes_tainted import gpu_reason
+
+DEFAULT_MIN_NODES = 1
+DEFAULT_MIN_ZONES = 1
+_BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
+
+
+@dataclass(frozen=True)
+class _Placement:
+    """Where one controller Deployment may go: chart, component, values path and the chart's defaults."""
+
+    chart: str
+    component: str
+    paths: tuple[tuple[str, ...], ...]  # values paths, first non-empty wins (KEDA: component, then global)
+    default_node_selector: Mapping[str, str]
+    default_affinity: Mapping[str, Any]
+
+
+# Chart defaults that decide placement. Karpenter's required affinity keeps it off Karpenter nodes.
+# Source: https://github.com/aws/karpenter-provider-aws/blob/release-v1.14.1/charts/karpenter/values.yaml
+_KARPENTER_AFFINITY: Mapping[str, Any] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+    "nodeSelectorTerms": [{"matchExpressions": [{"key": "karpenter.sh/nodepool", "operator": "DoesNotExist"}]}]}}}
+_LINUX = {"kubernetes.io/os": "linux"}
+# Source: https://github.com/NVIDIA/gpu-operator/blob/v26.7.0/deployments/gpu-operator/values.yaml
+#         (operator.nodeSelector; node-feature-discovery.master / gc take the NFD subchart defaults)
+# Source: https://github.com/kedacore/charts/blob/v2.20.2/keda/values.yaml (operator / metricsServer / webhooks)
+# Source: https://github.com/kubernetes-sigs/aws-load-balancer-controller/blob/v3.5.0/helm/aws-load-balancer-controller/values.yaml
+PLACEMENTS = (
+    _Placement("gpu-operator", "GPU Operator", (("operator",),), _LINUX, {}),
+    _Placement("gpu-operator", "NFD master", (("node-feature-discovery", "master"),), {}, {}),
+    _Placement("gpu-operator", "NFD garbage collector", (("node-feature-discovery", "gc"),), {}, {}),
+    _Placement("karpenter", "Karpenter controller", ((),), _LINUX, _KARPENTER_AFFINITY),
+    _Placement("keda", "KEDA operator", (("operator",), ()), {}, {}),
+    _Placement("keda", "KEDA metrics server", (("metricsServer",), ()), {}, {}),
+    _Placement("keda", "KEDA admission webhooks", (("webhooks",), ()), {}, {}),
+    _Placement("aws-load-balancer-controller", "AWS Load Balancer Controller", ((),), {}, {}),
+)
+
+CONFIG_SCHEMA = PolicyConfigSchema(
+    properties={
+        "minNodes": {"type": "integer", "minimum": 1, "default": DEFAULT_MIN_NODES,
+                     "description": "Nodes the system node groups keep at minimum (sum of minSize)."},
+        "minZones": {"type": "integer", "minimum": 1, "default": DEFAULT_MIN_ZONES,
+                     "description": "Availability Zones the system node groups span (distinct subnetIds)."},
+    },
+)
+
+
+def _merge(default: Any, value: Any) -> Any:
+    """Helm's merge of user values over chart defaults: maps merge key by key, anything else replaces."""
+    if isinstance(default, Mapping) and isinstance(value, Mapping):
+        out = {k: default[k] for k in default}
+        for key in value:
+            out[key] = _merge(default.get(key), value[key]) if key in default else value[key]
+        return {k: v for k, v in out.items() if v is not None}
+    return default if value is None else value
+
+
+def _controller(release: HelmRelease, placement: _Placement) -> Workload:
+    def pick(field: str) -> Any:
+        for path in placement.paths:
+            value = get(release.values, *path, field)
+            if value:
+                return value
+        return None
+
+    selector = _merge(dict(placement.default_node_selector), pick("nodeSelector"))
+    affinity = _merge(dict(placement.default_affinity), pick("affinity"))
+    terms = get(affinity, "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+    return Workload(
+        urn=release.urn, name=f"{placement.component} (release '{release.name}')", kind="Deployment", labels={},
+        node_selector=as_str_map(selector), required_terms=tuple(as_list(terms)) if terms is not None else None,
+        tolerations=tuple(as_list(pick("tolerations"))), containers=(),
+    )
+
+
+def _exclusion(pool: Pool) -> str | None:
+    reason = gpu_reason(pool)
+    if reason:
+        return f"GPU pool ({reason})"
+    if pool.kind == "karpenter-nodepool":
+        return "Karpenter NodePool (controllers must not run on nodes Karpenter manages)"
+    blocking = [str(t) for t in pool.taints if t.effect in _BLOCKING_EFFECTS]
+    if blocking:
+        return f"tainted {blocking}"
+    if (pool.min_size or 0) < 1:
+        return f"minSize {pool.min_size}"
+    return None
+
+
+def _zones(pool: Pool) -> set[str]:
+    key = "subnetIds" if pool.kind == "managed-node-group" else "vpcZoneIdentifiers"
+    zones = {str(s) for s in as_list(get(pool.props, key))}
+    if not zones and pool.kind == "self-managed":
+        zones = {str(z) for z in as_list(get(pool.props, "availabilityZones"))}
+    return zones
+
+
+def _config_int(config: Mapping[str, Any], key: str, default: int) -> int:
+    value = config.get(key, default) if isinstance(config, Mapping) else default
+    return int(value)  # the engine hands numbers over as floats (protobuf Struct)
+
+
+def _terms(terms: tuple[Any, ...] | None) -> str:
+    if not terms:
+        return "none"
+    return " OR ".join(
+        " AND ".join(f"{get(e, 'key')} {get(e, 'operator')} {[str(v) for v in as_list(get(e, 'values'))]}"
+                     for e in as_list(get(t, "matchExpressions")))
+        for t in terms
+    )
+
+
+def _describe(pools: list[Pool]) -> str:
+    return "; ".join(f"'{p.name}' labels {p.labels or {}}" for p in pools)
+
+
+def validate(args: Any, report_violation: ReportViolation) -> None:
+    resources = list(args.resources)
+    inventory: Inventory = build_inventory(resources)
+    clusters = [r for r in resources if r.resource_type in EKS_CLUSTER_TYPES]
+    if not inventory.pools and not clusters:
+        return
+    config = args.get_config()
+    min_nodes = _config_int(config, "minNodes", DEFAULT_MIN_NODES)
+    min_zones = _config_int(config, "minZones", DEFAULT_MIN_ZONES)
+    anchor = clusters[0].urn if clusters else inventory.pools[0].urn
+    excluded = [(p, why) for p in inventory.pools if (why := _exclusion(p))]
+    system = [p for p in inventory.pools if not any(p is q for q, _ in excluded)]
+    if not system:
+        found = "; ".join(f"'{p.name}': {why}" for p, why in excluded) or "none"
+        report_violation(
+            "No untainted, non-GPU node group with minSize >= 1 exists, so CoreDNS and the GPU Operator, NFD, "
+            "Karpenter, KEDA and load-balancer controllers sit Pending behind the GPU taint (or vanish when GPU "
+            f"nodes scale to zero). Node groups: {found}. Fix: add a system managed node group (e.g. m7i.large, "
+            f"no taints, minSize {max(min_nodes, 2)}, subnets in {max(min_zones, 2)} zones).",
+            anchor,
+        )
+        return
+    total = sum(p.min_size or 0 for p in system)
+    if total < min_nodes:
+        report_violation(
+            f"The system node groups ({', '.join(p.name for p in system)}) keep {total} node(s) at minimum; this stack "
+            f"requires at least {min_nodes} (policy config minNodes). Fix: raise scalingConfig.minSize to {min_nodes}.",
+            system[0].urn,
+        )
+    if min_zones > 1:
+        zones = set().union(*(_zones(p) for p in system))
+        if len(zones) < min_zones:
+            report_violation(
+                f"The system node groups ({', '.join(p.name for p in system)}) span {len(zones)} subnet(s) "
+                f"{sorted(zones)}, i.e. at most {len(zones)} Availability Zone(s); this stack requires {min_zones} "
+                f"(policy config minZones). Fix: give the system node group subnets in {min_zones} zones.",
+                system[0].urn,
+            )
+    gpu_pools = [p for p in inventory.pools if gpu_reason(p)]
+    for release in inventory.releases:
+        for placement in PLACEMENTS:
+            if placement.chart != release.chart:
+                continue
+            controller = _controller(release, placement)
+            if not any(reachable(controller, p) for p in system):
+                report_violation(
+                    f"{controller.name} cannot be scheduled on any system node group: nodeSelector "
+                    f"{controller.node_selector or {}}, required node affinity "
+                    f"{_terms(controller.required_terms)}; "
+                    f"system node groups: {_describe(system)}. Fix: point its nodeSelector at a label the system "
+                    "node group carries, or leave it unset.",
+                    release.urn,
+                )
+            on_gpu = [p.name for p in gpu_pools if reachable(controller, p)]
+            if on_gpu:
+                report_violation(
+                    f"{controller.name} tolerates its way onto GPU pools {on_gpu}; it would hold GPU nodes up (or "
+                    "vanish with them). Fix: drop the nvidia.com/gpu toleration or pin it with a nodeSelector on the "
+                    f"system node group's labels ({_describe(system)}).",
+                    release.urn,
+                )
+
+
+POLICY = stack_policy(
+    "system-node-group-present",
+    "An untainted, non-GPU node group with minSize >= minNodes across minZones zones exists, and the operator, NFD "
+    "master, Karpenter, KEDA and load-balancer controllers select it.",
+    validate,
+    enforcement=EnforcementLevel.MANDATORY,
+    config_schema=CONFIG_SCHEMA,
+)
