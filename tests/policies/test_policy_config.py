@@ -1,0 +1,60 @@
+"""policies/config/prod.json: raises the *prod* policies of POLICIES.md, never lowers a default."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from policies.gpu_guard.base import EnforcementLevel, all_meta, all_policies, is_raise_or_equal
+from tests.policies.catalogue import catalogue
+
+PROD = Path(__file__).resolve().parents[2] / "policies" / "config" / "prod.json"
+_LEVELS = {level.value: level for level in EnforcementLevel}
+
+
+def _prod() -> dict[str, dict[str, object]]:
+    data = json.loads(PROD.read_text())
+    assert isinstance(data, dict)
+    return data
+
+
+def test_prod_config_names_only_registered_policies():
+    unknown = sorted(set(_prod()) - set(all_meta()))
+    assert not unknown, f"prod.json names policies the pack does not have: {unknown}"
+
+
+def test_prod_config_only_raises_enforcement():
+    meta = all_meta()
+    for name, entry in _prod().items():
+        level = _LEVELS[str(entry["enforcementLevel"])]
+        assert is_raise_or_equal(meta[name].default, level), f"{name}: prod.json lowers {meta[name].default.value}"
+
+
+def test_every_prod_policy_of_the_catalogue_is_mandatory_in_prod():
+    prod = _prod()
+    raised = [name for name, (default, prod_level) in catalogue().items() if prod_level != default]
+    assert raised, "POLICIES.md marks policies *prod* mandatory"
+    for name in raised:
+        assert prod.get(name, {}).get("enforcementLevel") == "mandatory", f"{name} is *prod* mandatory"
+
+
+def test_prod_system_node_group_needs_two_nodes_in_two_zones():
+    entry = _prod()["system-node-group-present"]
+    assert entry["minNodes"] == 2
+    assert entry["minZones"] == 2
+
+
+def test_prod_properties_fit_each_policys_config_schema():
+    schemas = {p.name: p.config_schema for p in all_policies()}
+    for name, entry in _prod().items():
+        props = {k: v for k, v in entry.items() if k != "enforcementLevel"}
+        schema = schemas[name]
+        if not props:
+            continue
+        assert schema is not None, f"{name} takes no config properties but prod.json sets {props}"
+        for key, value in props.items():
+            assert key in schema.properties, f"{name}: unknown config property {key}"
+            spec = schema.properties[key]
+            assert spec["type"] == "integer" and isinstance(value, int), f"{name}.{key}"
+            assert value >= spec.get("minimum", value)
+            assert value >= spec.get("default", value), f"{name}.{key} may only be raised above the default"
