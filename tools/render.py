@@ -149,8 +149,16 @@ def summarize(recording: Recording) -> Summary:
         reach = inv.reach(w, gpu_pools)
         services.append(ServiceRow(name=w.name, kind=w.kind, cuda=w.cuda_label or "?", gpus=w.gpus,
                                    pools=tuple(sorted({r.pool.name for r in reach})), urn=w.urn))
+    by_urn = {r.urn: r for r in resources}
+
+    def release_name(urn: str, fallback: str) -> str:
+        # The Helm release name (`name` input, else the provider's auto-name), not the Pulumi logical name.
+        res = by_urn[urn]
+        return str(res.inputs.get("name") or res.outputs.get("name") or fallback)
+
     releases = tuple(
-        ReleaseRow(name=r.name, chart=r.chart, version=r.version or "?", namespace=r.namespace or "default")
+        ReleaseRow(name=release_name(r.urn, r.name), chart=r.chart, version=r.version or "?",
+                   namespace=r.namespace or "default")
         for r in sorted(inv.releases, key=lambda r: (r.chart, r.name))
     )
     counts = Counter(r.type for r in resources)
