@@ -48,7 +48,11 @@ def _resource(rtype: str, name: str, props: dict[str, Any]) -> PolicyResource:
 
 def _run(resources: list[PolicyResource]) -> list[str]:
     messages: list[str] = []
-    rule.POLICY.validate(StackValidationArgs(resources, {}), lambda m, urn=None: messages.append(m))
+
+    def report(message: str, urn: str | None = None) -> None:
+        messages.append(message)
+
+    rule.validate(StackValidationArgs(resources, {}), report)
     return messages
 
 

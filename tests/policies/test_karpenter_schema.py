@@ -17,11 +17,13 @@ from tests.shared import upstream
 
 
 def _crd(name: str) -> dict[str, Any]:
-    return yaml.safe_load(upstream("crds", "karpenter", name).read_text())
+    crd: dict[str, Any] = yaml.safe_load(upstream("crds", "karpenter", name).read_text())
+    return crd
 
 
 def _schema(crd: dict[str, Any]) -> dict[str, Any]:
-    return crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    schema: dict[str, Any] = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    return schema
 
 
 def _at(node: dict[str, Any], *path: str) -> dict[str, Any]:
