@@ -6,7 +6,8 @@ the scheduler matches them), at least one GPU pool with an instance type that ha
 GPUs (the reachable instance types, narrowed by instance-type/family selectors; counts from the
 matrix). "Insufficient nvidia.com/gpu" then never happens by construction. A pool that lists no
 instance types (a Karpenter pool selecting by family or category) cannot be counted and is taken as
-able to fit the request.
+able to fit the request. A GPU workload in a stack that holds no GPU pool it can reach is a violation:
+it would stay Pending.
 
 A pod that tolerates the GPU taint and can reach a GPU pool must request a GPU: otherwise it
 occupies a GPU node it does not use. DaemonSets are exempt: a node agent (monitoring, logging)
