@@ -974,6 +974,15 @@ def _matrix_problems(stack: StackConfig, today: date | None) -> tuple[list[Probl
                                  tuple(_close(operator, choices)) or choices[:3]))
         return mandatory, advisory
     for pool in stack.gpu_pools():
+        known = [(j, matrix.instance_type(t)) for j, t in enumerate(pool.instance_types)]
+        arches = [(j, inst.cpu_arch) for j, inst in known if inst is not None]
+        for j, cpu_arch in arches[1:]:
+            if cpu_arch != arches[0][1]:
+                add("mandatory", Problem(
+                    (*pool.path, "instanceTypes", j), pool.instance_types[j],
+                    f"a pool boots one image, so its instance types share a CPU architecture; this one is {cpu_arch}, "
+                    f"{pool.instance_types[arches[0][0]]} is {arches[0][1]}",
+                    fix="move it to a pool of its own"))
         for instance_type in pool.instance_types:
             findings = matrix.check(
                 os=typing.cast(Any, pool.os), driver=pool.driver_version,

@@ -336,6 +336,12 @@ def test_rejects_unknown_instance_type_with_nearest_size():
     assert "nearest valid choice: g5.xlarge" in message
 
 
+def test_rejects_mixed_cpu_architectures_in_one_pool():
+    message = rejection(with_change("gpuNodeGroups.0.instanceTypes", ["g5.xlarge", "g5g.xlarge"]))
+    assert 'gpuNodeGroups[0].instanceTypes[1] = "g5g.xlarge": a pool boots one image' in message
+    assert "fix: move it to a pool of its own" in message
+
+
 def test_rejects_gpu_instance_in_the_system_node_group():
     values = base()
     values["systemNodeGroup"] = {"instanceTypes": ["g5.xlarge"]}
