@@ -19,6 +19,7 @@ from pulumi_policy import (
     ResourceValidation,
     ResourceValidationPolicy,
     StackValidation,
+    StackValidationArgs,
     StackValidationPolicy,
 )
 
@@ -99,6 +100,50 @@ def stack_policy(
     return _register(policy, PolicyMeta(name, enforcement, prod or enforcement, "stack", companion_of))
 
 
+CAVEAT_MARK = "[advisory] "
+"""How a rule marks a finding as a caveat: the blocking policy drops it, its `-caveats` twin reports it."""
+
+
+def stack_policy_with_caveats(
+    name: str,
+    description: str,
+    validate: StackValidation,
+    *,
+    caveats_description: str,
+    enforcement: EnforcementLevel = EnforcementLevel.MANDATORY,
+    prod: EnforcementLevel | None = None,
+    config_schema: PolicyConfigSchema | None = None,
+) -> Policy:
+    """Register a mandatory stack policy and its advisory twin `<name>-caveats`.
+
+    The Pulumi engine reports every violation of a policy at that policy's one enforcement level,
+    so a rule that has both blocking outcomes and warnings (CUDA minor-version compatibility under
+    `cuda-driver-compatible`, say) cannot report both through one policy without either blocking
+    on a warning or passing a real break. `validate` reports everything; findings it marks with
+    `CAVEAT_MARK` go to the twin (advisory, mark removed), the rest to the policy itself. Both
+    take the same config properties.
+    """
+
+    def blocking(args: StackValidationArgs, report: ReportViolation) -> None:
+        def only_blocking(message: str, urn: str | None = None) -> None:
+            if not message.startswith(CAVEAT_MARK):
+                report(message, urn)
+
+        validate(args, only_blocking)
+
+    def caveats(args: StackValidationArgs, report: ReportViolation) -> None:
+        def only_caveats(message: str, urn: str | None = None) -> None:
+            if message.startswith(CAVEAT_MARK):
+                report(message[len(CAVEAT_MARK):], urn)
+
+        validate(args, only_caveats)
+
+    main = stack_policy(name, description, blocking, enforcement=enforcement, prod=prod, config_schema=config_schema)
+    stack_policy(f"{name}-caveats", caveats_description, caveats, enforcement=EnforcementLevel.ADVISORY,
+                 config_schema=config_schema, companion_of=name)
+    return main
+
+
 def _import_rules() -> None:
     from . import rules  # noqa: PLC0415 - imported for its side effect: every rule module registers itself
 
@@ -110,6 +155,12 @@ def all_policies() -> list[Policy]:
     """Every registered policy, sorted by name."""
     _import_rules()
     return [policy for _, (policy, _meta) in sorted(_REGISTRY.items())]
+
+
+def companions_of(name: str) -> list[Policy]:
+    """The advisory twins registered for policy `name` (see `stack_policy_with_caveats`)."""
+    _import_rules()
+    return [policy for _, (policy, meta) in sorted(_REGISTRY.items()) if meta.companion_of == name]
 
 
 def all_meta() -> dict[str, PolicyMeta]:
@@ -124,12 +175,15 @@ def is_raise_or_equal(default: EnforcementLevel, configured: EnforcementLevel) -
 
 
 __all__ = [
+    "CAVEAT_MARK",
     "EnforcementLevel",
     "PolicyMeta",
     "ReportViolation",
     "all_meta",
     "all_policies",
+    "companions_of",
     "is_raise_or_equal",
     "resource_policy",
     "stack_policy",
+    "stack_policy_with_caveats",
 ]

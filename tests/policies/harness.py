@@ -36,6 +36,8 @@ from pulumi_policy import (
 from pulumi_policy.policy import PolicyCustomTimeouts
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError, unknown_checking_proxy
 
+from policies.gpu_guard.base import CAVEAT_MARK
+
 FIXTURES = Path(__file__).parent / "fixtures"
 UNKNOWN_MARK = "<unknown>"
 
@@ -166,8 +168,22 @@ def load_cases(policy_name: str) -> list[Case]:
     return cases
 
 
-def assert_case(policy: Any, case: Case) -> None:
-    outcome = run_policy(policy, case.resources, case.config)
+def run_with_caveats(policy: Any, companions: list[Any], resources: list[dict[str, Any]],
+                     config: Mapping[str, Any] | None) -> Outcome:
+    """Run a policy and its advisory `-caveats` twins; twin messages come back marked with CAVEAT_MARK."""
+    outcome = run_policy(policy, resources, config)
+    messages = list(outcome.messages)
+    unknown = outcome.unknown
+    for companion in companions:
+        twin = run_policy(companion, resources, config)
+        messages.extend(CAVEAT_MARK + m for m in twin.messages)
+        unknown = unknown or twin.unknown
+    return Outcome(tuple(messages), unknown)
+
+
+def assert_case(policy: Any, case: Case, companions: list[Any] | None = None) -> None:
+    """Fixture messages of a policy with a caveats twin: the twin's are written with the `[advisory] ` mark."""
+    outcome = run_with_caveats(policy, companions or [], case.resources, case.config)
     if case.expect_unknown:
         assert outcome.unknown, f"{case.policy}/{case.name}: expected the policy to report it cannot judge"
         return

@@ -9,12 +9,13 @@ import pytest
 import yaml
 
 from policies.gpu_guard import registry
-from policies.gpu_guard.base import all_policies
+from policies.gpu_guard.base import all_policies, companions_of
 from policies.gpu_guard.registry import RegistryAnswer
 from policies.gpu_guard.rules._matrix_common import ADVISORY_PREFIX, config_today
-from tests.policies.harness import FIXTURES, apply_patch, run_policy
+from tests.policies.harness import FIXTURES, apply_patch, run_policy, run_with_caveats
 
 POLICY = {p.name: p for p in all_policies()}["gpu-driver-image-published"]
+TWINS = companions_of("gpu-driver-image-published")
 BASELINE = yaml.safe_load((FIXTURES / "gpu-driver-image-published" / "baseline.yaml").read_text())
 CONFIG = {"today": "2026-11-29", "verifyRegistry": True, "registry": "http://127.0.0.1:5000",
           "registryTimeoutSeconds": 2}
@@ -64,14 +65,18 @@ def test_unreachable_registry_falls_back_to_the_catalogue_and_says_so(monkeypatc
     assert "The registry could not be reached: connection refused; the pinned catalogue decided." in message
 
 
-def test_unreachable_registry_with_a_catalogued_image_reports_nothing(monkeypatch, asked):
+def test_unreachable_registry_with_a_catalogued_image_blocks_nothing_and_says_so_as_a_caveat(monkeypatch, asked):
     _answer(monkeypatch, asked, None, "timed out")
     assert run_policy(POLICY, BASELINE["resources"], CONFIG).messages == ()
+    (message,) = run_with_caveats(POLICY, TWINS, BASELINE["resources"], CONFIG).messages
+    assert message.startswith(ADVISORY_PREFIX)
+    assert "the registry could not be asked for nvcr.io/nvidia/driver:580.173.02-ubuntu24.04 (timed out)" in message
 
 
 def test_registry_serving_an_uncatalogued_image_turns_the_verdict_into_an_advisory(monkeypatch, asked):
     _answer(monkeypatch, asked, True, "published (sha256:abc)")
-    (message,) = run_policy(POLICY, _with_driver("580.99.99"), CONFIG).messages
+    assert run_policy(POLICY, _with_driver("580.99.99"), CONFIG).messages == ()
+    (message,) = run_with_caveats(POLICY, TWINS, _with_driver("580.99.99"), CONFIG).messages
     assert message.startswith(ADVISORY_PREFIX)
     assert "Update matrix.yaml" in message
 

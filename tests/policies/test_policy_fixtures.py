@@ -4,21 +4,22 @@ from __future__ import annotations
 
 import pytest
 
-from policies.gpu_guard.base import all_meta, all_policies
+from policies.gpu_guard.base import all_meta, all_policies, companions_of
 from tests.policies.harness import FIXTURES, assert_case, load_cases
 
 POLICIES = {p.name: p for p in all_policies()}
+COMPANIONS = {name for name, meta in all_meta().items() if meta.companion_of}
 CASES = [case for name in sorted(POLICIES) if (FIXTURES / name).is_dir() for case in load_cases(name)]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.policy}/{c.name}" for c in CASES])
 def test_policy_gives_the_expected_verdict_on_its_fixture(case):
-    assert_case(POLICIES[case.policy], case)
+    assert_case(POLICIES[case.policy], case, companions_of(case.policy))
 
 
 def test_every_policy_has_a_baseline_and_at_least_one_failing_fixture():
     missing = []
-    for name in POLICIES:
+    for name in sorted(set(POLICIES) - COMPANIONS):  # a `-caveats` twin is tested through its policy's fixtures
         folder = FIXTURES / name
         if not (folder / "baseline.yaml").is_file() or not list(folder.glob("fail_*.yaml")):
             missing.append(name)
@@ -28,6 +29,16 @@ def test_every_policy_has_a_baseline_and_at_least_one_failing_fixture():
 def test_every_fixture_folder_belongs_to_a_registered_policy():
     orphans = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir() and p.name not in POLICIES)
     assert not orphans, f"fixture folders with no policy of that name: {orphans}"
+
+
+def test_every_caveats_twin_reports_something_in_some_fixture_of_its_policy():
+    silent = []
+    for name in COMPANIONS:
+        parent = all_meta()[name].companion_of
+        assert parent is not None
+        if not any("[advisory] " in expected for case in load_cases(parent) for expected in case.expect):
+            silent.append(name)
+    assert not silent, f"caveats twins no fixture exercises: {silent}"
 
 
 def test_policy_names_are_unique_and_kebab_case():

@@ -3,9 +3,9 @@
 Each stack is built the way the components emit it (EKS cluster, system node group, GPU managed
 node group with the label contract and the GPU taint, the gpu-operator Helm release, a GPU
 Deployment) and handed to every registered policy, as the pack's analyzer would. The verdict of a
-matrix policy is the level its violations are reported at: the policy's default level, or advisory
-for a violation whose message starts with `[advisory] ` (the convention mandatory policies use for
-their caveat outcomes). Policies outside the matrix must not block these stacks.
+matrix policy is the level its violations are reported at; the caveats a mandatory policy's
+advisory `-caveats` twin reports count as that policy's advisory verdict. Policies outside the
+matrix must not block these stacks.
 
 Scenario facts: AWS China blog (2026-06-03),
 https://aws.amazon.com/cn/blogs/china/amazon-eks-using-nvidia-gpu-operator-management-gpu-cuda/
@@ -20,7 +20,6 @@ from typing import Any
 import pytest
 
 from policies.gpu_guard.base import all_meta, all_policies
-from policies.gpu_guard.rules._matrix_common import ADVISORY_PREFIX
 from tests.policies.harness import run_policy
 
 TODAY = "2026-11-29"
@@ -152,10 +151,11 @@ def verdicts(resources: list[dict[str, Any]]) -> tuple[dict[str, set[str]], dict
         config = {"today": TODAY} if "today" in schema else None
         outcome = run_policy(policy, resources, config)
         assert outcome.unknown is None, f"{policy.name} could not judge: {outcome.unknown}"
+        # A `-caveats` twin reports the advisory findings of its mandatory policy: count them there.
+        name = meta[policy.name].companion_of or policy.name
         for message in outcome.messages:
-            level = "advisory" if message.startswith(ADVISORY_PREFIX) else meta[policy.name].default.value
-            levels.setdefault(policy.name, set()).add(level)
-            messages.setdefault(policy.name, []).append(message)
+            levels.setdefault(name, set()).add(meta[policy.name].default.value)
+            messages.setdefault(name, []).append(message)
     return levels, messages
 
 

@@ -13,9 +13,10 @@ questions of the stack, answered here once so they agree:
 
 Advisory findings of a mandatory policy. The engine gives each policy exactly one enforcement
 level, so a mandatory policy whose rule also has "works with caveats" outcomes (CUDA minor-version
-compatibility, forward compatibility) reports those with the message prefix `[advisory] `
-(`ADVISORY_PREFIX`); the offline gate (`tools/gate.py`) maps a diagnostic with that prefix to
-enforcement `advisory`. Policies whose own level is advisory report findings without the prefix.
+compatibility, forward compatibility) marks those with `ADVISORY_PREFIX` (`base.CAVEAT_MARK`) and
+is registered with `stack_policy_with_caveats`: the policy reports its blocking findings, its
+advisory twin `<name>-caveats` the marked ones. Policies whose own level is advisory report
+findings unmarked.
 """
 
 from __future__ import annotations
@@ -27,11 +28,12 @@ from typing import Any
 
 from pulumi_policy import ReportViolation
 
+from ..base import CAVEAT_MARK
 from ..inventory import DriverSpec, Inventory, Pool, Workload
 from ..matrix import Finding, Matrix, OsName
 from ..versions import parse_cuda_version
 
-ADVISORY_PREFIX = "[advisory] "
+ADVISORY_PREFIX = CAVEAT_MARK
 
 # The OS label values of the label contract (CONFIG.md section 2), the `OsName` the matrix takes.
 KNOWN_OS: tuple[OsName, ...] = ("ubuntu-22.04", "ubuntu-24.04", "bottlerocket", "al2023")
@@ -218,7 +220,7 @@ def report_findings(report: ReportViolation, findings: Iterable[Finding], *, con
     """Report every non-ok finding as `<context>: <finding>`.
 
     `advisory_prefix`: the policy is mandatory, so its advisory findings carry `ADVISORY_PREFIX`
-    for the gate. `seen` drops a message already reported (several pools, one fact).
+    for its `-caveats` twin. `seen` drops a message already reported (several pools, one fact).
     """
     for finding in findings:
         if finding.level == "ok":

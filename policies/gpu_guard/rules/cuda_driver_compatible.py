@@ -9,7 +9,7 @@ data-center GPU and the image's `NVIDIA_REQUIRE_CUDA` admits the branch) works w
 anything else the container toolkit refuses to start.
 
 The policy is mandatory, and the engine gives a policy one level: the caveat outcomes are reported
-with the `[advisory] ` message prefix, which the offline gate maps to enforcement advisory.
+by its advisory twin `cuda-driver-compatible-caveats` (`base.stack_policy_with_caveats`).
 
 Data-center GPU: forward compatibility counts only when every instance type the workload can reach
 in the pool is a data-center GPU; a pool whose instance types are not listed (e.g. a Karpenter pool
@@ -24,7 +24,7 @@ from datetime import date
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, ReportViolation, StackValidationArgs
 
-from ..base import stack_policy
+from ..base import stack_policy_with_caveats
 from ..inventory import Inventory, Reach, Workload, build_inventory
 from ..matrix import Matrix, load_matrix
 from ._matrix_common import (
@@ -77,10 +77,14 @@ def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
                        seen=seen)
 
 
-stack_policy(
+stack_policy_with_caveats(
     name=NAME,
     description="Every GPU workload's CUDA runtime runs on the driver of every pool the workload can be scheduled on.",
     validate=_validate,
     enforcement=EnforcementLevel.MANDATORY,
+    caveats_description=(
+        "Caveats of cuda-driver-compatible: CUDA runtimes that run on a pool's driver only through "
+        "minor-version or forward compatibility, with what breaks there."
+    ),
     config_schema=PolicyConfigSchema(properties={"today": TODAY_PROPERTY}),
 )

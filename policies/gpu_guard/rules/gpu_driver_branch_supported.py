@@ -4,7 +4,7 @@ For every operator-managed GPU pool and every operator driver that serves it, th
 (`Matrix.operator_branch_support`) says whether the operator release supports that branch on the
 pool's OS: R535 only on Ubuntu 22.04 and only up to the releases that still list it, Ubuntu 24.04
 needs R570/R580 or newer. A driver in a supported branch but outside the release's tested component
-list is a caveat, reported with the `[advisory] ` prefix. Pools whose image bakes the driver are not
+list is a caveat, reported by the advisory twin `gpu-driver-branch-supported-caveats`. Pools whose image bakes the driver are not
 judged here (`preinstalled-driver-exclusive` keeps the operator's driver off them).
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs
 
-from ..base import stack_policy
+from ..base import stack_policy_with_caveats
 from ..inventory import build_inventory
 from ..matrix import load_matrix
 from ._matrix_common import as_os, gpu_pools, judged, operator_drivers_for, report_findings
@@ -56,9 +56,13 @@ def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
             report_findings(report, findings, context=context, urn=spec.urn, advisory_prefix=True, seen=seen)
 
 
-stack_policy(
+stack_policy_with_caveats(
     name=NAME,
     description="The driver branch is supported by the GPU Operator release on the OS of every pool it serves.",
     validate=_validate,
     enforcement=EnforcementLevel.MANDATORY,
+    caveats_description=(
+        "Caveats of gpu-driver-branch-supported: drivers in a supported branch that the GPU Operator "
+        "release's component matrix does not list."
+    ),
 )

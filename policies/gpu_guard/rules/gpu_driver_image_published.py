@@ -14,11 +14,11 @@ which the stack does not know, so only the catalogue judges them. The registry's
 
 - "not published": a violation, even when the catalogue lists the tag (the catalogue is stale).
 - "published" while the catalogue says it is not: the registry wins for existence; the catalogue
-  verdict is reported as an `[advisory] ` finding asking to update matrix.yaml.
+  verdict is a caveat (advisory twin `gpu-driver-image-published-caveats`) asking to update
+  matrix.yaml.
 - no answer (unreachable, timeout, credentials needed): the catalogue verdict stands. Its
-  violations say the registry could not be reached; when the catalogue is satisfied nothing is
-  reported. A policy reports at one level only, so an "unreachable registry" advisory on a clean
-  stack would need a separate advisory channel in the gate; until then that case is silent here.
+  violations say the registry could not be reached; when the catalogue is satisfied the twin
+  reports, as an advisory, that the registry was not asked successfully.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, ReportViolation, StackValidationArgs
 
 from .. import registry
-from ..base import stack_policy
+from ..base import stack_policy_with_caveats
 from ..inventory import DriverSpec, HelmRelease, build_inventory
 from ..matrix import Finding, OsName, load_matrix
 from ._matrix_common import (
@@ -134,18 +134,26 @@ def _report_with_registry(report: ReportViolation, findings: list[Finding], answ
         for finding in blocking:
             report(f"{context}: {finding_text(finding)} (The registry could not be reached: {answer.detail}; "
                    "the pinned catalogue decided.)", urn)
+        if not blocking:
+            report(f"{ADVISORY_PREFIX}{context}: the registry could not be asked for {ref} ({answer.detail}); "
+                   "the pinned catalogue lists it as published. Check registry reachability, or set "
+                   "verifyRegistry: false to rely on the catalogue alone.", urn)
     else:
         for finding in blocking:
             report(f"{ADVISORY_PREFIX}{context}: the registry serves {ref} ({answer.detail}) but the catalogue says: "
                    f"{finding_text(finding)} Update matrix.yaml.", urn)
 
 
-stack_policy(
+stack_policy_with_caveats(
     name=NAME,
     description="Every operator-installed driver version has a published driver container image for the OS of "
                 "every pool it serves.",
     validate=_validate,
     enforcement=EnforcementLevel.MANDATORY,
+    caveats_description=(
+        "Caveats of gpu-driver-image-published: images judged by the catalogue alone (registry "
+        "unreachable) or served by the registry though the catalogue disagrees."
+    ),
     config_schema=PolicyConfigSchema(properties={
         "today": TODAY_PROPERTY,
         "verifyRegistry": {"type": "boolean", "default": False,

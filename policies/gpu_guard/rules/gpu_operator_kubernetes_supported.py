@@ -4,14 +4,15 @@ The control plane version (EKS cluster `version`) is checked against the release
 and, for every OS among the operator-managed GPU pools, against that OS's range
 (`Matrix.operator_kubernetes`). A release without a pinned chart version cannot be judged and is a
 violation (pin it). When the stack holds no EKS cluster (an adopted cluster) there is no version
-to check; that is reported with the `[advisory] ` prefix rather than passed silently.
+to check; the advisory twin `gpu-operator-kubernetes-supported-caveats` says so rather than passing
+silently.
 """
 
 from __future__ import annotations
 
 from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs
 
-from ..base import stack_policy
+from ..base import stack_policy_with_caveats
 from ..inventory import build_inventory
 from ..matrix import OsName, load_matrix
 from ._matrix_common import ADVISORY_PREFIX, as_os, gpu_pools, judged, report_findings
@@ -49,9 +50,13 @@ def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
                         context=f"{context} ({os_name} GPU pools)", urn=release.urn, advisory_prefix=True, seen=seen)
 
 
-stack_policy(
+stack_policy_with_caveats(
     name=NAME,
     description="The GPU Operator release supports the cluster's Kubernetes version on EKS and on its pools' OS.",
     validate=_validate,
     enforcement=EnforcementLevel.MANDATORY,
+    caveats_description=(
+        "Caveats of gpu-operator-kubernetes-supported: stacks where the control-plane version cannot be "
+        "read, so the operator's Kubernetes range is not checked."
+    ),
 )
