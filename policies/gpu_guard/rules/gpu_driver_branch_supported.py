@@ -4,7 +4,8 @@ For every operator-managed GPU pool and every operator driver that serves it, th
 (`Matrix.operator_branch_support`) says whether the operator release supports that branch on the
 pool's OS: R535 only on Ubuntu 22.04 and only up to the releases that still list it, Ubuntu 24.04
 needs R570/R580 or newer. A driver in a supported branch but outside the release's tested component
-list is a caveat, reported by the advisory twin `gpu-driver-branch-supported-caveats`. Pools whose image bakes the driver are not
+list is a caveat, reported by the advisory twin `gpu-driver-branch-supported-caveats`. Pools whose
+image bakes the driver are not
 judged here (`preinstalled-driver-exclusive` keeps the operator's driver off them).
 """
 
