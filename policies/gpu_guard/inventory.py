@@ -69,6 +69,11 @@ _BAKED_OS = ("bottlerocket", "al2023")
 # Source: https://docs.aws.amazon.com/eks/latest/APIReference/API_Taint.html
 _EKS_EFFECTS = {"NO_SCHEDULE": "NoSchedule", "NO_EXECUTE": "NoExecute", "PREFER_NO_SCHEDULE": "PreferNoSchedule"}
 
+# A node group whose launch template names a custom AMI must not set `version` (EKS rejects it), so
+# the kubelet version of such a group is carried in this tag (node group `tags`, ASG tags).
+# Source: https://docs.aws.amazon.com/eks/latest/APIReference/API_CreateNodegroup.html (version)
+KUBELET_VERSION_TAG = "gpu-platform.io/kubelet-version"
+
 ASG_LABEL_TAG = "k8s.io/cluster-autoscaler/node-template/label/"
 ASG_TAINT_TAG = "k8s.io/cluster-autoscaler/node-template/taint/"
 
@@ -247,7 +252,8 @@ def _node_group_pool(urn: str, name: str, props: Any, templates: Mapping[str, An
     return Pool(
         urn=urn, name=labels.get(POOL_LABEL, name), kind="managed-node-group", labels=labels, label_domain=domain,
         taints=taints, instance_types=instance_types, min_size=_int(get(props, "scalingConfig", "minSize")),
-        ami_type=str(ami_type) if ami_type else None, kubelet_version=_opt_str(get(props, "version")),
+        ami_type=str(ami_type) if ami_type else None,
+        kubelet_version=_opt_str(get(props, "version")) or _opt_str(get(props, "tags", KUBELET_VERSION_TAG)),
         os_hint=_BAKED_AMI_TYPES.get(str(ami_type)) if ami_type else None, props=props,
     )
 
@@ -255,9 +261,12 @@ def _node_group_pool(urn: str, name: str, props: Any, templates: Mapping[str, An
 def _asg_pool(urn: str, name: str, props: Any, templates: Mapping[str, Any]) -> Pool:
     labels: dict[str, str] = {}
     taints: list[Taint] = []
+    kubelet: str | None = None
     for tag in as_list(get(props, "tags")):
         key, value = str(get(tag, "key", default="")), str(get(tag, "value", default=""))
-        if key.startswith(ASG_LABEL_TAG):
+        if key == KUBELET_VERSION_TAG:
+            kubelet = value or None
+        elif key.startswith(ASG_LABEL_TAG):
             labels[key[len(ASG_LABEL_TAG):]] = value
         elif key.startswith(ASG_TAINT_TAG):
             taint_value, _, effect = value.partition(":")
@@ -273,7 +282,7 @@ def _asg_pool(urn: str, name: str, props: Any, templates: Mapping[str, Any]) -> 
     return Pool(
         urn=urn, name=labels.get(POOL_LABEL, name), kind="self-managed", labels=labels,
         label_domain=_domain(labels, types), taints=tuple(taints), instance_types=types,
-        min_size=_int(get(props, "minSize")), props=props,
+        min_size=_int(get(props, "minSize")), kubelet_version=kubelet, props=props,
     )
 
 

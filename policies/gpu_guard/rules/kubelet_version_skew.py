@@ -1,8 +1,10 @@
 """kubelet-version-skew: a node's kubelet is not newer than the control plane and at most three minors older.
 
 The kubelet version of a managed node group is its `version` (EKS defaults it to the cluster's, so
-an absent value is within the skew); self-managed groups and Karpenter pools take the kubelet of
-their AMI, which the stack does not state, so they are not judged. The control plane is the EKS
+an absent value is within the skew); a group on a custom AMI (where EKS forbids `version`) and a
+self-managed Auto Scaling group state it in the `gpu-platform.io/kubelet-version` tag. Karpenter
+pools and groups without either take the kubelet of their AMI, which the stack does not state, so
+they are not judged. The control plane is the EKS
 cluster's `version`; when the stack holds no cluster there is nothing to compare. With several
 clusters in one stack, a node group is compared with the cluster whose `name` its `clusterName`
 names, else with the first.
@@ -32,7 +34,7 @@ def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
             if name is not None and version is not None:
                 by_name[str(name)] = str(version)
     for pool in inv.pools:
-        if pool.kind != "managed-node-group" or pool.kubelet_version is None:
+        if pool.kind == "karpenter-nodepool" or pool.kubelet_version is None:
             continue
         cluster = get(pool.props, "clusterName")
         control_plane = by_name.get(str(cluster), inv.control_plane_version)
