@@ -45,7 +45,7 @@ NVIDIA_DRIVER = "kubernetes:nvidia.com/v1alpha1:NVIDIADriver"
 HELM_RELEASE_TYPES = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v4:Chart", "kubernetes:helm.sh/v3:Chart")
 
 # Workload kinds and where their pod spec sits.
-_POD_TEMPLATE_PATHS: dict[str, tuple[str, ...]] = {
+POD_TEMPLATE_PATHS: dict[str, tuple[str, ...]] = {
     "kubernetes:apps/v1:Deployment": ("spec", "template"),
     "kubernetes:apps/v1:StatefulSet": ("spec", "template"),
     "kubernetes:apps/v1:DaemonSet": ("spec", "template"),
@@ -350,7 +350,7 @@ def _opt_str(value: Any) -> str | None:
 
 
 def _workload(urn: str, name: str, rtype: str, props: Any) -> Workload | None:
-    path = _POD_TEMPLATE_PATHS.get(rtype)
+    path = POD_TEMPLATE_PATHS.get(rtype)
     if path is None:
         return None
     template = get(props, *path) if path else props

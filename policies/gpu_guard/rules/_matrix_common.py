@@ -21,7 +21,7 @@ findings unmarked.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -29,7 +29,7 @@ from typing import Any
 from pulumi_policy import ReportViolation
 
 from ..base import CAVEAT_MARK
-from ..inventory import DriverSpec, Inventory, Pool, Workload
+from ..inventory import DriverSpec, Inventory, Pool, Reach, Workload
 from ..matrix import Finding, Matrix, OsName
 from ..versions import parse_cuda_version
 
@@ -191,6 +191,30 @@ def container_cuda(matrix: Matrix, workload: Workload, image: str) -> ContainerC
     if label is None:
         return None
     return ContainerCuda(label, False, None, f"label gpu-platform.io/cuda={label}")
+
+
+@dataclass(frozen=True)
+class GpuContainerReach:
+    """A GPU container whose CUDA is known, and the GPU pools its workload can be scheduled on."""
+
+    workload: Workload
+    container: str
+    cuda: ContainerCuda
+    reaches: list[Reach]
+
+
+def gpu_container_reaches(inv: Inventory, matrix: Matrix) -> Iterator[GpuContainerReach]:
+    """Every container that requests a GPU and whose CUDA is known, with the GPU pools it can reach."""
+    pools = gpu_pools(inv, matrix)
+    for workload in inv.workloads:
+        containers = [c for c in workload.containers if c.gpus > 0]
+        if not containers:
+            continue
+        reaches = inv.reach(workload, pools)
+        for container in containers:
+            cuda = container_cuda(matrix, workload, container.image)
+            if cuda is not None:
+                yield GpuContainerReach(workload, container.name, cuda, reaches)
 
 
 def judged(query: Callable[..., list[Finding]], *args: Any, **kwargs: Any) -> list[Finding]:

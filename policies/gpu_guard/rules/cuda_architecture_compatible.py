@@ -14,34 +14,25 @@ from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs
 from ..base import stack_policy
 from ..inventory import build_inventory
 from ..matrix import load_matrix
-from ._matrix_common import container_cuda, gpu_pools, judged, report_findings
+from ._matrix_common import gpu_container_reaches, judged, report_findings
 
 NAME = "cuda-architecture-compatible"
 
 
 def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
     matrix = load_matrix()
-    inv = build_inventory(args.resources)
-    pools = gpu_pools(inv, matrix)
     seen: set[str] = set()
-    for workload in inv.workloads:
-        containers = [c for c in workload.containers if c.gpus > 0]
-        if not containers:
-            continue
-        reaches = inv.reach(workload, pools)
-        for container in containers:
-            cuda = container_cuda(matrix, workload, container.image)
-            if cuda is None:
-                continue
-            for reach in reaches:
-                for instance_type in reach.instance_types or reach.pool.instance_types:
-                    if matrix.instance_type(instance_type) is None:
-                        continue
-                    context = (f"{workload.kind} {workload.name!r} container {container.name!r} "
-                               f"(CUDA {cuda.cuda} from {cuda.origin}) can run on {instance_type} in GPU pool "
-                               f"{reach.pool.name!r}")
-                    report_findings(report, judged(matrix.cuda_architecture, cuda.cuda, instance_type), context=context,
-                                    urn=workload.urn, advisory_prefix=False, seen=seen)
+    for item in gpu_container_reaches(build_inventory(args.resources), matrix):
+        workload, cuda = item.workload, item.cuda
+        for reach in item.reaches:
+            for instance_type in reach.instance_types or reach.pool.instance_types:
+                if matrix.instance_type(instance_type) is None:
+                    continue
+                context = (f"{workload.kind} {workload.name!r} container {item.container!r} "
+                           f"(CUDA {cuda.cuda} from {cuda.origin}) can run on {instance_type} in GPU pool "
+                           f"{reach.pool.name!r}")
+                report_findings(report, judged(matrix.cuda_architecture, cuda.cuda, instance_type), context=context,
+                                urn=workload.urn, advisory_prefix=False, seen=seen)
 
 
 stack_policy(

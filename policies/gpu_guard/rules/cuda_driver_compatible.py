@@ -31,8 +31,7 @@ from ._matrix_common import (
     TODAY_PROPERTY,
     ContainerCuda,
     config_today,
-    container_cuda,
-    gpu_pools,
+    gpu_container_reaches,
     judged,
     pool_drivers,
     report_findings,
@@ -61,20 +60,11 @@ def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
     today = config_today(args.get_config())
     matrix = load_matrix()
     inv = build_inventory(args.resources)
-    pools = gpu_pools(inv, matrix)
     seen: set[str] = set()
-    for workload in inv.workloads:
-        containers = [c for c in workload.containers if c.gpus > 0]
-        if not containers:
-            continue
-        reaches = inv.reach(workload, pools)
-        for container in containers:
-            cuda = container_cuda(matrix, workload, container.image)
-            if cuda is None:
-                continue
-            for reach in reaches:
-                _judge(matrix, inv, workload, reach, cuda, container=container.name, today=today, report=report,
-                       seen=seen)
+    for item in gpu_container_reaches(inv, matrix):
+        for reach in item.reaches:
+            _judge(matrix, inv, item.workload, reach, item.cuda, container=item.container, today=today,
+                   report=report, seen=seen)
 
 
 stack_policy_with_caveats(

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..base import EnforcementLevel, ReportViolation, stack_policy
-from ..inventory import as_list, as_str_map, get
+from ..inventory import POD_TEMPLATE_PATHS, as_list, as_str_map, get
 
 STORAGE_CLASS = "kubernetes:storage.k8s.io/v1:StorageClass"
 PVC = "kubernetes:core/v1:PersistentVolumeClaim"
@@ -37,16 +37,6 @@ MULTI_ATTACH_MODE = "ReadWriteMany"
 MULTI_ATTACH_VOLUME_TYPE = "io2"
 MULTI_ATTACH_VOLUME_MODE = "Block"
 
-# Where a workload kind keeps its pod template.
-_POD_TEMPLATES: dict[str, tuple[str, ...]] = {
-    "kubernetes:apps/v1:Deployment": ("spec", "template"),
-    "kubernetes:apps/v1:StatefulSet": ("spec", "template"),
-    "kubernetes:apps/v1:DaemonSet": ("spec", "template"),
-    "kubernetes:apps/v1:ReplicaSet": ("spec", "template"),
-    "kubernetes:batch/v1:Job": ("spec", "template"),
-    "kubernetes:batch/v1:CronJob": ("spec", "jobTemplate", "spec", "template"),
-    "kubernetes:core/v1:Pod": (),
-}
 
 
 @dataclass(frozen=True)
@@ -73,7 +63,7 @@ def _claims(resources: list[Any]) -> Iterator[_Claim]:
             for tpl in as_list(get(r.props, "spec", "volumeClaimTemplates")):
                 claim = get(tpl, "metadata", "name", default="?")
                 yield _Claim(f"StatefulSet '{name}' volumeClaimTemplate '{claim}'", r.urn, get(tpl, "spec", default={}))
-        path = _POD_TEMPLATES.get(r.resource_type)
+        path = POD_TEMPLATE_PATHS.get(r.resource_type)
         if path is None:
             continue
         pod = get(r.props, *path) if path else r.props
