@@ -1,0 +1,247 @@
+"""The seed scenarios of issue 3 through the real policy gate, end to end.
+
+tests/policies/test_seed_scenarios*.py run the same stacks through each policy in-process. Here each
+stack goes the way `pulumi preview --policy-pack policies` sends it: the pack in `policies/` is started
+as its own process (`python -m pulumi.policy`), configured over the analyzer gRPC protocol, asked about
+every resource and then the stack (tools.gate.run_gate). What is asserted is what the engine would
+print: each violation's policy, enforcement level, the resource it blames and what it says. Advisory
+findings of a mandatory matrix policy arrive under its `<policy>-caveats` twin, as the pack reports them.
+
+One gate run (one pack process) per scenario.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, cast
+
+from google.protobuf import json_format, struct_pb2
+
+from policies.gpu_guard.base import all_policies
+from tests.policies.test_seed_scenarios import stack, with_bottlerocket_pool
+from tests.policies.test_seed_scenarios_infra import _CLUSTER, _GPU
+from tests.shared import REPO
+from tools.gate import GateResult, run_gate
+from tools.records import RecordedResource
+
+TODAY = "2026-11-29"
+STACK = "seed"
+PROJECT = "gpu-platform"
+
+# Every policy whose config schema takes `today` (the lifecycle and matrix policies and their `-caveats`
+# twins) judges on the same day, so end-of-life verdicts do not drift with the clock.
+POLICY_CONFIG: dict[str, Any] = {
+    policy.name: {"today": TODAY}
+    for policy in all_policies()
+    if policy.config_schema is not None and "today" in policy.config_schema.properties
+}
+
+# (policy, enforcement, name of the resource the violation blames) -> a substring of its message.
+Expected = Mapping[tuple[str, str, str], str]
+
+R535_EOL = "R535 reached end of life in June 2026"
+EOL_ADVISORY = {("gpu-driver-branch-lifecycle", "advisory", "gpu-operator"): R535_EOL}
+CUDA_13_WITHOUT_COMPAT = "the image does not carry the cuda-compat forward-compatibility package"
+NO_CUDA_COMPAT_IMAGE = "registry.example.com/llm/server:1.4.0"
+
+
+def recorded(resources: list[dict[str, Any]]) -> list[RecordedResource]:
+    """The seed resources (`type`, `name`, `props`) as the offline preview records them."""
+    return [
+        RecordedResource(
+            urn=f"urn:pulumi:{STACK}::{PROJECT}::{r['type']}::{r['name']}",
+            type=r["type"],
+            name=r["name"],
+            parent=None,
+            custom=True,
+            inputs=r["props"],
+            properties=json_format.ParseDict(r["props"], struct_pb2.Struct()),
+        )
+        for r in resources
+    ]
+
+
+def gate(resources: list[dict[str, Any]]) -> GateResult:
+    return run_gate(
+        recorded(resources), pack_dir=REPO / "policies", stack=STACK, project=PROJECT, policy_config=POLICY_CONFIG
+    )
+
+
+def assert_verdicts(result: GateResult, expected: Expected) -> None:
+    """The gate reported exactly `expected`: no more, no fewer (policy, level, resource), each saying its text."""
+    reported: dict[tuple[str, str, str], list[str]] = {}
+    for v in result.violations:
+        reported.setdefault((v.policy, v.enforcement, v.urn.rsplit("::", 1)[-1]), []).append(v.message)
+    assert set(reported) == set(expected), f"the gate reported {reported}"
+    for key, text in expected.items():
+        assert any(text in message for message in reported[key]), f"{key}: {text!r} not in {reported[key]}"
+
+
+def test_blog_stack_r535_on_ubuntu_22_04_with_cuda_12_2_2_passes_with_the_eol_advisory() -> None:
+    result = gate(stack())
+
+    assert result.mandatory == ()
+    assert_verdicts(result, {("gpu-driver-branch-lifecycle", "advisory", "gpu-operator"):
+                             f"(judged on {TODAY}): {R535_EOL}: driver 535.309.01 gets no more bug or security fixes"})
+    lifecycle = next(p for p in result.policies if p.name == "gpu-driver-branch-lifecycle")
+    assert (lifecycle.default_enforcement, lifecycle.enforcement) == ("advisory", "advisory")
+
+
+def test_rejects_driver_535_15_04_whose_image_was_never_published() -> None:
+    result = gate(stack(driver="535.15.04"))
+
+    assert_verdicts(result, {
+        ("gpu-driver-image-published", "mandatory", "gpu-operator"):
+            "driver 535.15.04 has no published image nvcr.io/nvidia/driver:535.15.04-ubuntu22.04",
+        ("gpu-driver-branch-supported-caveats", "advisory", "gpu-operator"):
+            "not in GPU Operator v26.3.1's component matrix",
+        ("cuda-driver-compatible-caveats", "advisory", "cuda-app"):
+            "CUDA 12.2.2 runs on driver 535.15.04 only through min",
+        ("gpu-driver-branch-lifecycle", "advisory", "gpu-operator"): R535_EOL,
+    })
+
+
+def test_rejects_r535_on_ubuntu_24_04() -> None:
+    result = gate(stack(os="ubuntu-24.04", kubelet="1.34"))
+
+    assert_verdicts(result, {
+        ("gpu-driver-image-published", "mandatory", "gpu-operator"):
+            "no published image nvcr.io/nvidia/driver:535.309.01-ubuntu24.04",
+        ("gpu-driver-branch-supported", "mandatory", "gpu-operator"):
+            "GPU Operator v26.3.1 does not support driver branch R535 (driver 535.309.01) on ubuntu-24.04",
+        **EOL_ADVISORY,
+    })
+
+
+def test_rejects_precompiled_r535_under_operator_v26_7_0() -> None:
+    result = gate(stack(operator="v26.7.0", driver="535", precompiled=True))
+
+    assert_verdicts(result, {
+        ("gpu-driver-image-published", "mandatory", "gpu-operator"):
+            "precompiled driver R535 is not built for ubuntu-22.04 under GPU Operator v26.7.0",
+        ("cuda-driver-compatible-caveats", "advisory", "cuda-app"): "judged as 535.54.03, the branch's first release",
+        ("gpu-driver-branch-lifecycle", "advisory", "gpu-operator"): R535_EOL,
+    })
+
+
+def test_standard_535_309_01_under_operator_v26_7_0_passes_with_the_eol_advisory() -> None:
+    result = gate(stack(operator="v26.7.0"))
+
+    assert result.mandatory == ()
+    assert_verdicts(result, EOL_ADVISORY)
+
+
+def test_rejects_cuda_13_without_forward_compat_package_on_r535() -> None:
+    result = gate(stack(image=NO_CUDA_COMPAT_IMAGE, cuda_label="13.0"))
+
+    assert_verdicts(result, {
+        ("cuda-driver-compatible", "mandatory", "cuda-app"):
+            f"CUDA 13.0 cannot run on driver 535.309.01 (R535 runs CUDA 12.x natively): {CUDA_13_WITHOUT_COMPAT}",
+        **EOL_ADVISORY,
+    })
+
+
+def test_rejects_cuda_13_without_forward_compat_package_on_r570() -> None:
+    result = gate(stack(driver="570.211.01", image=NO_CUDA_COMPAT_IMAGE, cuda_label="13.0"))
+
+    assert_verdicts(result, {
+        ("cuda-driver-compatible", "mandatory", "cuda-app"):
+            f"CUDA 13.0 cannot run on driver 570.211.01 (R570 runs CUDA 12.x natively): {CUDA_13_WITHOUT_COMPAT}",
+        ("gpu-driver-branch-lifecycle", "advisory", "gpu-operator"): "R570 reached end of life in February 2026",
+    })
+
+
+def test_nvidia_cuda_13_0_0_on_r535_data_center_gpu_passes_with_a_forward_compat_advisory() -> None:
+    result = gate(stack(image="nvidia/cuda:13.0.0-runtime-ubuntu22.04"))
+
+    assert result.mandatory == ()
+    assert_verdicts(result, {
+        ("cuda-driver-compatible-caveats", "advisory", "cuda-app"): "runs only through forward compatibility",
+        **EOL_ADVISORY,
+    })
+
+
+def test_cuda_12_8_on_r535_is_a_minor_version_compatibility_advisory() -> None:
+    result = gate(stack(image="nvcr.io/nvidia/tritonserver:25.01-py3"))
+
+    assert result.mandatory == ()
+    assert_verdicts(result, {
+        ("cuda-driver-compatible-caveats", "advisory", "cuda-app"):
+            "CUDA 12.8 runs on driver 535.309.01 only through minor version compatibility",
+        **EOL_ADVISORY,
+    })
+
+
+def test_rejects_bottlerocket_pool_without_the_operator_operands_switched_off() -> None:
+    current = stack(kubelet="1.34", os="ubuntu-24.04", operator="v26.7.0", driver="580.173.02",
+                    image="nvcr.io/nvidia/tritonserver:25.01-py3")
+    result = gate(with_bottlerocket_pool(current, exclusions=False))
+
+    assert_verdicts(result, {
+        ("preinstalled-driver-exclusive", "mandatory", "gpu-spot"):
+            "GPU Operator release 'gpu-operator' would also deploy its own there (missing "
+            "nvidia.com/gpu.deploy.driver=false",
+        # The seed stack runs Karpenter without an interruption queue: advisory by default.
+        ("karpenter-interruption-handling", "advisory", "gpu-spot"): "no SQS interruption queue",
+    })
+
+
+def test_rejects_a_gpu_only_cluster() -> None:
+    result = gate([cast(dict[str, Any], _CLUSTER), cast(dict[str, Any], _GPU)])
+
+    assert_verdicts(result, {
+        ("system-node-group-present", "mandatory", "gpu-dev"):
+            "No untainted, non-GPU node group with minSize >= 1 exists",
+        # The two-resource seed has no gpu-operator release for its operator-driver pool either.
+        ("one-driver-per-pool", "mandatory", "gpu-dev-a10g"): "the stack has no gpu-operator Helm release",
+    })
+
+
+def test_rejects_read_only_many_on_ebs() -> None:
+    storage_class = {"type": "kubernetes:storage.k8s.io/v1:StorageClass", "name": "ebs-gp3",
+                     "props": {"metadata": {"name": "ebs-gp3"}, "provisioner": "ebs.csi.aws.com",
+                               "parameters": {"type": "gp3", "encrypted": "true"}}}
+    claim = {"type": "kubernetes:core/v1:PersistentVolumeClaim", "name": "models",
+             "props": {"metadata": {"name": "models", "namespace": "inference"},
+                       "spec": {"accessModes": ["ReadOnlyMany"], "storageClassName": "ebs-gp3",
+                                "resources": {"requests": {"storage": "100Gi"}}}}}
+    result = gate([storage_class, claim])
+
+    assert_verdicts(result, {
+        ("ebs-access-mode-supported", "mandatory", "models"):
+            "asks for ReadOnlyMany, which the EBS CSI driver rejects",
+    })
+
+
+def test_rejects_a_v1beta1_nodepool() -> None:
+    nodepool = {"type": "kubernetes:karpenter.sh/v1beta1:NodePool", "name": "default",
+                "props": {"apiVersion": "karpenter.sh/v1beta1", "kind": "NodePool", "metadata": {"name": "default"},
+                          "spec": {"template": {"spec": {"nodeClassRef": {"name": "default"}, "requirements": []}},
+                                   "disruption": {"consolidationPolicy": "WhenUnderutilized"}}}}
+    result = gate([nodepool])
+
+    assert_verdicts(result, {
+        ("karpenter-v1-api", "mandatory", "default"):
+            "NodePool 'default' uses karpenter.sh/v1beta1; Karpenter v1 serves only karpenter.sh/v1",
+        # A NodePool means Karpenter runs, and this one-object stack has no interruption queue: advisory by default.
+        ("karpenter-interruption-handling", "advisory", "default"): "no SQS interruption queue",
+    })
+
+
+def test_rejects_an_unquoted_listen_ports_annotation() -> None:
+    ingress = {"type": "kubernetes:networking.k8s.io/v1:Ingress", "name": "gpu-inference",
+               "props": {"metadata": {"name": "gpu-inference", "annotations": {
+                   "alb.ingress.kubernetes.io/scheme": "internet-facing",
+                   "alb.ingress.kubernetes.io/listen-ports": "[{HTTP: 80}, {HTTPS: 443}]",
+                   "alb.ingress.kubernetes.io/certificate-arn": "arn:aws:acm:us-west-2:111122223333:certificate/x",
+                   "alb.ingress.kubernetes.io/ssl-redirect": "443",
+                   "alb.ingress.kubernetes.io/ssl-policy": "ELBSecurityPolicy-TLS13-1-2-2021-06"}},
+                         "spec": {"ingressClassName": "alb"}}}
+    result = gate([ingress])
+
+    assert_verdicts(result, {
+        ("alb-https-only", "mandatory", "gpu-inference"):
+            "listen-ports '[{HTTP: 80}, {HTTPS: 443}]', which is not valid JSON (keys must be quoted)",
+        # The seed Ingress has no WAF web ACL: advisory by default (mandatory in prod).
+        ("alb-waf-attached", "advisory", "gpu-inference"): "has no WAFv2 web ACL",
+    })
