@@ -28,8 +28,9 @@ def validate(args: Any, report_violation: ReportViolation) -> None:
     fix = (f"Fix: {WAF_ANNOTATION}: arn:aws:wafv2:<region>:<account>:regional/webacl/<name>/<id> "
            "(a regional WAFv2 web ACL, e.g. with the AWS managed common rule set)")
     if not acl or acl == WAF_DISABLED:
+        state = "not set" if acl is None else f"{acl!r}"
         report_violation(f"Internet-facing ALB Ingress '{name}' has no WAFv2 web ACL ({WAF_ANNOTATION} is "
-                         f"{acl!r}). {fix}.", args.urn)
+                         f"{state}). {fix}.", args.urn)
     elif not acl.startswith(WAFV2_REGIONAL_ARN) or ":regional/webacl/" not in acl:
         report_violation(f"Internet-facing ALB Ingress '{name}' has {WAF_ANNOTATION} {acl!r}, which is not a regional "
                          f"WAFv2 web ACL ARN (ALBs take regional ACLs only). {fix}.", args.urn)
