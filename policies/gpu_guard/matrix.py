@@ -1064,8 +1064,13 @@ class Matrix:
         row = self._cuda_row(cuda)
         mvc = self._mvc(wanted.major)
         branch = self.branch(parsed.branch)
-        # A bare branch (baked images) is judged by its first release: the weakest driver it could be.
-        driver_key = parsed if not parsed.is_branch_only else DriverVersion((parsed.branch, 0, 0), parsed.text)
+        # A bare branch (baked images) is judged by its first known release: the weakest driver it could be.
+        driver_key = parsed
+        if parsed.is_branch_only:
+            driver_key = min(
+                (parse_driver_version(v) for v in self.known_driver_versions(parsed.branch)),
+                default=DriverVersion((parsed.branch, 0, 0), parsed.text),
+            )
         if row is not None:
             minimum = parse_driver_version(row.min_driver)
             if driver_key >= minimum or (parsed.is_branch_only and parsed.branch > minimum.branch):

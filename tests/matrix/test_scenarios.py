@@ -431,3 +431,14 @@ def test_check_rejects_an_image_whose_cuda_is_unknown(matrix):
         os="ubuntu-24.04", driver="580.173.02", operator="v26.7.0", cuda="example.com/app:1.0", today=REVIEW_DAY
     )
     assert _only(findings, "gpu-workload-cuda-declared").level == "mandatory"
+
+
+def test_a_bare_branch_is_judged_by_its_first_known_release_not_as_x_0_0(matrix):
+    # A Bottlerocket/AL2023 pool states only the branch its image bakes ("580"): CUDA 13.0 GA needs
+    # 580.65.06, the first R580 release, so R580 runs it natively; R570 still cannot.
+    baked_r580 = matrix.cuda_driver("13.0", "580", forward_compat_image=False, admitted_branches=None,
+                                    data_center_gpu=True)
+    assert worst_level(baked_r580) == "ok"
+    baked_r570 = matrix.cuda_driver("13.0", "570", forward_compat_image=False, admitted_branches=None,
+                                    data_center_gpu=True)
+    assert worst_level(baked_r570) == "mandatory"
