@@ -524,6 +524,19 @@ class Matrix:
         parsed = sorted((parse_driver_version(v) for v in versions), reverse=True)
         return [str(v) for v in parsed if branch is None or v.branch == branch]
 
+    def weakest_release(self, driver: str) -> str:
+        """A full driver version as is; a bare branch ("580", as baked images state it) as its first known release.
+
+        The exact release a baked image ships depends on the image build, so compatibility is judged
+        against the weakest release the branch could be; the branch number alone would read as
+        580.0.0, below every real R580 driver. Raises ValueError on a string that is no driver version.
+        """
+        parsed = parse_driver_version(driver)
+        if not parsed.is_branch_only:
+            return driver
+        known = self.known_driver_versions(parsed.branch)
+        return known[-1] if known else driver
+
     def published_versions(self, os: str) -> list[str]:
         """Driver versions with a conventional image for an OS label (or image OS tag), newest first."""
         row = self._images.get(_OS_TAG.get(os, os))
@@ -1065,12 +1078,7 @@ class Matrix:
         mvc = self._mvc(wanted.major)
         branch = self.branch(parsed.branch)
         # A bare branch (baked images) is judged by its first known release: the weakest driver it could be.
-        driver_key = parsed
-        if parsed.is_branch_only:
-            driver_key = min(
-                (parse_driver_version(v) for v in self.known_driver_versions(parsed.branch)),
-                default=DriverVersion((parsed.branch, 0, 0), parsed.text),
-            )
+        driver_key = parse_driver_version(self.weakest_release(driver))
         if row is not None:
             minimum = parse_driver_version(row.min_driver)
             if driver_key >= minimum or (parsed.is_branch_only and parsed.branch > minimum.branch):

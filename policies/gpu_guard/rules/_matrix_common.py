@@ -135,24 +135,6 @@ def pool_drivers(inv: Inventory, matrix: Matrix, pool: Pool, today: date) -> lis
     return []
 
 
-def weakest_release(matrix: Matrix, version: str) -> str:
-    """A full driver version as is; for a bare branch (baked images), the branch's first known release.
-
-    A Bottlerocket/AL2023 pool declares only the branch (`580`); the exact release depends on the
-    image build, so CUDA is judged against the weakest release the branch could be. The branch's
-    first known release (580.65.06) is that; the branch number alone would read as 580.0.0, below
-    every real R580 driver.
-    """
-    try:
-        parsed = matrix.parse_driver(version)
-    except ValueError:
-        return version
-    if not parsed.is_branch_only:
-        return version
-    known = matrix.known_driver_versions(parsed.branch)
-    return known[-1] if known else version
-
-
 @dataclass(frozen=True)
 class ContainerCuda:
     """The CUDA runtime of one GPU container and what the image tells about forward compatibility."""

@@ -35,7 +35,6 @@ from ._matrix_common import (
     judged,
     pool_drivers,
     report_findings,
-    weakest_release,
 )
 
 NAME = "cuda-driver-compatible"
@@ -47,7 +46,10 @@ def _judge(matrix: Matrix, inv: Inventory, workload: Workload, reach: Reach, cud
     known = [matrix.instance_type(t) for t in types]
     data_center = bool(known) and all(t is not None and t.data_center for t in known)
     for driver in pool_drivers(inv, matrix, reach.pool, today):
-        release = weakest_release(matrix, driver.version)
+        try:
+            release = matrix.weakest_release(driver.version)
+        except ValueError:
+            release = driver.version  # `judged` below turns the unparseable version into a finding naming it
         judged_as = f" (judged as {release}, the branch's first release)" if release != driver.version else ""
         context = (f"{workload.kind} {workload.name!r} container {container!r} (CUDA {cuda.cuda} from "
                    f"{cuda.origin}) can run on GPU pool {reach.pool.name!r} with {driver.describe()}{judged_as}")
