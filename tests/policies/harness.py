@@ -4,7 +4,8 @@ A fixture folder `fixtures/<policy-name>/` holds:
 
 - `baseline.yaml`: `resources:` (each `type`, `name`, `props`, optional `parent`), optional `config:`
   (the stack's policy config entry for this policy: its config properties and, optionally,
-  `enforcementLevel`); it must produce no violation.
+  `enforcementLevel`); it must produce no violation, and no other policy of the pack may object to it
+  either (tests/policies/test_baselines.py).
 - `fail_<what>.yaml`: `patch:` applied to the baseline (one change), `expect:` the violations, one item
   per violation, and optional `config:` (replaces the baseline's).
 - `pass_<what>.yaml`: a patch that must still produce no violation (`expect: []`).
