@@ -160,7 +160,7 @@ def test_drivers_lists_fitting_versions_newest_first(capsys):
     out = capsys.readouterr().out
     assert code == 0
     listed = [line.split()[0] for line in out.splitlines() if line.startswith("  ")]
-    assert listed == ["580.178.04", "580.173.02"]
+    assert listed == ["580.173.02"]
 
 
 def test_drivers_json_marks_the_default_and_eol_notes(capsys):
@@ -168,7 +168,7 @@ def test_drivers_json_marks_the_default_and_eol_notes(capsys):
     document = json.loads(capsys.readouterr().out)
     assert code == 0
     versions = [row["version"] for row in document["drivers"]]
-    assert versions == ["610.57.04", "595.91.07", "580.178.04", "580.173.02", "535.309.01"]
+    assert versions == ["610.57.04", "595.91.07", "580.173.02", "535.309.01"]
     default = next(row for row in document["drivers"] if row["default"])
     assert default["version"] == "595.91.07"
     r535 = next(row for row in document["drivers"] if row["version"] == "535.309.01")

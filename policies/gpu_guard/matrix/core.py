@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from ..versions import DriverVersion, parse_driver_version
+from ..versions import DriverVersion, parse_driver_version, parse_kube_minor
 from .findings import (
     BAKED_DRIVER_OS,
     Finding,
@@ -37,7 +37,7 @@ class Matrix(NodeQueries):
         parsed = parse_driver_version(driver)
         findings: list[Finding] = []
         if os in BAKED_DRIVER_OS:
-            findings.extend(self._baked_driver_findings(os, parsed, today))
+            findings.extend(self._baked_driver_findings(os, parsed, today, kubelet or kubernetes))
         else:
             findings.extend(self.driver_image(driver, os, precompiled=precompiled, operator=operator, today=today))
         if operator is not None:
@@ -58,15 +58,17 @@ class Matrix(NodeQueries):
             findings.extend(self._cuda_findings(cuda, driver, inst))
         return findings
 
-    def _baked_driver_findings(self, os: str, parsed: DriverVersion, today: date) -> list[Finding]:
+    def _baked_driver_findings(
+        self, os: str, parsed: DriverVersion, today: date, kubernetes: str | None = None
+    ) -> list[Finding]:
         rule = "baked-driver-branch"
         row = self._node_image_row(os)
         if row is None:
             return []
-        baked = self._baked_branch(row, today)
-        if baked is None:
+        step = self._baked_row(row, today, str(parse_kube_minor(kubernetes)) if kubernetes else None)
+        if step is None:
             return []
-        source = max((b for b in row.baked_driver if b.since <= today), key=lambda b: b.since).source
+        baked, source = step.branch, step.source
         if parsed.branch != baked:
             return [
                 Finding(

@@ -12,9 +12,7 @@ from .findings import (
     OsName,
 )
 from .results import NodeImage
-from .rows import (
-    NodeImageRow,
-)
+from .rows import BakedDriver, NodeImageRow
 
 
 class NodeQueries(CudaQueries):
@@ -127,7 +125,7 @@ class NodeQueries(CudaQueries):
         if row is None or arch not in row.arch_names:
             return None
         minor = str(parse_kube_minor(kubernetes))
-        baked = self._baked_branch(row, today or date.today())
+        baked = self._baked_branch(row, today or date.today(), minor)
         return NodeImage(
             os=os,
             kubernetes=minor,
@@ -140,17 +138,26 @@ class NodeQueries(CudaQueries):
         )
 
     @staticmethod
-    def _baked_branch(row: NodeImageRow, today: date) -> int | None:
-        current = [b for b in row.baked_driver if b.since <= today]
-        return max(current, key=lambda b: b.since).branch if current else None
+    def _baked_row(row: NodeImageRow, today: date, kubernetes: str | None = None) -> BakedDriver | None:
+        """The baked-driver step in force on `today` for that EKS version (any version's newest step when None)."""
+        current = [
+            b
+            for b in row.baked_driver
+            if b.since <= today and (kubernetes is None or not b.kubernetes or kubernetes in b.kubernetes)
+        ]
+        return max(current, key=lambda b: b.since) if current else None
+
+    @classmethod
+    def _baked_branch(cls, row: NodeImageRow, today: date, kubernetes: str | None = None) -> int | None:
+        step = cls._baked_row(row, today, kubernetes)
+        return step.branch if step else None
 
     def baked_driver_branch(self, os: OsName, kubernetes: str, today: date) -> int | None:
         """Driver branch a Bottlerocket/AL2023 NVIDIA image ships on `today` (None for Ubuntu)."""
         row = self._node_image_row(os)
         if row is None or not row.baked_driver:
             return None
-        parse_kube_minor(kubernetes)
-        return self._baked_branch(row, today)
+        return self._baked_branch(row, today, str(parse_kube_minor(kubernetes)))
 
     def node_image_findings(
         self, os: OsName, kubernetes: str, arch: str = "x86_64", today: date | None = None

@@ -12,6 +12,21 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ..versions import parse_cuda_version, parse_driver_version
 
 
+class Override(BaseModel):
+    """A field of a row that deliberately differs from what `tools.matrix refresh` reads upstream.
+
+    `upstream` records the value the upstream reading gave when the override was written: when upstream
+    changes again, the difference is reported again instead of staying hidden.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    field: str = Field(description="Name of the row's field that differs, e.g. kubernetes")
+    upstream: Any = Field(description="What the upstream reading says for that field")
+    reason: str = Field(description="Why the row keeps its own value")
+    source: str = Field(description="URL of the source that supports the row's value", pattern=r"^https?://\S+$")
+
+
 class _Row(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -19,6 +34,7 @@ class _Row(BaseModel):
     reviewed: date = Field(description="Date the row was last checked against its source")
     confirmed: bool = Field(default=True, description="False when the fact could not be verified")
     note: str | None = Field(default=None, description="Caveat, discrepancy or reason it is unconfirmed")
+    override: tuple[Override, ...] = Field(default=(), description="Fields kept against the upstream reading")
 
 
 def _strict_str(value: Any) -> Any:
@@ -156,6 +172,9 @@ class OperatorRelease(_Row):
 
     version: str = Field(description="Release tag, e.g. v26.7.0")
     default_driver: str = Field(description="values.yaml driver.version at this tag")
+    recommended_driver: str | None = Field(
+        default=None, description="Driver the component matrix marks recommended (R), when it marks one"
+    )
     toolkit: str = Field(description="NVIDIA Container Toolkit shipped")
     drivers: tuple[str, ...] = Field(description="Drivers in the component matrix")
     branches: dict[str, tuple[int, ...]] = Field(description="Driver branches supported per OS label")
@@ -164,7 +183,7 @@ class OperatorRelease(_Row):
     precompiled: dict[str, tuple[int, ...]] = Field(description="Precompiled driver branches per OS label")
     status: Literal["supported", "deprecated", "end-of-support"] = Field(description="Lifecycle as of review")
 
-    _strict = field_validator("default_driver", "toolkit", mode="before")(_strict_str)
+    _strict = field_validator("default_driver", "recommended_driver", "toolkit", mode="before")(_strict_str)
 
     @field_validator("drivers", mode="before")
     @classmethod
@@ -215,6 +234,17 @@ class BakedDriver(_Row):
 
     since: date = Field(description="Date from which images ship this branch")
     branch: int = Field(description="Driver branch")
+    kubernetes: tuple[str, ...] = Field(
+        default=(), description="EKS versions whose images switched on that date; empty: every version"
+    )
+
+    @field_validator("kubernetes", mode="before")
+    @classmethod
+    def _kubernetes_ok(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            for item in value:
+                _strict_str(item)
+        return value
 
 
 class NodeImageRow(_Row):
