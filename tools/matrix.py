@@ -280,7 +280,7 @@ def refresh(
 
 
 # The field that names a row, per section, in the order the first present one is taken.
-_ROW_KEYS = ("version", "cuda", "branch", "family", "model", "os", "os_tag", "repository", "id", "since", "major")
+_ROW_KEYS = ("version", "release", "cuda", "family", "model", "os", "os_tag", "repository", "id", "major", "branch")
 
 
 def _reviewed_rows(data: BaseModel, path: str = "") -> Iterator[tuple[str, date]]:
@@ -290,7 +290,9 @@ def _reviewed_rows(data: BaseModel, path: str = "") -> Iterator[tuple[str, date]
         for row in rows:
             if not isinstance(row, BaseModel):
                 continue
-            key = next((getattr(row, k) for k in _ROW_KEYS if k in type(row).model_fields), "")
+            key = next((str(getattr(row, k)) for k in _ROW_KEYS if k in type(row).model_fields), "")
+            since = getattr(row, "since", None)
+            key = f"{key}@{since.isoformat()}" if isinstance(since, date) else key
             where = f"{path}{name}[{key}]"
             reviewed = getattr(row, "reviewed", None)
             if isinstance(reviewed, date):
