@@ -481,6 +481,7 @@ INVOKES: dict[str, InvokeHandler] = {
     "aws:kms/getKey:getKey": _get_kms_key,
     "aws:kms/getAlias:getAlias": _get_kms_alias,
     "eks:index:Cluster/getKubeconfig": _eks_kubeconfig_method,
+    "aws:cloudwatch/getLogGroups:getLogGroups": lambda args, ctx: _mocks_eks().get_log_groups(args, ctx.region),
 }
 # ---- end INVOKES
 
@@ -621,28 +622,17 @@ def _eks_cluster(req: ResourceRequest) -> dict[str, Any]:
     return out
 
 
+def _mocks_eks() -> Any:
+    import tools.mocks_eks  # noqa: PLC0415 - tools.mocks_eks imports this module
+
+    return tools.mocks_eks
+
+
 def _eks_component_cluster(req: ResourceRequest) -> dict[str, Any]:
-    # pulumi-eks's Cluster (a remote component). Its children are created by the provider plugin, which
-    # does not run offline; the outputs a program reads are answered here.
-    # Source: https://github.com/pulumi/pulumi-eks/blob/master/provider/cmd/pulumi-resource-eks/schema.json
-    name = req.inputs.get("name") if isinstance(req.inputs.get("name"), str) else f"{req.name}-eksCluster"
-    name = f"{name}-{req.h('name', length=7)}" if "name" not in req.inputs else name
-    cfg = kubeconfig(str(name), req.ctx.region)
-    issuer = eks_oidc_issuer(str(name), req.ctx.region)
-    return {
-        "kubeconfig": cfg,
-        "kubeconfigJson": json.dumps(cfg),
-        "clusterSecurityGroupId": "sg-" + req.h("cluster-sg"),
-        "nodeSecurityGroupId": "sg-" + req.h("node-sg"),
-        "oidcIssuer": issuer.removeprefix("https://"),
-        "oidcProviderUrl": issuer.removeprefix("https://"),
-        "oidcProviderArn": f"arn:{req.ctx.partition}:iam::{req.ctx.account}:oidc-provider/{issuer.removeprefix('https://')}",
-        "clusterIngressRuleId": "sgr-" + req.h("ingress"),
-        "defaultNodeGroupAsgName": "",
-        "fargateProfileId": "",
-        "fargateProfileStatus": "",
-        "autoModeNodeRoleName": "",
-    }
+    ctx = req.ctx
+    outputs: dict[str, Any] = _mocks_eks().eks_cluster_outputs(
+        req.name, req.inputs, region=ctx.region, partition=ctx.partition, account=ctx.account)
+    return outputs
 
 
 def _launch_template(req: ResourceRequest) -> dict[str, Any]:

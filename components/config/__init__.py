@@ -36,6 +36,7 @@ from components.config.loader import (
     load_stack_config,
     matrix_advisories,
     parse_stack_config,
+    raise_problems,
     stack_file_name,
 )
 from components.config.models import (
@@ -83,5 +84,6 @@ __all__ = [
     "load_stack_config",
     "matrix_advisories",
     "parse_stack_config",
+    "raise_problems",
     "stack_file_name",
 ]

@@ -148,7 +148,8 @@ def parse_stack_config(raw: Mapping[str, Any]) -> tuple[StackConfig | None, list
         return None, problems
 
 
-def _raise(problems: Sequence[Problem], stack_file: str) -> typing.NoReturn:
+def raise_problems(problems: Sequence[Problem], stack_file: str) -> typing.NoReturn:
+    """Raise one ConfigError listing every problem (the message `pulumi up` prints)."""
     lines = [p.render(stack_file) for p in problems]
     if len(lines) == 1:
         raise ConfigError(lines[0])
@@ -172,11 +173,11 @@ def load_stack_config(
     file_name = stack_file or stack_file_name()
     config, problems = parse_stack_config(_raw_values(cfg))
     if config is None:
-        _raise(problems, file_name)
+        raise_problems(problems, file_name)
     if check_matrix:
         mandatory, advisories = _matrix_problems(config, today)
         if mandatory:
-            _raise(mandatory, file_name)
+            raise_problems(mandatory, file_name)
         for advisory in advisories:
             pulumi.log.warn(advisory.render(file_name))
     return config

@@ -100,7 +100,18 @@ class ClusterConfig(_Model):
     admin_principal_arns: list[PrincipalArn] = Field(
         default_factory=list, alias="adminPrincipalArns",
         description="IAM roles/users that get cluster-admin access entries (AmazonEKSClusterAdminPolicy). "
-                    "The cluster creator gets no implicit admin.",
+                    "The identity running `pulumi up` already gets one (pulumi-eks grants the cluster creator "
+                    "admin), so it must not be listed here.",
+    )
+    deletion_protection: bool = Field(
+        default=True, alias="deletionProtection",
+        description="EKS deletion protection: the control plane cannot be deleted until it is turned off "
+                    "(set false in throwaway stacks such as dev).",
+    )
+    support_type: Literal["standard", "extended"] = Field(
+        default="standard", alias="supportType",
+        description="EKS upgrade policy: standard (the cluster is upgraded when standard support ends) or "
+                    "extended (kept on its version, billed at the extended-support price).",
     )
 
 
