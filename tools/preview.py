@@ -286,7 +286,7 @@ def run_program(project: Project, stack: str, config: StackConfig) -> Recording:
             engine=engine,
             project=project.name,
             stack=stack,
-            dry_run=False,  # apply callbacks run, with the mocks' values
+            dry_run=True,  # a `pulumi preview`: apply callbacks still run, the mocks answer every output
             organization=ORGANIZATION,
             callbacks=None,
         )
