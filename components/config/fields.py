@@ -21,6 +21,8 @@ _OPERATOR_VERSION_RE = re.compile(r"^v\d{2}\.\d{1,2}\.\d{1,3}$")
 _SEMVER_RE = re.compile(r"^\d+\.\d+\.\d+$")
 _INSTANCE_TYPE_RE = re.compile(r"^[a-z][a-z0-9-]*\.[a-z0-9-]+$")
 _DURATION_RE = re.compile(r"^(([0-9]+(s|m|h))+|Never)$")
+# Source: https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_Image.html (imageId)
+_AMI_RE = re.compile(r"^ami-([0-9a-f]{8}|[0-9a-f]{17})$")
 _SNAPSHOT_RE = re.compile(r"^snap-([0-9a-f]{8}|[0-9a-f]{17})$")
 _IAM_PRINCIPAL_RE = re.compile(r"^arn:aws(-cn|-us-gov)?:iam::\d{12}:(role|user)/[\w+=,.@/-]{1,512}$")
 _STS_ASSUMED_RE = re.compile(r"^arn:(aws(?:-cn|-us-gov)?):sts::(\d{12}):assumed-role/([\w+=,.@-]+)/.*$")
@@ -218,6 +220,15 @@ def _waf_arn(value: str) -> str:
     return value
 
 
+def _image_id(value: str) -> str:
+    if not _AMI_RE.match(value):
+        lowered = value.strip().lower()
+        raise ConfigIssue("an AMI id is ami- followed by 8 or 17 lowercase hex digits",
+                          nearest=[lowered] if _AMI_RE.match(lowered) else [],
+                          fix="run `python -m tools.matrix images --stack <stack>` for the parameter to read it from")
+    return value
+
+
 def _snapshot_id(value: str) -> str:
     if not _SNAPSHOT_RE.match(value):
         lowered = value.strip().lower()
@@ -279,6 +290,7 @@ PrincipalArn = Annotated[str, AfterValidator(_principal_arn)]
 AcmArn = Annotated[str, AfterValidator(_acm_arn)]
 WafArn = Annotated[str, AfterValidator(_waf_arn)]
 SnapshotId = Annotated[str, AfterValidator(_snapshot_id)]
+ImageId = Annotated[str, AfterValidator(_image_id)]
 Host = Annotated[str, AfterValidator(_host)]
 Image = Annotated[str, AfterValidator(_image)]
 NumberString = Annotated[str, AfterValidator(_number_string)]

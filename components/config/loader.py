@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from components.config.issues import CONFIG_FILE_ENV, PROJECT, ConfigError, Path, PoolOs, _close
 from components.config.models import GpuPool, StackConfig
 from components.config.problems import Problem, _problem_from_error
+from policies.gpu_guard.eks_support import with_support_type
 from policies.gpu_guard.matrix import load_matrix
 
 # --------------------------------------------------------------------------------------------------
@@ -34,7 +35,8 @@ def _matrix_problems(stack: StackConfig, today: date | None) -> tuple[list[Probl
             target.append(problem)
 
     control_plane = stack.cluster.kubernetes_version
-    for finding in matrix.eks_lifecycle(control_plane, when):
+    support_type = stack.cluster.support_type.upper()
+    for finding in with_support_type(matrix.eks_lifecycle(control_plane, when), support_type):
         add(finding.level, Problem(("cluster", "kubernetesVersion"), control_plane, finding.message, finding.nearest))
     for j, instance_type in enumerate(stack.system_node_group.instance_types):
         if matrix.is_gpu_instance(instance_type):

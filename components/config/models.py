@@ -17,6 +17,7 @@ from components.config.fields import (
     Duration,
     Host,
     Image,
+    ImageId,
     InstanceType,
     KubeVersion,
     MountPath,
@@ -157,6 +158,12 @@ class GpuOperatorConfig(_Model):
         default=False, alias="smokeTest",
         description="Run a CUDA smoke-test Job (nvidia-smi) on every operator-managed GPU pool.",
     )
+    service_monitor: bool = Field(
+        default=False, alias="serviceMonitor",
+        description="Create the DCGM exporter's ServiceMonitor; set true only where the Prometheus Operator "
+                    "CRDs (monitoring.coreos.com/v1 ServiceMonitor) are installed, since without them the "
+                    "operator leaves the ClusterPolicy NotReady.",
+    )
 
 
 class GpuNodeGroupConfig(_Model):
@@ -187,6 +194,11 @@ class GpuNodeGroupConfig(_Model):
     max_size: int = Field(default=2, ge=1, le=1000, alias="maxSize", description="Maximum node count.")
     disk_size_gib: int = Field(default=100, ge=30, le=16384, alias="diskSizeGiB",
                                description="Encrypted gp3 root volume size in GiB (driver, images, model cache).")
+    image_id: ImageId | None = Field(
+        default=None, alias="imageId",
+        description="The pool's AMI, pinned: nodes roll only when this changes. Unset: the image Canonical "
+                    "publishes as current at the first deploy, held until imageId is set.",
+    )
     self_managed: bool = Field(
         default=False, alias="selfManaged",
         description="true: a self-managed Auto Scaling group + EC2_LINUX access entry instead of an EKS managed "
