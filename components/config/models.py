@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Annotated, Literal
@@ -211,6 +212,9 @@ class GpuNodeGroupConfig(_Model):
         return self
 
 
+_IMAGE_RELEASE_RE = re.compile(r"^v[0-9][0-9.]*$")
+
+
 def _on_demand_only() -> list[CapacityType]:
     return ["on-demand"]
 
@@ -244,6 +248,39 @@ class KarpenterPoolConfig(_Model):
                                         description="Idle time before an empty node is removed (Karpenter duration).")
     disk_size_gib: int = Field(default=100, ge=30, le=16384, alias="diskSizeGiB",
                                description="Encrypted gp3 root volume size in GiB.")
+    image_version: str | None = Field(
+        default=None, alias="imageVersion",
+        description="Bottlerocket / AL2023 pools: the pinned EKS-optimized image release of the EC2NodeClass "
+                    "alias (v1.26.0 for bottlerocket@v1.26.0, v20251120 for al2023@v20251120); nodes roll only "
+                    "when it changes. Ubuntu pools do not use an alias.",
+    )
+
+    @property
+    def ami_alias(self) -> str | None:
+        """The EC2NodeClass `amiSelectorTerms[].alias`, `family@version` (None for Ubuntu pools)."""
+        return f"{self.os}@{self.image_version}" if self.image_version else None
+
+    @model_validator(mode="after")
+    def _image(self) -> KarpenterPoolConfig:
+        # Source: ../shared/upstream/crds/karpenter/karpenter.k8s.aws_ec2nodeclasses.yaml (amiSelectorTerms.alias:
+        # "family@version"; "latest" drifts whenever a new AMI is released, not recommended for production)
+        baked = self.os in ("bottlerocket", "al2023")
+        example = "v1.26.0" if self.os == "bottlerocket" else "v20251120"
+        if baked and self.image_version is None:
+            raise ConfigIssue(
+                f"pin the {self.os} image release: without it the alias is {self.os}@latest, and every new "
+                "release rolls every node of the pool",
+                value=None, path=("imageVersion",), nearest=[example],
+                fix=f"set imageVersion to a release listed for {self.os} (see the EC2NodeClass alias docs)")
+        if self.image_version is not None:
+            if not baked:
+                raise ConfigIssue("imageVersion pins a Bottlerocket or AL2023 alias; Ubuntu pools do not use one",
+                                  value=self.image_version, path=("imageVersion",), fix="remove imageVersion")
+            if not _IMAGE_RELEASE_RE.match(self.image_version):
+                raise ConfigIssue(
+                    "an image release is v followed by its version (v1.26.0, v20251120); latest is not a pin",
+                    value=self.image_version, path=("imageVersion",), nearest=[example])
+        return self
 
     @model_validator(mode="after")
     def _fallback(self) -> KarpenterPoolConfig:

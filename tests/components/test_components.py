@@ -443,7 +443,7 @@ def test_sections_without_a_component_stop_the_program_by_name(section: str):
     if section == "karpenter":
         values["karpenter"] = {"version": "1.14.1", "pools": [
             {"name": "gpu-spot", "os": "bottlerocket", "driverVersion": "580", "instanceTypes": ["g6.xlarge"],
-             "capacityTypes": ["spot"]}]}
+             "capacityTypes": ["spot"], "imageVersion": "v1.26.0"}]}
     else:
         values["inferenceServices"] = [{"name": "llm", "image": "nvcr.io/nvidia/tritonserver:25.01-py3",
                                         "nodePools": ["l4-spot"]}]

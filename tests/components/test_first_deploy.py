@@ -208,6 +208,31 @@ def test_rejects_an_image_id_that_is_not_an_ami():
     assert "nearest valid choice: ami-0123456789abcdef0" in str(error)
 
 
+def _karpenter_pool(**extra: Any) -> dict[str, Any]:
+    values = copy.deepcopy(stack_values("dev"))
+    values["karpenter"] = {"version": "1.14.1", "pools": [
+        {"name": "gpu-spot", "os": "bottlerocket", "driverVersion": "580", "instanceTypes": ["g6.xlarge"], **extra}]}
+    return values
+
+
+def test_karpenter_pool_on_a_baked_image_must_pin_its_alias_version():
+    _, error = run_rejected(_karpenter_pool())
+    assert "karpenter.pools[0].imageVersion = null: pin the bottlerocket image release" in str(error)
+    assert "nearest valid choice: v1.26.0" in str(error)
+
+
+def test_karpenter_pool_refuses_latest_as_a_pin():
+    _, error = run_rejected(_karpenter_pool(imageVersion="latest"))
+    assert 'karpenter.pools[0].imageVersion = "latest": an image release is v followed by its version' in str(error)
+
+
+def test_karpenter_pool_alias_is_family_at_the_pinned_version():
+    from components.config import KarpenterPoolConfig  # noqa: PLC0415
+
+    pool = KarpenterPoolConfig.model_validate(_karpenter_pool(imageVersion="v1.26.0")["karpenter"]["pools"][0])
+    assert pool.ami_alias == "bottlerocket@v1.26.0"
+
+
 # --- 6. Local Zones ---------------------------------------------------------------------------------
 
 
