@@ -12,6 +12,7 @@ import pulumi_eks as eks
 import pytest
 
 from components.cluster import SERVICE_IPV4_CIDR, cluster_dns_ip, kubeconfig_endpoint_and_ca
+from components.config import ConfigError
 from tests.components.harness import Run, run, stack_values
 from tools.mocks_eks import RESOURCE_REFERENCE_OUTPUTS, eks_cluster_outputs
 
@@ -209,3 +210,36 @@ def test_mock_auto_names_a_cluster_without_name_like_pulumi_eks():
     assert "--cluster-name" in answered["kubeconfig"]["users"][0]["user"]["exec"]["args"]
     name = answered["kubeconfig"]["users"][0]["user"]["exec"]["args"][3]
     assert name.startswith("gpu-eksCluster-")
+
+
+# --- the support type at program start ------------------------------------------------------------
+
+
+def _on_1_34(support: str) -> dict[str, Any]:
+    values = copy.deepcopy(stack_values("dev"))
+    values["cluster"].update({"kubernetesVersion": "1.34", "supportType": support})
+    for group in values["gpuNodeGroups"]:
+        group["kubeletVersion"] = "1.34"
+    return values
+
+
+def test_past_standard_support_on_the_standard_upgrade_policy_stops_the_program():
+    from datetime import date  # noqa: PLC0415
+
+    from components.config import load_stack_config  # noqa: PLC0415
+
+    with pytest.raises(ConfigError) as error:
+        load_stack_config(_on_1_34("standard"), stack_file="Pulumi.dev.yaml", today=date(2026, 12, 15))
+    assert 'cluster.kubernetesVersion = "1.34": EKS 1.34 left standard support on 2026-12-02' in str(error.value)
+    assert "The upgrade policy is STANDARD, so EKS upgrades this control plane" in str(error.value)
+
+
+def test_past_standard_support_on_the_extended_upgrade_policy_is_an_advisory_naming_the_price():
+    from datetime import date  # noqa: PLC0415
+
+    from components.config import load_stack_config, matrix_advisories  # noqa: PLC0415
+
+    values = _on_1_34("extended")
+    config = load_stack_config(values, stack_file="Pulumi.dev.yaml", today=date(2026, 12, 15))
+    advisories = matrix_advisories(config, stack_file="Pulumi.dev.yaml", today=date(2026, 12, 15))
+    assert any("costs USD 0.60 per hour in extended support instead of USD 0.10" in a for a in advisories)
