@@ -25,13 +25,13 @@ def check(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
     return code, capsys.readouterr().out
 
 
-def pack(policy: str, patch: list[dict[str, Any]]) -> tuple[str, ...]:
-    """Violation messages of `policy` (and its caveats twin) over its baseline fixture with `patch` applied."""
+def pack(policy: str, patch: list[dict[str, Any]]) -> tuple[tuple[str, str], ...]:
+    """(level, message) of each violation of `policy` and its caveats twin over its baseline with `patch` applied."""
     baseline = yaml.safe_load((FIXTURES / policy / "baseline.yaml").read_text(encoding="utf-8"))
     resources = apply_patch(baseline["resources"], patch)
     outcome = run_with_caveats(POLICIES[policy], companions_of(policy), resources, baseline.get("config"))
     assert outcome.unknown is None
-    return outcome.messages
+    return tuple((v.level, v.message) for v in outcome.violations)
 
 
 def operator(version: str | None = None, driver: str | None = None) -> list[dict[str, Any]]:
@@ -65,8 +65,8 @@ def test_g7_on_r595_is_compatible_by_check(capsys):
 def test_g7_on_r580_is_rejected_by_the_pack():
     messages = pack("gpu-architecture-supported",
                     [{"resource": "gpu-dev-a10g", "set": ["instanceTypes"], "value": ["g7.2xlarge"]}])
-    assert any("g7.2xlarge has RTX PRO 4500 Blackwell Server Edition (Blackwell), which needs driver 595 or later"
-               in m for m in messages), messages
+    assert any(level == "mandatory" and "g7.2xlarge has RTX PRO 4500 Blackwell Server Edition (Blackwell), which "
+               "needs driver 595 or later" in m for level, m in messages), messages
 
 
 def test_g7_on_r595_passes_the_pack():
@@ -91,7 +91,10 @@ def test_v26_3_1_on_eks_1_36_is_rejected_by_check(capsys):
 def test_v26_3_0_and_v26_3_1_on_1_36_are_rejected_by_the_pack(release):
     patch = [*operator(release), {"resource": "gpu-dev", "set": ["version"], "value": "1.36"}]
     messages = pack("gpu-operator-kubernetes-supported", patch)
-    assert any(f"GPU Operator {release} supports Kubernetes 1.32-1.35 on Amazon EKS, not 1.36" in m for m in messages)
+    assert any(
+        level == "mandatory" and f"GPU Operator {release} supports Kubernetes 1.32-1.35 on Amazon EKS, not 1.36" in m
+        for level, m in messages
+    ), messages
 
 
 def test_v26_3_2_on_1_36_passes_the_pack():
@@ -128,10 +131,11 @@ def test_580_178_04_with_v26_3_3_passes_the_pack_and_is_a_caveat_under_v26_7_0()
     assert pack("gpu-driver-branch-supported", operator("v26.3.3", "580.178.04")) == ()
     messages = pack("gpu-driver-branch-supported", operator("v26.7.0", "580.178.04"))
     assert messages == (
-        "[advisory] GPU pool 'a10g' (ubuntu-24.04) runs driver 580.178.04 under GPU Operator v26.7.0: driver "
+        ("advisory",
+        "GPU pool 'a10g' (ubuntu-24.04) runs driver 580.178.04 under GPU Operator v26.7.0: driver "
         "580.178.04 is in a supported branch (R580) but not in GPU Operator v26.7.0's component matrix; "
         "NVIDIA tested: 580.173.02, 595.91.07, 610.57.04. "
-        "(source: https://github.com/NVIDIA/cloud-native-docs/blob/main/gpu-operator/life-cycle-policy.rst)",
+        "(source: https://github.com/NVIDIA/cloud-native-docs/blob/main/gpu-operator/life-cycle-policy.rst)"),
     )
 
 
