@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -91,7 +92,7 @@ def test_reports_a_missing_file(tmp_path):
         load_matrix_file(tmp_path / "absent.yaml")
 
 
-def _v25_3_0(data):
+def _v25_3_0(data: dict[str, Any]) -> dict[str, Any]:
     return next(row for row in data["operators"] if row["version"] == "v25.3.0")
 
 
