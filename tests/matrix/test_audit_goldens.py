@@ -225,3 +225,10 @@ def test_cuda_13_5_on_r580_runs_through_minor_version_compatibility_by_check(cap
                       "--cuda", "13.5", *TODAY)
     assert code == 0
     assert "[advisory] cuda-driver-compatible: CUDA 13.5 runs on driver 580.159.04 only through minor version" in out
+
+
+def test_570_86_15_on_ubuntu_24_04_is_a_published_image_for_the_pack():
+    # Before the audit the ubuntu24.04 list lacked 570.86.15 (first built 2025-01-27): the pack blocked it.
+    assert pack("gpu-driver-image-published", operator("v25.3.0", "570.86.15")) == ()
+    messages = pack("gpu-driver-image-published", operator("v25.3.0", "570.86.16"))
+    assert any(level == "mandatory" and "driver 570.86.16 has no published image" in m for level, m in messages)
