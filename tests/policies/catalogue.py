@@ -5,9 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
-import pytest
-
-from tests.shared import shared_dir
+from tests.shared import missing_shared, shared_dir
 
 _ROW = re.compile(r"^\|\s*`(?P<name>[a-z0-9-]+)`\s*\|\s*(?P<level>[^|]+)\|")
 # An item of the "Planned by open issues" list: - `name` (level, *prod* mandatory): rule
@@ -18,7 +16,7 @@ def catalogue(implemented: Collection[str] = ()) -> dict[str, tuple[str, str]]:
     """The tables' policies, plus each planned policy whose name is in `implemented` (it has landed)."""
     path = shared_dir() / "POLICIES.md"
     if not path.is_file():
-        pytest.skip(f"{path} is absent: the catalogue check needs the shared contracts checkout")
+        missing_shared(f"{path} is absent: the catalogue check needs the shared contracts checkout")
     out: dict[str, tuple[str, str]] = {}
     planned = False
     for line in path.read_text().splitlines():
