@@ -48,7 +48,12 @@ from tools.mock_values import (
     stable_hex,
     stable_uuid,
 )
+from tools.mocks_eks import answer_eks_cluster, get_log_groups
 from tools.records import UNKNOWN, RecordedResource
+
+# pulumi-eks's Cluster and the log-group lookup of components/cluster.py (see tools/mocks_eks.py).
+register_outputs("eks:index:Cluster", answer_eks_cluster)
+INVOKES["aws:cloudwatch/getLogGroups:getLogGroups"] = get_log_groups
 
 __all__ = [
     "ACCOUNT_ID",
