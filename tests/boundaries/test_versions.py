@@ -110,9 +110,6 @@ def test_minor_version_compatibility_starts_at_the_floor(row):
     assert "cannot run on driver" in below.message
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "matrix.yaml has no R450 driver branch row, so the CUDA 11 minor-version-compatibility floor "
-    "(450.80.02) is judged as an unknown branch and blocked; add R450 (CUDA 11.x native) to fix"))
 def test_cuda_11_minor_version_compatibility_starts_at_its_floor():
     row = next(r for r in MATRIX.data.mvc if r.major == 11)
     assert _levels(_cuda(_newest_release(11), row.floor)) == ["advisory"]
