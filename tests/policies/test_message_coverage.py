@@ -127,26 +127,28 @@ def rule_templates(path: Path) -> tuple[list[Template], list[str]]:
 
 @cache
 def _matrix_methods() -> dict[str, tuple[frozenset[str], tuple[Template, ...]]]:
-    """Matrix method -> (the self.<method>s it calls, its non-ok Finding templates)."""
-    path = PACKAGE / "matrix.py"
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == "Matrix"]
-    assert len(classes) == 1, "policies/gpu_guard/matrix.py defines class Matrix"
+    """Method of the Matrix classes (policies/gpu_guard/matrix/, its mixins) -> (self. calls, non-ok templates)."""
     out: dict[str, tuple[frozenset[str], tuple[Template, ...]]] = {}
-    for method in (n for n in classes[0].body if isinstance(n, ast.FunctionDef)):
-        calls = frozenset(c.func.attr for c in ast.walk(method) if isinstance(c, ast.Call)
-                          and isinstance(c.func, ast.Attribute) and isinstance(c.func.value, ast.Name)
-                          and c.func.value.id == "self")
-        templates: list[Template] = []
-        for call in (n for n in ast.walk(method) if isinstance(n, ast.Call) and _called_name(n) == "Finding"):
-            level = call.args[0] if call.args else None
-            if len(call.args) < 3 or (isinstance(level, ast.Constant) and level.value == "ok"):
-                continue
-            for node in _message_nodes(method, call.args[2]):
-                template = _template(f"matrix.py:{call.lineno}", node)
-                assert template is not None, f"matrix.py:{call.lineno}: cannot read {ast.unparse(node)}"
-                templates.append(template)
-        out[method.name] = (calls, tuple(templates))
+    modules = sorted((PACKAGE / "matrix").glob("*.py")) or [PACKAGE / "matrix.py"]
+    for path in modules:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+            for method in (n for n in cls.body if isinstance(n, ast.FunctionDef)):
+                calls = frozenset(c.func.attr for c in ast.walk(method) if isinstance(c, ast.Call)
+                                  and isinstance(c.func, ast.Attribute) and isinstance(c.func.value, ast.Name)
+                                  and c.func.value.id == "self")
+                templates: list[Template] = []
+                for call in (n for n in ast.walk(method) if isinstance(n, ast.Call) and _called_name(n) == "Finding"):
+                    level = call.args[0] if call.args else None
+                    if len(call.args) < 3 or (isinstance(level, ast.Constant) and level.value == "ok"):
+                        continue
+                    for node in _message_nodes(method, call.args[2]):
+                        template = _template(f"matrix/{path.name}:{call.lineno}", node)
+                        assert template is not None, f"{path}:{call.lineno}: cannot read {ast.unparse(node)}"
+                        templates.append(template)
+                known_calls, known = out.get(method.name, (frozenset(), ()))
+                out[method.name] = (calls | known_calls, (*known, *templates))
+    assert "cuda_driver" in out and "eks_lifecycle" in out, "the Matrix query methods were not found"
     return out
 
 
