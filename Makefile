@@ -10,13 +10,14 @@ STACK ?= dev
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help venv preview preview-json lint test clean
+.PHONY: help venv preview preview-json lint test mutants clean
 
 help:
 	@echo "make preview        offline preview of the dev stack (STACK=prod for prod): no cloud account, no Pulumi CLI"
 	@echo "make test           lint (ruff, mypy) and the test suite (pytest, parallel when pytest-xdist is present)"
 	@echo "make lint           ruff check and mypy only"
 	@echo "make venv           create .venv and install requirements-dev.txt"
+	@echo "make mutants        mutation testing of the rule core with mutmut (on demand, not in CI; CPU-heavy)"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -50,5 +51,15 @@ test: lint
 	fi; \
 	exit $$status
 
+# Mutation testing ([tool.mutmut] in pyproject.toml): every mutant of the rule core against the rule-level
+# tests, at the lowest CPU priority. MUTANTS narrows it to mutant names (e.g. "policies.gpu_guard.versions*");
+# MUTANT_JOBS sets the parallel workers. The tests read ../shared through GPU_PLATFORM_SHARED (they run
+# inside mutants/). The score per path: tests/mutation_score.py.
+MUTANT_JOBS ?= 1
+MUTANTS ?=
+mutants: $(STAMP)
+	GPU_PLATFORM_SHARED=$${GPU_PLATFORM_SHARED:-$(abspath ..)/shared} nice -n 19 $(VENV)/bin/mutmut run --max-children $(MUTANT_JOBS) $(MUTANTS)
+	$(PY) -m tests.mutation_score
+
 clean:
-	rm -rf out .pytest_cache .mypy_cache .ruff_cache
+	rm -rf out .pytest_cache .mypy_cache .ruff_cache mutants
