@@ -7,16 +7,22 @@ PY := $(VENV)/bin/python
 # Written after a successful install; newer than both requirements files = nothing to install.
 STAMP := $(VENV)/.requirements-installed
 STACK ?= dev
+PHASE ?= preview
 PYTEST_ARGS ?=
+# The stack's own policy config, passed only when it exists (the CLI reads one only when named).
+POLICY_CONFIG := $(wildcard policies/config/$(STACK).json)
+PREVIEW_ARGS = --stack $(STACK) --phase $(PHASE) $(if $(POLICY_CONFIG),--policy-config $(POLICY_CONFIG))
 
 .DEFAULT_GOAL := help
-.PHONY: help venv preview preview-json lint test mutants clean
+.PHONY: help venv pack-venv preview preview-json lint test mutants clean
 
 help:
 	@echo "make preview        offline preview of the dev stack (STACK=prod for prod): no cloud account, no Pulumi CLI"
 	@echo "make test           lint (ruff, mypy) and the test suite (pytest, parallel when pytest-xdist is present)"
 	@echo "make lint           ruff check and mypy only"
 	@echo "make venv           create .venv and install requirements-dev.txt"
+	@echo "make pack-venv      create policies/venv, the policy pack's own virtualenv (Python 3.10+), as the CLI expects"
+	@echo "                    (PHASE=update|up for the other engine moments of make preview)"
 	@echo "make mutants        mutation testing of the rule core with mutmut (on demand, not in CI; CPU-heavy)"
 
 $(PY):
@@ -29,10 +35,22 @@ $(STAMP): requirements.txt requirements-dev.txt | $(PY)
 venv: $(STAMP)
 
 preview: $(STAMP)
-	$(PY) -m tools.preview --stack $(STACK)
+	$(PY) -m tools.preview $(PREVIEW_ARGS)
 
 preview-json: $(STAMP)
-	$(PY) -m tools.preview --stack $(STACK) --json
+	$(PY) -m tools.preview $(PREVIEW_ARGS) --json
+
+# `pulumi preview --policy-pack policies` runs a local Python pack with policies/venv (PulumiPolicy.yaml
+# `virtualenv: venv`) but does not create it; `pulumi install` in policies/ does. This target does the
+# same without the CLI. The pack needs Python 3.10 or newer (pulumi-policy's floor).
+PACK_VENV := policies/venv
+$(PACK_VENV)/bin/python:
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "the policy pack needs Python 3.10+; set PYTHON=python3.11")'
+	$(PYTHON) -m venv $(PACK_VENV)
+
+pack-venv: $(PACK_VENV)/bin/python
+	@if command -v pulumi >/dev/null 2>&1; then cd policies && pulumi install; \
+	else $(PACK_VENV)/bin/python -m pip install --disable-pip-version-check --quiet -r policies/requirements.txt; fi
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
@@ -62,4 +80,4 @@ mutants: $(STAMP)
 	$(PY) -m tests.mutation_score
 
 clean:
-	rm -rf out .pytest_cache .mypy_cache .ruff_cache mutants
+	rm -rf out .pytest_cache .mypy_cache .ruff_cache $(PACK_VENV) mutants
