@@ -32,7 +32,7 @@ VALID: dict[str, Any] = {
     "karpenter": {"version": "1.14.1", "pools": [{
         "name": "gpu-spot", "os": "bottlerocket", "driverVersion": "580", "instanceTypes": ["g6.xlarge"],
         "capacityTypes": ["spot"], "onDemandFallback": True, "maxGpus": 8, "expireAfter": "720h",
-        "consolidateAfter": "10m", "diskSizeGiB": 100,
+        "consolidateAfter": "10m", "diskSizeGiB": 100, "imageVersion": "v1.26.0",
     }]},
     "inferenceServices": [{
         "name": "triton", "image": "nvcr.io/nvidia/tritonserver:25.01-py3", "cudaVersion": "12.8",
@@ -237,10 +237,29 @@ def test_a_baked_image_pool_takes_a_branch_not_a_version(os):
 
 @pytest.mark.parametrize("os", ["ubuntu-22.04", "ubuntu-24.04"])
 def test_an_ubuntu_karpenter_pool_takes_a_full_driver_version(os):
-    (problem,) = _problems(_karpenter_pool(os=os, driverVersion="580", onDemandFallback=False))
+    (problem,) = _problems(_karpenter_pool(os=os, driverVersion="580", onDemandFallback=False, imageVersion=None))
     assert problem.path[-1] == "driverVersion"
     assert "an Ubuntu pool's driver is installed by the operator; give the full driver version" in problem.rule
     assert problem.fix and "tools.matrix drivers" in problem.fix
+
+
+@pytest.mark.parametrize(("os", "example"), [("bottlerocket", "v1.26.0"), ("al2023", "v20251120")])
+def test_a_baked_image_pool_pins_its_image_release(os, example):
+    (problem,) = _problems(_karpenter_pool(os=os, imageVersion=None))
+    assert problem.path[-1] == "imageVersion"
+    assert f"pin the {os} image release: without it the alias is {os}@latest" in problem.rule
+    assert problem.nearest == (example,)
+    (bad,) = _problems(_karpenter_pool(os=os, imageVersion="latest"))
+    assert "an image release is v followed by its version" in bad.rule
+    assert bad.nearest == (example,)
+    assert _problems(_karpenter_pool(os=os, imageVersion="v2")) == []
+
+
+def test_an_ubuntu_pool_takes_no_image_release():
+    (problem,) = _problems(_karpenter_pool(os="ubuntu-24.04", driverVersion="580.173.02", onDemandFallback=False))
+    assert problem.path[-1] == "imageVersion"
+    assert "imageVersion pins a Bottlerocket or AL2023 alias; Ubuntu pools do not use one" in problem.rule
+    assert problem.fix == "remove imageVersion"
 
 
 def test_metrics_port_must_differ_from_the_port():

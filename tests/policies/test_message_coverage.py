@@ -50,6 +50,28 @@ NOT_REACHABLE: dict[tuple[str, str], str] = {
         "the policy passes no node kernel to Matrix.driver_image (the stack does not state one)",
     ("gpu-driver-branch-supported", "does not list"):
         "the policy judges operator-driven pools only; a baked-driver OS never reaches operator_branch_support",
+    ("gpu-driver-branch-supported-resource", "does not list"):
+        "the resource part judges Ubuntu OSes only and reports mandatory findings only (this one is advisory)",
+    ("gpu-driver-branch-supported-resource", "is in a supported branch"):
+        "an advisory finding: the resource part reports mandatory findings only",
+    ("gpu-driver-branch-supported-resource", "is not in the compatibility matrix"):
+        "the resource part skips an unknown operator release (the stack policy reports it)",
+    ("gpu-driver-image-published-resource", "ships the NVIDIA driver in its node image"):
+        "the resource part judges Ubuntu OSes only",
+    ("gpu-driver-image-published-resource", "is a branch, but conventional driver images"):
+        "the resource part leaves bare branches and precompiled drivers to the stack policy",
+    ("gpu-driver-image-published-resource", "NVIDIA CI stopped building precompiled"):
+        "the resource part leaves precompiled drivers to the stack policy",
+    ("gpu-driver-image-published-resource", "under GPU Operator"):
+        "the resource part leaves precompiled drivers to the stack policy",
+    ("gpu-driver-image-published-resource", "(NVIDIA CI builds"):
+        "the resource part leaves precompiled drivers to the stack policy",
+    ("gpu-driver-image-published-resource", "no precompiled driver kernels are recorded for"):
+        "the resource part leaves precompiled drivers to the stack policy and passes no kernel",
+    ("gpu-driver-image-published-resource", "is not an Ubuntu kernel release"):
+        "the resource part leaves precompiled drivers to the stack policy and passes no kernel",
+    ("gpu-driver-image-published-resource", "are not built for kernel"):
+        "the resource part leaves precompiled drivers to the stack policy and passes no kernel",
     ("cuda-architecture-compatible", "is not a size of the"):
         "a workload reaches only pools of known GPU instance types; gpu-architecture-supported reports the rest",
     ("cuda-architecture-compatible", "is not a known GPU instance type"):
