@@ -8,15 +8,23 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.requirements-installed
 STACK ?= dev
 PYTEST_ARGS ?=
+# `make preview TODAY=YYYY-MM-DD` judges lifecycles at that date; `OUT=DIR` also writes the artefacts there.
+OUT ?=
+# The date the offline gate (`make gate`, the pull-request and deploy workflows) judges lifecycles at, so a
+# pull request's result does not change with the calendar. `make gate TODAY=` judges at the real date (the
+# weekly calendar workflow does). Move it forward on purpose, in its own commit.
+GATE_TODAY := 2026-11-30
 
 .DEFAULT_GOAL := help
-.PHONY: help venv preview preview-json lint test clean
+.PHONY: help venv policy-venv preview preview-json gate lint test clean
 
 help:
 	@echo "make preview        offline preview of the dev stack (STACK=prod for prod): no cloud account, no Pulumi CLI"
 	@echo "make test           lint (ruff, mypy) and the test suite (pytest, parallel when pytest-xdist is present)"
+	@echo "make gate           the offline gate of CI: every stack, lifecycles judged at GATE_TODAY (TODAY= for the real date)"
 	@echo "make lint           ruff check and mypy only"
 	@echo "make venv           create .venv and install requirements-dev.txt"
+	@echo "make policy-venv    create policies/venv, where the Pulumi CLI runs the policy pack"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -27,11 +35,34 @@ $(STAMP): requirements.txt requirements-dev.txt | $(PY)
 
 venv: $(STAMP)
 
+# The policy pack's own virtualenv, where `pulumi preview/up --policy-pack policies` and `pulumi policy
+# publish` run it (policies/PulumiPolicy.yaml: `virtualenv: venv`), from policies/requirements.txt.
+POLICY_VENV := policies/venv
+POLICY_STAMP := $(POLICY_VENV)/.requirements-installed
+
+$(POLICY_STAMP): policies/requirements.txt
+	$(PYTHON) -m venv $(POLICY_VENV)
+	$(POLICY_VENV)/bin/python -m pip install --disable-pip-version-check --quiet -r policies/requirements.txt
+	@touch $(POLICY_STAMP)
+
+policy-venv: $(POLICY_STAMP)
+
+# The CONFIG.md section 3 command line for $(STACK); tools/ci_gate.py builds the same one for every stack.
+PREVIEW_ARGS = --stack $(STACK) --phase preview $(if $(TODAY),--today $(TODAY)) \
+	$(if $(wildcard policies/config/$(STACK).json),--policy-config policies/config/$(STACK).json) \
+	$(if $(OUT),--out $(OUT))
+
 preview: $(STAMP)
-	$(PY) -m tools.preview --stack $(STACK)
+	$(PY) -m tools.preview $(PREVIEW_ARGS)
 
 preview-json: $(STAMP)
-	$(PY) -m tools.preview --stack $(STACK) --json
+	$(PY) -m tools.preview $(PREVIEW_ARGS) --json
+
+# Every stack, as CI runs it: out/<stack>/ artefacts, each summary appended to $$GITHUB_STEP_SUMMARY when set,
+# exit 1 on a mandatory violation, 2 on a rejected stack.
+gate: TODAY ?= $(GATE_TODAY)
+gate: $(STAMP)
+	$(PY) -m tools.ci_gate --today "$(TODAY)" --out $(or $(OUT),out)
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
