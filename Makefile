@@ -8,8 +8,10 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.requirements-installed
 STACK ?= dev
 PYTEST_ARGS ?=
-# `make preview TODAY=YYYY-MM-DD` judges lifecycles at that date; `OUT=DIR` also writes the artefacts there.
+# `make preview TODAY=YYYY-MM-DD` judges lifecycles at that date; `OUT=DIR` also writes the artefacts there;
+# `PHASE=preview|update|up` picks the engine moment (CONFIG.md section 3; tools.preview's default: preview).
 OUT ?=
+PHASE ?=
 # The date the offline gate (`make gate`, the pull-request and deploy workflows) judges lifecycles at, so a
 # pull request's result does not change with the calendar. `make gate TODAY=` judges at the real date (the
 # weekly calendar workflow does). Move it forward on purpose, in its own commit.
@@ -48,7 +50,7 @@ $(POLICY_STAMP): policies/requirements.txt
 policy-venv: $(POLICY_STAMP)
 
 # The CONFIG.md section 3 command line for $(STACK); tools/ci_gate.py builds the same one for every stack.
-PREVIEW_ARGS = --stack $(STACK) --phase preview $(if $(TODAY),--today $(TODAY)) \
+PREVIEW_ARGS = --stack $(STACK) $(if $(PHASE),--phase $(PHASE)) $(if $(TODAY),--today $(TODAY)) \
 	$(if $(wildcard policies/config/$(STACK).json),--policy-config policies/config/$(STACK).json) \
 	$(if $(OUT),--out $(OUT))
 
