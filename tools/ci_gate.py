@@ -131,7 +131,8 @@ def run_stack(stack: str, *, today: date | None, out_root: Path, program_dir: Pa
 
 
 def overview_markdown(results: Sequence[StackResult], today: date | None) -> str:
-    when = f"judged at {today.isoformat()} (pinned)" if today is not None else "judged at the real date"
+    when = f"lifecycles judged at {today.isoformat()} (--today)" if today is not None else (
+        f"lifecycles judged at the real date ({date.today().isoformat()})")
     lines = [f"# Offline gate: {len(results)} stack(s), {when}", "",
              "| stack | result | mandatory | advisory |", "|---|---|---|---|"]
     lines += [f"| {r.stack} | {r.verdict} | {r.mandatory} | {r.advisory} |" for r in results]

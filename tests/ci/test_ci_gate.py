@@ -117,7 +117,7 @@ def test_the_worst_stack_decides_the_exit_status() -> None:
     assert ci_gate.gate_status([result(0), result(1)]) == ci_gate.EXIT_MANDATORY
     assert ci_gate.gate_status([result(1), result(2), result(0)]) == ci_gate.EXIT_REJECTED
     overview = ci_gate.overview_markdown([result(0), result(1)], date(2026, 11, 30))
-    assert "judged at 2026-11-30 (pinned)" in overview
+    assert "lifecycles judged at 2026-11-30 (--today)" in overview
     assert "| s | blocked: mandatory violation | 1 | 0 |" in overview
 
 
@@ -151,7 +151,7 @@ def test_the_gate_summary_for_dev_is_what_make_preview_writes_for_dev(tmp_path: 
     job_summary = step_summary.read_text(encoding="utf-8")
     assert dev_summary in job_summary
     assert (tmp_path / "gate" / "prod" / "summary.md").read_text(encoding="utf-8") in job_summary
-    assert f"judged at {PINNED} (pinned)" in job_summary
+    assert f"lifecycles judged at {PINNED} (--today)" in job_summary
     assert "| dev | pass | 0 |" in job_summary and "| prod | pass | 0 |" in job_summary
     assert {p.name for p in (tmp_path / "gate" / "dev").iterdir()} >= {"resources.json", "summary.md", "manifests"}
 

@@ -320,6 +320,8 @@ def test_the_calendar_runs_weekly_at_the_real_date_and_lists_stale_matrix_rows()
     assert calendar["jobs"]["offline-gate-at-real-date"]["with"] == {"real-date": True}
     real_date_steps = [s for _, s in steps(WORKFLOWS / "offline-gate.yml") if s.get("if") == "${{ inputs.real-date }}"]
     assert "make gate TODAY=" in [s.get("run") for s in real_date_steps]
+    ahead = [s for _, s in steps(WORKFLOWS / "offline-gate.yml") if "+28 days" in str(s.get("run"))]
+    assert [s["if"] for s in ahead] == ["${{ inputs.real-date && !cancelled() }}"]
     runs = [c for _, c in run_commands([WORKFLOWS / "calendar.yml"])]
     assert ".venv/bin/python -m tools.matrix stale --days 180" in runs
     assert ".venv/bin/python -m tools.matrix refresh --fetch" in runs
