@@ -99,6 +99,8 @@ def _clear_previous(out_dir: Path) -> None:
     """Remove what an earlier run wrote, so a rejected stack never reports a stale summary."""
     for name in ("summary.md", "resources.json"):
         (out_dir / name).unlink(missing_ok=True)
+    for manifest in (out_dir / "manifests").glob("*.yaml"):
+        manifest.unlink()
 
 
 def _count(doc: Mapping[str, Any], enforcement: str) -> int:

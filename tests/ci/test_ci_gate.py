@@ -127,6 +127,8 @@ def test_a_rejected_stack_fails_the_gate_with_its_message_in_the_job_summary(tin
     out, summary = tmp_path / "out", tmp_path / "step-summary.md"
     (out / "broken").mkdir(parents=True)
     (out / "broken" / "summary.md").write_text("stale summary of an earlier run\n", encoding="utf-8")
+    (out / "broken" / "manifests").mkdir()
+    (out / "broken" / "manifests" / "ConfigMap-default-stale.yaml").write_text("kind: ConfigMap\n", encoding="utf-8")
     stdout = io.StringIO()
     status = ci_gate.main(["--program", str(tiny_program), "--stack", "broken", "--today", PINNED, "--out", str(out),
                            "--summary", str(summary)], stdout=stdout, stderr=io.StringIO())
@@ -135,6 +137,7 @@ def test_a_rejected_stack_fails_the_gate_with_its_message_in_the_job_summary(tin
     assert "| broken | rejected | 0 | 0 |" in text
     assert "Pulumi.broken.yaml" in text and "not valid YAML" in text
     assert "stale summary" not in text and not (out / "broken" / "summary.md").exists()
+    assert list((out / "broken" / "manifests").iterdir()) == []
     assert "Pulumi.broken.yaml" in stdout.getvalue()
 
 
