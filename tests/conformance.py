@@ -55,7 +55,7 @@ FREE_FORM_KEYS = frozenset({
 class Finding:
     """One reason the API server or Helm would not take what was rendered."""
 
-    rule: str  # kubernetes-schema | crd-schema | helm-values | no-schema
+    rule: str  # kubernetes-schema | crd-schema | helm-values | no-schema | empty-render
     object: str  # kind/namespace/name, or helm release name
     path: str  # JSON path inside the object / values
     message: str
@@ -293,13 +293,24 @@ def _subcharts(chart_yaml: Path) -> frozenset[str]:
 
 
 def check_preview(out_dir: Path, kubernetes_version: str, upstream: Path) -> list[Finding]:
-    """Check everything `python -m tools.preview --out OUT_DIR` wrote."""
+    """Check everything `python -m tools.preview --out OUT_DIR` wrote.
+
+    A render with no manifest or no Helm release is itself a finding (`empty-render`): the stacks
+    render both, so a check that found nothing to check would otherwise pass on nothing.
+    """
     findings: list[Finding] = []
-    for manifest in sorted((out_dir / "manifests").glob("*.yaml")):
+    manifests = sorted((out_dir / "manifests").glob("*.yaml"))
+    if not manifests:
+        findings.append(Finding("empty-render", str(out_dir / "manifests"), "",
+                                "the preview wrote no manifest: there is nothing to check"))
+    for manifest in manifests:
         obj = yaml.safe_load(manifest.read_text(encoding="utf-8"))
         findings += validate_object(obj, kubernetes_version, upstream)
     doc = json.loads((out_dir / "resources.json").read_text(encoding="utf-8"))
-    for res in doc["resources"]:
-        if res["type"] == HELM_RELEASE:
-            findings += release_findings(copy.deepcopy(res), upstream)
+    releases = [res for res in doc["resources"] if res["type"] == HELM_RELEASE]
+    if not releases:
+        findings.append(Finding("empty-render", str(out_dir / "resources.json"), "",
+                                f"the preview registered no {HELM_RELEASE}: no Helm values to check"))
+    for res in releases:
+        findings += release_findings(copy.deepcopy(res), upstream)
     return findings

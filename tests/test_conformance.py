@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -158,6 +159,23 @@ def test_a_chart_without_upstream_values_is_reported_not_passed():
     release = {"name": "mystery", "inputs": {"chart": "mystery-chart", "values": {"a": 1}}}
     findings = conformance.release_findings(release, upstream())
     assert [(f.rule, f.path) for f in findings] == [("helm-values", "chart")]
+
+
+def test_an_empty_render_is_a_finding_not_a_pass(tmp_path):
+    (tmp_path / "manifests").mkdir()
+    (tmp_path / "resources.json").write_text('{"resources": [{"type": "aws:eks/cluster:Cluster"}]}')
+    findings = conformance.check_preview(tmp_path, K8S, upstream())
+    assert [(f.rule, f.object) for f in findings] == [
+        ("empty-render", str(tmp_path / "manifests")), ("empty-render", str(tmp_path / "resources.json"))]
+
+
+def test_a_render_with_manifests_and_a_release_has_no_empty_render_finding(tmp_path):
+    (tmp_path / "manifests").mkdir()
+    (tmp_path / "manifests" / "deployment-inference.yaml").write_text(yaml.safe_dump(DEPLOYMENT))
+    release = {"type": conformance.HELM_RELEASE, "name": "gpu-operator",
+               "inputs": {"chart": "gpu-operator", "values": {"driver": {"enabled": True}}}}
+    (tmp_path / "resources.json").write_text(json.dumps({"resources": [release]}))
+    assert conformance.check_preview(tmp_path, K8S, upstream()) == []
 
 
 # --------------------------------------------------------------------------------------------------

@@ -3,8 +3,12 @@
     python -m tools.matrix check --os ubuntu-24.04 --driver 580.173.02 --operator v26.7.0 \
         [--instance-type g5.xlarge] [--cuda 12.8] [--kubernetes 1.35] [--kubelet 1.35] [--json]
     python -m tools.matrix drivers --os ubuntu-24.04 --operator v26.7.0 [--instance-type p6-b200.48xlarge] [--json]
+    python -m tools.matrix refresh [--fetch] [--write] [--upstream DIR] [--matrix FILE]
+    python -m tools.matrix stale [--days 180] [--today YYYY-MM-DD] [--matrix FILE]
 
 Exit status: 0 compatible (advisories allowed), 1 not compatible, 2 bad arguments (one error line on stderr).
+`refresh` exits 1 when matrix.yaml differs from what NVIDIA publishes (tools.nvidia_upstream reads it);
+`stale` lists rows whose `reviewed` date is older than --days and always exits 0.
 The contract is CONFIG.md section 3; the facts and rules live in policies/gpu_guard/matrix.{yaml,py}.
 """
 
@@ -12,14 +16,28 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
-from datetime import date
+from collections.abc import Iterator, Sequence
+from datetime import date, timedelta
+from pathlib import Path
 from typing import Annotated, Any, cast
 
 import typer
+from pydantic import BaseModel
 
-from policies.gpu_guard.matrix import OS_NAMES, Finding, Matrix, MatrixError, OsName, load_matrix, worst_level
+from policies.gpu_guard.matrix import (
+    MATRIX_PATH,
+    OS_NAMES,
+    Finding,
+    Matrix,
+    MatrixError,
+    OsName,
+    load_matrix,
+    load_matrix_file,
+    worst_level,
+)
 from policies.gpu_guard.versions import parse_cuda_version, parse_driver_version, parse_kube_minor
+from tools import matrix_refresh
+from tools.nvidia_upstream import UpstreamError, default_upstream_dir, read_upstream
 
 EXIT_OK = 0
 EXIT_INCOMPATIBLE = 1
@@ -209,6 +227,99 @@ def drivers(
         if op is not None:
             typer.echo(f"source: {op.source}")
     return EXIT_OK if rows else EXIT_INCOMPATIBLE
+
+
+@app.command()
+def refresh(
+    *,
+    fetch: Annotated[bool, typer.Option(help="Read the live sources (GitHub, nvcr.io), not the snapshots")] = False,
+    write: Annotated[bool, typer.Option(help="Write the upstream values into the data rows of matrix.yaml")] = False,
+    upstream: Annotated[
+        Path | None, typer.Option(help="Snapshot folder (default: ../shared/upstream/nvidia from the repository)")
+    ] = None,
+    matrix_file: Annotated[Path, typer.Option("--matrix", help="Matrix file to compare")] = MATRIX_PATH,
+    docs_url: Annotated[str, typer.Option(help="Base URL of gpu-operator/*.rst (--fetch)")] = matrix_refresh.DOCS_BASE,
+    ci_url: Annotated[str, typer.Option(help="URL of .common-ci.yml (--fetch)")] = matrix_refresh.CI_URL,
+    registry: Annotated[
+        str | None, typer.Option(help="Registry base URL instead of https://nvcr.io (--fetch)")
+    ] = None,
+    timeout: Annotated[float, typer.Option(help="Seconds allowed for each live request (--fetch)")] = 20.0,
+    today: Annotated[str | None, typer.Option(help="Date of the reading and of new rows (default: today)")] = None,
+) -> int:
+    """Print the differences between matrix.yaml and what NVIDIA publishes; exit 1 when there is one."""
+    when = _today(today)
+    if timeout <= 0:
+        raise UsageProblem(f"--timeout {timeout:g} must be positive, e.g. 20")
+    data = load_matrix_file(matrix_file).data
+    try:
+        if fetch:
+            reading = matrix_refresh.fetch_reading(
+                docs_base=docs_url, ci_url=ci_url, registry=registry, timeout_s=timeout, today=when
+            )
+        else:
+            reading = read_upstream(upstream or default_upstream_dir())
+    except UpstreamError as err:
+        hint = "" if fetch else "; pass --upstream DIR (a copy of shared/upstream/nvidia) or --fetch"
+        raise UsageProblem(f"cannot read upstream: {err}{hint}") from err
+    differences = matrix_refresh.compare(data, reading)
+    if not differences:
+        typer.echo(f"{matrix_file} agrees with upstream ({reading.origin})")
+        return EXIT_OK
+    typer.echo(f"{len(differences)} difference(s) between {matrix_file} and upstream ({reading.origin}):")
+    for difference in differences:
+        typer.echo(f"  {difference.describe()}")
+    if not write:
+        typer.echo("run with --write to put the upstream values into the data rows, or add a row-level override")
+        return EXIT_INCOMPATIBLE
+    written = matrix_refresh.write(matrix_file, differences, when)
+    left = [d for d in differences if d not in written]
+    typer.echo(f"wrote {len(written)} field(s) into {matrix_file}; each row keeps its source and reviewed date")
+    for difference in left:
+        typer.echo(f"  needs a hand edit: {difference.describe()}")
+    return EXIT_INCOMPATIBLE if left else EXIT_OK
+
+
+# The field that names a row, per section, in the order the first present one is taken.
+_ROW_KEYS = ("version", "release", "cuda", "family", "model", "os", "os_tag", "repository", "id", "major", "branch")
+
+
+def _reviewed_rows(data: BaseModel, path: str = "") -> Iterator[tuple[str, date]]:
+    for name in type(data).model_fields:
+        value = getattr(data, name)
+        rows = value if isinstance(value, tuple) else ()
+        for row in rows:
+            if not isinstance(row, BaseModel):
+                continue
+            key = next((str(getattr(row, k)) for k in _ROW_KEYS if k in type(row).model_fields), "")
+            since = getattr(row, "since", None)
+            key = f"{key}@{since.isoformat()}" if isinstance(since, date) else key
+            where = f"{path}{name}[{key}]"
+            reviewed = getattr(row, "reviewed", None)
+            if isinstance(reviewed, date):
+                yield where, reviewed
+            yield from _reviewed_rows(row, f"{where}.")
+
+
+@app.command()
+def stale(
+    *,
+    days: Annotated[int, typer.Option(help="A row is stale when reviewed more than this many days ago")] = 180,
+    today: Annotated[str | None, typer.Option(help="Judge at this ISO date (default: today)")] = None,
+    matrix_file: Annotated[Path, typer.Option("--matrix", help="Matrix file to read")] = MATRIX_PATH,
+) -> int:
+    """List the rows whose `reviewed` date is older than --days; always exit 0 (a reminder, not a gate)."""
+    if days < 0:
+        raise UsageProblem(f"--days {days} must be zero or more, e.g. 180")
+    cutoff = _today(today) - timedelta(days=days)
+    data = load_matrix_file(matrix_file).data
+    old = sorted((row for row in _reviewed_rows(data) if row[1] < cutoff), key=lambda row: row[1])
+    if not old:
+        typer.echo(f"no row of {matrix_file} was reviewed before {cutoff.isoformat()} ({days} days)")
+        return EXIT_OK
+    typer.echo(f"{len(old)} row(s) of {matrix_file} reviewed before {cutoff.isoformat()} ({days} days):")
+    for where, reviewed in old:
+        typer.echo(f"  {where}: reviewed {reviewed.isoformat()}")
+    return EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:

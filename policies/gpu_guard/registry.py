@@ -146,14 +146,16 @@ def _opener(url: str) -> urllib.request.OpenerDirector:
     return urllib.request.build_opener(*handlers)
 
 
-def _request(method: str, url: str, headers: dict[str, str], deadline: _Deadline) -> _Response:
+def _request(
+    method: str, url: str, headers: dict[str, str], deadline: _Deadline, max_body: int = _MAX_BODY
+) -> _Response:
     left = deadline.left()
     if left <= 0:
         raise _NoAnswer(f"no answer within {deadline.timeout_s:g}s")
     req = urllib.request.Request(url, method=method, headers={"User-Agent": _USER_AGENT, **headers})
     try:
         with _opener(url).open(req, timeout=left) as resp:
-            body = resp.read(_MAX_BODY) if method == "GET" else b""
+            body = resp.read(max_body) if method == "GET" else b""
             return _Response(resp.status, resp.headers, body)
     except urllib.error.HTTPError as err:
         try:
@@ -288,3 +290,77 @@ def manifest_exists(image_ref: str, *, timeout_s: float = 5.0, registry_override
     if isinstance(result, BaseException):
         raise result
     return result
+
+
+# A tags/list page may be long (nvcr.io/nvidia/driver has thousands of tags); pages are asked `n` at a time.
+# Source: https://github.com/opencontainers/distribution-spec/blob/main/spec.md#listing-tags (`n`, `last`,
+#         and the `Link: <...>; rel="next"` header)
+_TAGS_PAGE = 1000
+_MAX_TAGS_BODY = 4 * 1024 * 1024
+_NEXT_LINK = re.compile(r'<([^>]+)>\s*;\s*rel="?next"?')
+
+
+class RegistryUnavailable(Exception):
+    """The registry could not list the tags (unreachable, timeout, refused); the message says why."""
+
+
+def list_tags(repository_ref: str, *, timeout_s: float = 30.0, registry_override: str | None = None) -> list[str]:
+    """Every tag of `repository_ref` (e.g. nvcr.io/nvidia/driver), within `timeout_s` in total.
+
+    Anonymous Bearer tokens as for manifests; follows `Link: rel="next"` pages. Raises
+    RegistryUnavailable when the registry does not give a complete list, ValueError for a bad reference.
+    """
+    if timeout_s <= 0:
+        raise ValueError(f"timeout_s={timeout_s} must be positive; use e.g. 30.0")
+    ref = parse_image_ref(f"{repository_ref}:latest")
+    base = base_url(ref, registry_override)
+    deadline = _Deadline(timeout_s)
+    outcome: list[list[str] | BaseException] = []
+
+    def work() -> None:
+        try:
+            outcome.append(_all_tags(ref, base, deadline))
+        except BaseException as err:  # noqa: BLE001 - handed to the caller's thread and re-raised there
+            outcome.append(err)
+
+    worker = threading.Thread(target=work, name=f"tags-list {repository_ref}", daemon=True)
+    worker.start()
+    worker.join(timeout_s + 0.5)
+    if not outcome:
+        raise RegistryUnavailable(f"{base}: no complete tag list for {repository_ref} within {timeout_s:g}s")
+    result = outcome[0]
+    if isinstance(result, _NoAnswer):
+        raise RegistryUnavailable(str(result)) from result
+    if isinstance(result, BaseException):
+        raise result
+    return result
+
+
+def _all_tags(ref: ImageRef, base: str, deadline: _Deadline) -> list[str]:
+    url: str | None = f"{base}/v2/{ref.repository}/tags/list?n={_TAGS_PAGE}"
+    headers = {"Accept": "application/json"}
+    tags: list[str] = []
+    authed = False
+    while url is not None:
+        resp = _request("GET", url, headers, deadline, _MAX_TAGS_BODY)
+        if resp.status == 401 and not authed:
+            challenge = parse_bearer_challenge(resp.headers.get("WWW-Authenticate", ""))
+            if challenge is None:
+                raise _NoAnswer(f"GET {url}: HTTP 401 and no Bearer challenge; credentials needed")
+            headers["Authorization"] = f"Bearer {_anonymous_token(challenge, ref, deadline)}"
+            authed = True
+            continue
+        if resp.status != 200:
+            codes = ", ".join(sorted(_error_codes(resp.body))) or "no error code"
+            raise _NoAnswer(f"GET {url}: HTTP {resp.status} ({codes})")
+        try:
+            data = json.loads(resp.body.decode("utf-8", "replace"))
+        except ValueError as err:
+            raise _NoAnswer(f"GET {url}: the tag list is not JSON (or longer than {_MAX_TAGS_BODY} bytes)") from err
+        page = data.get("tags") if isinstance(data, dict) else None
+        tags.extend(str(tag) for tag in page or [])
+        link = _NEXT_LINK.search(resp.headers.get("Link", ""))
+        url = urllib.parse.urljoin(base, link.group(1)) if link else None
+        if url is not None:
+            _check_url(url, "next page")
+    return tags

@@ -377,7 +377,9 @@ def test_one_nvidiadriver_per_pool_when_pools_need_different_drivers():
 
 
 def test_nvidiadriver_objects_validate_against_the_upstream_crd():
-    for driver in two_drivers().of_type(NVIDIA_DRIVER):
+    drivers = two_drivers().of_type(NVIDIA_DRIVER)
+    assert len(drivers) == 2
+    for driver in drivers:
         obj = {k: v for k, v in driver.inputs.items() if k in ("apiVersion", "kind", "metadata", "spec")}
         assert conformance.validate_object(obj, "1.35", upstream()) == []
 

@@ -266,13 +266,14 @@ def test_v100_stops_at_r580(matrix):
 
 
 def test_drivers_for_v100_under_v26_7_0_exclude_the_r595_default(matrix):
+    # v26.7.0's component matrix lists one R580 driver, 580.173.02 (580.178.04 is listed for v26.3.3 only).
     fitting = matrix.drivers(os="ubuntu-24.04", operator="v26.7.0", instance_type="p3dn.24xlarge", today=REVIEW_DAY)
-    assert fitting == ["580.178.04", "580.173.02"]
+    assert fitting == ["580.173.02"]
 
 
 def test_drivers_on_ubuntu_22_04_include_r535_and_are_newest_first(matrix):
     fitting = matrix.drivers(os="ubuntu-22.04", operator="v26.7.0", today=REVIEW_DAY)
-    assert fitting == ["610.57.04", "595.91.07", "580.178.04", "580.173.02", "535.309.01"]
+    assert fitting == ["610.57.04", "595.91.07", "580.173.02", "535.309.01"]
 
 
 def test_drivers_on_bottlerocket_are_the_baked_branch(matrix):
@@ -328,14 +329,14 @@ def test_operator_kubernetes_support_per_os(matrix):
 
 
 def test_operator_kubernetes_on_eks_uses_the_cloud_table(matrix):
-    assert worst_level(matrix.operator_kubernetes("v25.10.1", "1.35")) == "mandatory"
-    assert worst_level(matrix.operator_kubernetes("v25.10.1", "1.34")) == "ok"
+    assert worst_level(matrix.operator_kubernetes("v25.10.0", "1.35")) == "mandatory"
+    assert worst_level(matrix.operator_kubernetes("v25.10.0", "1.34")) == "ok"
 
 
 def test_driver_outside_the_component_matrix_is_advisory(matrix):
     finding = matrix.operator_branch_support("v26.7.0", "ubuntu-24.04", "580.126.20")[0]
     assert finding.level == "advisory"
-    assert "580.178.04" in finding.nearest
+    assert "580.173.02" in finding.nearest
 
 
 def test_unknown_operator_is_mandatory(matrix):

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
-from tests.shared import shared_dir
+from tests.shared import missing_shared, shared_dir
 
 _ROW = re.compile(r"^\|\s*`(?P<name>[a-z0-9-]+)`\s*\|\s*(?P<level>[^|]+)\|")
 
@@ -14,7 +12,7 @@ _ROW = re.compile(r"^\|\s*`(?P<name>[a-z0-9-]+)`\s*\|\s*(?P<level>[^|]+)\|")
 def catalogue() -> dict[str, tuple[str, str]]:
     path = shared_dir() / "POLICIES.md"
     if not path.is_file():
-        pytest.skip(f"{path} is absent: the catalogue check needs the shared contracts checkout")
+        missing_shared(f"{path} is absent: the catalogue check needs the shared contracts checkout")
     out: dict[str, tuple[str, str]] = {}
     for line in path.read_text().splitlines():
         match = _ROW.match(line)

@@ -7,12 +7,18 @@ repository root, as CONFIG.md section 3 documents it.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import time
+from datetime import date
 from pathlib import Path
 
 import pytest
 
+from policies.gpu_guard.matrix import MATRIX_PATH, parse_matrix
+from policies.gpu_guard.registry import list_tags
+from tests.policies.conftest_registry import fake_server, run_registry, silent_server
 from tools.matrix import main
 
 REPO = Path(__file__).resolve().parents[2]
@@ -160,7 +166,7 @@ def test_drivers_lists_fitting_versions_newest_first(capsys):
     out = capsys.readouterr().out
     assert code == 0
     listed = [line.split()[0] for line in out.splitlines() if line.startswith("  ")]
-    assert listed == ["580.178.04", "580.173.02"]
+    assert listed == ["580.173.02"]
 
 
 def test_drivers_json_marks_the_default_and_eol_notes(capsys):
@@ -168,7 +174,7 @@ def test_drivers_json_marks_the_default_and_eol_notes(capsys):
     document = json.loads(capsys.readouterr().out)
     assert code == 0
     versions = [row["version"] for row in document["drivers"]]
-    assert versions == ["610.57.04", "595.91.07", "580.178.04", "580.173.02", "535.309.01"]
+    assert versions == ["610.57.04", "595.91.07", "580.173.02", "535.309.01"]
     default = next(row for row in document["drivers"] if row["default"])
     assert default["version"] == "595.91.07"
     r535 = next(row for row in document["drivers"] if row["version"] == "535.309.01")
@@ -212,3 +218,192 @@ def test_bad_arguments_print_one_error_line_and_exit_2(capsys, args, message):
 def test_help_exits_0(capsys):
     assert main(["--help"]) == 0
     assert "check" in capsys.readouterr().out
+
+
+# --- refresh: matrix.yaml against what NVIDIA publishes ----------------------------------------------------------
+
+UPSTREAM = REPO.parent / "shared" / "upstream" / "nvidia"
+
+
+def _require_upstream() -> Path:
+    if not UPSTREAM.is_dir():
+        reason = f"{UPSTREAM} is absent: the NVIDIA snapshots live in ../shared/upstream/nvidia"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true but {reason}")
+        pytest.skip(reason)
+    return UPSTREAM
+
+
+def test_refresh_against_the_snapshots_exits_0_as_a_module():
+    _require_upstream()
+    result = run_module("refresh")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "agrees with upstream" in result.stdout
+
+
+def test_refresh_prints_each_difference_and_exits_1(tmp_path, capsys):
+    upstream = _require_upstream()
+    text = MATRIX_PATH.read_text(encoding="utf-8")
+    tampered = tmp_path / "matrix.yaml"
+    # The matrix as it was before the audit: v26.3.1 claimed Kubernetes 1.36 on EKS.
+    start = text.index("  - version: v26.3.1\n")
+    row = text[start : text.index("  - version: v26.3.2\n")]
+    tampered.write_text(text.replace(row, row.replace("eks: ['1.32', '1.35']", "eks: ['1.32', '1.36']")))
+    code = main(["refresh", "--matrix", str(tampered), "--upstream", str(upstream)])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "1 difference(s)" in out
+    assert "operators[v26.3.1].eks: matrix.yaml [1.32, 1.36]; upstream [1.32, 1.35]" in out
+
+
+def test_refresh_write_puts_upstream_values_into_the_rows_and_keeps_the_rest(tmp_path, capsys):
+    upstream = _require_upstream()
+    text = MATRIX_PATH.read_text(encoding="utf-8")
+    tampered = tmp_path / "matrix.yaml"
+    stale_drivers = "drivers: [610.57.04, 595.91.07, 580.173.02, 535.309.01]"
+    assert stale_drivers in text
+    stale_text = text.replace(stale_drivers, "drivers: [610.57.04, 595.91.07, 580.178.04, 580.173.02, 535.309.01]")
+    stale_text = stale_text.replace("since: 2026-05-29, branches: [580, 595]", "since: 2026-08-01, branches: [580, 5]")
+    tampered.write_text(stale_text)
+    assert main(["refresh", "--matrix", str(tampered), "--upstream", str(upstream), "--write", *TODAY]) == 0
+    capsys.readouterr()
+    assert main(["refresh", "--matrix", str(tampered), "--upstream", str(upstream)]) == 0
+    written = tampered.read_text(encoding="utf-8")
+    head = text[: text.index("driver_images:")]
+    assert written.startswith(head)  # sections without a difference stay byte for byte
+    v2670 = parse_matrix(written).operators[-1]
+    assert v2670.version == "v26.7.0"
+    assert "580.178.04" not in v2670.drivers
+    assert v2670.reviewed == date(2026, 11, 30)  # the row keeps its reviewed date
+
+
+def test_refresh_without_the_snapshot_folder_is_a_usage_error(tmp_path, capsys):
+    code = main(["refresh", "--upstream", str(tmp_path / "nowhere")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "upstream snapshot folder is missing" in err
+    assert "--fetch" in err
+
+
+def _docs_and_ci(upstream: Path) -> dict[str, bytes]:
+    docs = upstream / "cloud-native-docs"
+    newest_ci = sorted((upstream / "gpu-driver-container-ci-history").glob("*.yml"))[-1]
+    return {
+        "/gpu-operator/life-cycle-policy.rst": (docs / "life-cycle-policy.rst").read_bytes(),
+        "/gpu-operator/platform-support.rst": (docs / "platform-support.rst").read_bytes(),
+        "/ci/.common-ci.yml": newest_ci.read_bytes(),
+    }
+
+
+def _serve_files(files: dict[str, bytes]):
+    def handle(handler):
+        body = files.get(handler.path)
+        handler.send_response(200 if body is not None else 404)
+        handler.send_header("Content-Length", str(len(body or b"")))
+        handler.end_headers()
+        if handler.command == "GET" and body:
+            handler.wfile.write(body)
+
+    return fake_server(handle)
+
+
+@pytest.fixture(scope="module")
+def driver_registry(tmp_path_factory):
+    with run_registry(tmp_path_factory.mktemp("registry")) as reg:
+        for tag in ("580.173.02-ubuntu24.04", "595.91.07-ubuntu24.04", "580-6.8.0-1024-aws-ubuntu24.04"):
+            reg.push_image("nvidia/driver", tag)
+        yield reg
+
+
+@pytest.mark.registry
+def test_refresh_fetch_reads_github_and_the_registry_tags_list(driver_registry, capsys):
+    upstream = _require_upstream()
+    with _serve_files(_docs_and_ci(upstream)) as (url, seen):
+        code = main(
+            ["refresh", "--fetch", "--docs-url", f"{url}/gpu-operator", "--ci-url", f"{url}/ci/.common-ci.yml",
+             "--registry", driver_registry.url, "--timeout", "5", *TODAY]
+        )
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "agrees with upstream" in out
+    assert sorted(line.split()[1] for line in seen) == sorted(_docs_and_ci(upstream))
+
+
+@pytest.mark.registry
+def test_refresh_fetch_reports_a_driver_tag_the_matrix_lacks(driver_registry, capsys):
+    upstream = _require_upstream()
+    driver_registry.push_image("nvidia/driver", "620.11.01-ubuntu24.04")
+    with _serve_files(_docs_and_ci(upstream)) as (url, _):
+        code = main(
+            ["refresh", "--fetch", "--docs-url", f"{url}/gpu-operator", "--ci-url", f"{url}/ci/.common-ci.yml",
+             "--registry", driver_registry.url, "--timeout", "5", *TODAY]
+        )
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "driver_images[ubuntu24.04].versions" in out
+    assert "upstream [620.11.01, 610.57.04" in out
+
+
+def test_refresh_fetch_gives_up_within_the_timeout_on_a_silent_server(capsys):
+    with silent_server() as url:
+        started = time.monotonic()
+        code = main(["refresh", "--fetch", "--docs-url", url, "--ci-url", f"{url}/ci.yml", "--registry", url,
+                     "--timeout", "0.5", *TODAY])
+        elapsed = time.monotonic() - started
+    assert code == 2
+    assert "no answer within 0.5s" in capsys.readouterr().err
+    assert elapsed < 5
+
+
+def test_tags_list_follows_the_anonymous_token_flow_and_next_pages():
+    def handle(handler):
+        auth = handler.headers.get("Authorization", "")
+        if handler.path.startswith("/token"):
+            body = json.dumps({"token": "anon"}).encode()
+            handler.send_response(200)
+        elif auth != "Bearer anon":
+            body = b""
+            handler.send_response(401)
+            handler.send_header("WWW-Authenticate", f'Bearer realm="{base[0]}/token",service="fake"')
+        elif "last=" not in handler.path:
+            body = json.dumps({"name": "nvidia/driver", "tags": ["580.173.02-ubuntu24.04"]}).encode()
+            handler.send_response(200)
+            handler.send_header("Link", '</v2/nvidia/driver/tags/list?n=1000&last=580.173.02-ubuntu24.04>; rel="next"')
+        else:
+            body = json.dumps({"name": "nvidia/driver", "tags": ["595.91.07-ubuntu24.04"]}).encode()
+            handler.send_response(200)
+        handler.send_header("Content-Length", str(len(body)))
+        handler.end_headers()
+        handler.wfile.write(body)
+
+    base: list[str] = []
+    with fake_server(handle) as (url, seen):
+        base.append(url)
+        tags = list_tags("nvcr.io/nvidia/driver", timeout_s=5, registry_override=url)
+    assert tags == ["580.173.02-ubuntu24.04", "595.91.07-ubuntu24.04"]
+    assert seen[0].startswith("GET /v2/nvidia/driver/tags/list?n=1000 auth=")
+    assert seen[-1].endswith("auth=Bearer anon")
+
+
+# --- stale: rows whose review is old ------------------------------------------------------------------------------
+
+
+def test_stale_lists_rows_reviewed_before_the_cutoff_and_exits_0(capsys):
+    code = main(["stale", "--days", "180", "--today", "2027-05-29"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "reviewed before 2026-11-30 (180 days)" in out
+    assert "  cuda_releases[13.3.1]: reviewed 2026-11-29" in out
+    assert "cuda_releases[13.5.0]" not in out  # reviewed 2026-11-30, on the cutoff
+    assert "node_images[al2023].baked_driver[570@2025-04-01]: reviewed 2026-11-29" in out
+    assert "precompiled_builds[ubuntu22.04@2025-03-25]" not in out  # rewritten from the CI history on 2026-11-30
+
+
+def test_stale_with_nothing_old_says_so(capsys):
+    assert main(["stale", "--today", "2026-12-01"]) == 0
+    assert "no row of" in capsys.readouterr().out
+
+
+def test_stale_rejects_a_negative_day_count(capsys):
+    assert main(["stale", "--days", "-1"]) == 2
+    assert "--days -1 must be zero or more" in capsys.readouterr().err

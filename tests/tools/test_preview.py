@@ -230,6 +230,7 @@ def test_stack_out_artefacts_exist_and_parse(stack_preview):
     out = stack_preview.out_dir
     assert json.loads((out / "resources.json").read_text()) == json.loads(stack_preview.stdout)
     manifests = sorted((out / "manifests").glob("*.yaml"))
+    assert manifests, f"the {stack_preview.args} preview wrote no manifest under {out / 'manifests'}"
     for manifest in manifests:
         obj = yaml.safe_load(manifest.read_text())
         assert {"apiVersion", "kind", "metadata"} <= set(obj), manifest.name

@@ -119,7 +119,8 @@ def validate(args: Any, report_violation: ReportViolation) -> None:
                "ARN for the host")
     redirect = annotation(args.props, ANNOTATION + "ssl-redirect")
     if redirect != str(HTTPS_PORT):
-        report(f"has {ANNOTATION}ssl-redirect {redirect!r}; plain HTTP must be redirected to HTTPS. "
+        state = "unset" if redirect is None else repr(redirect)
+        report(f"has {ANNOTATION}ssl-redirect {state}; plain HTTP must be redirected to HTTPS. "
                f"Fix: {ANNOTATION}ssl-redirect: '{HTTPS_PORT}'")
     policy = annotation(args.props, ANNOTATION + "ssl-policy")
     if policy is None:

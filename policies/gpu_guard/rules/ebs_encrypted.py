@@ -49,7 +49,8 @@ def _storage_class(args: Any, report: ReportViolation) -> None:
         return
     hint = (" (StorageClass parameters are strings: write \"true\", not a boolean)" if isinstance(encrypted, bool)
             else " (the driver's default is \"false\")")
-    report(f"EBS StorageClass '{name}' ({provisioner}) has parameters.encrypted {encrypted!r}; every EBS volume it "
+    state = "unset" if encrypted is None else repr(encrypted)
+    report(f"EBS StorageClass '{name}' ({provisioner}) has parameters.encrypted {state}; every EBS volume it "
            f"provisions must be encrypted{hint}. Fix: parameters: {{encrypted: \"true\"}} (optionally kmsKeyId).",
            args.urn)
 
@@ -68,7 +69,8 @@ def _launch_template(args: Any, report: ReportViolation) -> None:
         encrypted = get(ebs, "encrypted")
         if not _is_true(encrypted):
             device = get(mapping, "deviceName", default="?")
-            report(f"{where}: block device {device} has ebs.encrypted {encrypted!r}; node volumes must be encrypted. "
+            state = "unset" if encrypted is None else repr(encrypted)
+            report(f"{where}: block device {device} has ebs.encrypted {state}; node volumes must be encrypted. "
                    f"Fix: ebs.encrypted: \"true\" ({_LT_FIX}).", args.urn)
 
 
@@ -95,7 +97,8 @@ def _node_class(args: Any, report: ReportViolation) -> None:
         encrypted = get(ebs, "encrypted")
         if encrypted is not True and str(encrypted).lower() != "true":
             device = get(mapping, "deviceName", default="?")
-            report(f"{where}: blockDeviceMappings {device} has ebs.encrypted {encrypted!r}; node volumes must be "
+            state = "unset" if encrypted is None else repr(encrypted)
+            report(f"{where}: blockDeviceMappings {device} has ebs.encrypted {state}; node volumes must be "
                    "encrypted. Fix: ebs.encrypted: true.", args.urn)
 
 

@@ -56,7 +56,8 @@ def _launch_template(args: Any, report: ReportViolation) -> None:
         return  # no metadata service at all
     tokens = get(options, "httpTokens")
     if str(tokens) != "required":
-        report(f"{where}: metadataOptions.httpTokens is {tokens!r}; IMDSv2 requires 'required'. Fix: {_FIX_LT}.",
+        state = "unset" if tokens is None else repr(tokens)
+        report(f"{where}: metadataOptions.httpTokens is {state}; IMDSv2 requires 'required'. Fix: {_FIX_LT}.",
                args.urn)
     problem = _hop_problem(get(options, "httpPutResponseHopLimit", default=EC2_DEFAULT_HOP_LIMIT))
     if problem:
@@ -73,7 +74,8 @@ def _node_class(args: Any, report: ReportViolation) -> None:
         return
     tokens = get(options, "httpTokens", default=KARPENTER_DEFAULT_HTTP_TOKENS)
     if str(tokens) != "required":
-        report(f"{where}: spec.metadataOptions.httpTokens is {tokens!r}; IMDSv2 requires 'required'. "
+        state = "unset" if tokens is None else repr(tokens)
+        report(f"{where}: spec.metadataOptions.httpTokens is {state}; IMDSv2 requires 'required'. "
                f"Fix: {_FIX_NODECLASS}.", args.urn)
     problem = _hop_problem(get(options, "httpPutResponseHopLimit", default=KARPENTER_DEFAULT_HOP_LIMIT))
     if problem:

@@ -150,8 +150,9 @@ def validate(args: Any, report_violation: ReportViolation) -> None:
             continue
         configured = get(release.props, "values", "settings", "interruptionQueue")
         names = [_queue_name(q) or q.name for q in queues]
+        state = "unset" if configured is None else repr(configured)
         report_violation(
-            f"Karpenter release '{release.name}' has settings.interruptionQueue {configured!r}, which names none "
+            f"Karpenter release '{release.name}' has settings.interruptionQueue {state}, which names none "
             f"of the stack's SQS queues {names}; Karpenter ignores interruption events. Fix: "
             f"settings.interruptionQueue: {names[0]}.",
             release.urn,

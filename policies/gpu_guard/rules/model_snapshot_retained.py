@@ -35,9 +35,10 @@ def validate(args: Any, report_violation: ReportViolation) -> None:
         return
     name = get(args.props, "metadata", "name", default=args.name)
     driver = get(args.props, "spec", "driver", default="?")
+    state = "unset" if policy is None else repr(policy)
     report_violation(
         f"VolumeSnapshotContent '{name}' binds the pre-existing snapshot {handle} ({driver}) with deletionPolicy "
-        f"{policy!r}; deleting the stack would delete that snapshot. Fix: spec.deletionPolicy: Retain (and "
+        f"{state}; deleting the stack would delete that snapshot. Fix: spec.deletionPolicy: Retain (and "
         "retainOnDelete on the Pulumi resource).",
         args.urn,
     )

@@ -1,0 +1,318 @@
+"""Driver versions and images: published tags, precompiled builds, branch lifecycle."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from datetime import date
+
+from ..versions import DriverVersion, parse_driver_version
+from .findings import (
+    BAKED_DRIVER_OS,
+    DRIVER_REPOSITORY,
+    NEAREST,
+    OS_TAG,
+    Finding,
+    OsName,
+    fmt_versions,
+)
+from .rows import (
+    DriverBranch,
+    PrecompiledBuild,
+)
+from .state import MatrixState
+
+_KERNEL_RE = re.compile(r"^(?P<line>\d+\.\d+)\.\d+-\d+-(?P<flavour>[a-z][a-z0-9-]*)$")
+
+
+class DriverQueries(MatrixState):
+    """Queries about driver versions, driver container images and driver branches."""
+
+    # ---------------------------------------------------------------- drivers
+    def parse_driver(self, version: str) -> DriverVersion:
+        """Parse `580.173.02` or a branch `580`; ValueError on anything else."""
+        return parse_driver_version(version)
+
+    def branch(self, branch: int) -> DriverBranch | None:
+        """The driver branch row (type, EOL, native CUDA, source) or None when unknown."""
+        return self._branches.get(branch)
+
+    def known_driver_versions(self, branch: int | None = None) -> list[str]:
+        """Every driver version with a published image on any OS (optionally one branch), newest first."""
+        versions = {v for row in self.data.driver_images for v in row.versions}
+        for op in self.data.operators:
+            versions.update(op.drivers)
+        parsed = sorted((parse_driver_version(v) for v in versions), reverse=True)
+        return [str(v) for v in parsed if branch is None or v.branch == branch]
+
+    def weakest_release(self, driver: str) -> str:
+        """A full driver version as is; a bare branch ("580", as baked images state it) as its first known release.
+
+        The exact release a baked image ships depends on the image build, so compatibility is judged
+        against the weakest release the branch could be; the branch number alone would read as
+        580.0.0, below every real R580 driver. Raises ValueError on a string that is no driver version.
+        """
+        parsed = parse_driver_version(driver)
+        if not parsed.is_branch_only:
+            return driver
+        known = self.known_driver_versions(parsed.branch)
+        return known[-1] if known else driver
+
+    def published_versions(self, os: str) -> list[str]:
+        """Driver versions with a conventional image for an OS label (or image OS tag), newest first."""
+        row = self._images.get(OS_TAG.get(os, os))
+        if row is None:
+            return []
+        return [str(v) for v in sorted((parse_driver_version(x) for x in row.versions), reverse=True)]
+
+    def _nearest_versions(
+        self, wanted: DriverVersion, candidates: Iterable[str], today: date | None = None
+    ) -> tuple[str, ...]:
+        """Same branch first (newest first), then live branches before end-of-life ones, nearest branch first."""
+        parsed = sorted({parse_driver_version(c) for c in candidates}, reverse=True)
+        same = [v for v in parsed if v.branch == wanted.branch]
+
+        def eol(version: DriverVersion) -> bool:
+            row = self.branch(version.branch)
+            return row is None or (row.listed_end_of_life if today is None else row.is_end_of_life(today))
+
+        others = sorted(
+            (v for v in parsed if v.branch != wanted.branch),
+            key=lambda v: (eol(v), abs(v.branch - wanted.branch), -v.branch, tuple(-k for k in v.key)),
+        )
+        return tuple(str(v) for v in (same + others)[:NEAREST])
+
+    def driver_image_ref(
+        self, version: str, os: OsName, *, precompiled: bool = False, kernel: str | None = None
+    ) -> str:
+        """The driver container reference the operator pulls, e.g. nvcr.io/nvidia/driver:535.309.01-ubuntu22.04.
+
+        Precompiled: `<branch>-<kernel>-<os_tag>`; without a kernel the placeholder `<kernel>` stands in.
+        Raises ValueError for an OS without operator-built driver containers.
+        """
+        tag = OS_TAG.get(os)
+        if tag is None:
+            raise ValueError(
+                f"OS {os!r} has no GPU Operator driver container: its node image bakes the driver; "
+                "use ubuntu-22.04 or ubuntu-24.04 for operator-installed drivers"
+            )
+        parsed = parse_driver_version(version)
+        if precompiled:
+            return f"{DRIVER_REPOSITORY}:{parsed.branch}-{kernel or '<kernel>'}-{tag}"
+        return f"{DRIVER_REPOSITORY}:{parsed.text}-{tag}"
+
+    def _precompiled_ci_branches(self, os_tag: str, today: date) -> PrecompiledBuild | None:
+        rows = [r for r in self.data.precompiled_builds if r.os_tag == os_tag and r.since <= today]
+        return max(rows, key=lambda r: r.since) if rows else None
+
+    def driver_image(
+        self,
+        version: str,
+        os: OsName,
+        *,
+        precompiled: bool = False,
+        operator: str | None = None,
+        kernel: str | None = None,
+        today: date | None = None,
+    ) -> list[Finding]:
+        """Is there a published driver container for this version (or branch, precompiled) on this OS?"""
+        rule = "driver-image-published"
+        parsed = parse_driver_version(version)
+        if os in BAKED_DRIVER_OS:
+            return [
+                Finding(
+                    "mandatory",
+                    rule,
+                    f"OS {os} ships the NVIDIA driver in its node image; the GPU Operator has no driver container "
+                    f"for it (driver {version} cannot be installed by the operator). Set driver.enabled=false and "
+                    "toolkit.enabled=false for these nodes, or use ubuntu-22.04/ubuntu-24.04 for operator drivers.",
+                    self.data.node_images[0].source,
+                )
+            ]
+        tag = OS_TAG[os]
+        if precompiled:
+            return self._precompiled_image(
+                parsed, os, tag, operator=operator, kernel=kernel, today=today or date.today()
+            )
+        ref = self.driver_image_ref(version, os)
+        images = self._images.get(tag)
+        source = images.source if images else self.data.driver_images[0].source
+        if parsed.is_branch_only:
+            return [
+                Finding(
+                    "mandatory",
+                    rule,
+                    f"driver {version} is a branch, but conventional driver images are tagged with a full version "
+                    f"(<version>-{tag}); pin a full version, or set usePrecompiled for branch-tagged images.",
+                    source,
+                    self._nearest_versions(parsed, self.published_versions(os)),
+                )
+            ]
+        if images is not None and parsed.text in images.versions:
+            return [Finding("ok", rule, f"{ref} is published", source)]
+        nearest = self._nearest_versions(parsed, self.published_versions(os), today)
+        unpublished = self._unpublished.get(parsed.text)
+        if unpublished is not None:
+            why = f"{unpublished.reason}; the container would sit in ImagePullBackOff"
+            source = unpublished.source
+        elif any(parsed.text in row.versions for row in self.data.driver_images):
+            other = [row.os_tag for row in self.data.driver_images if parsed.text in row.versions]
+            why = (
+                f"NVIDIA builds {parsed.text} only for {', '.join(other)}, not {tag}; "
+                "the container would sit in ImagePullBackOff"
+            )
+            if not any(parse_driver_version(v).branch == parsed.branch for v in (images.versions if images else ())):
+                why += f"; R{parsed.branch} was never built for {tag}"
+        else:
+            why = "not in NVIDIA's driver-container build history; the container would sit in ImagePullBackOff"
+        return [
+            Finding(
+                "mandatory",
+                rule,
+                f"driver {parsed.text} has no published image {ref} ({why}); nearest published for {tag}: "
+                f"{fmt_versions(nearest) or 'none'}.",
+                source,
+                nearest,
+            )
+        ]
+
+    def _precompiled_image(
+        self, parsed: DriverVersion, os: str, tag: str, *, operator: str | None, kernel: str | None, today: date
+    ) -> list[Finding]:
+        rule = "driver-image-published"
+        findings: list[Finding] = []
+        op = self.operator(operator) if operator else None
+        ci = self._precompiled_ci_branches(tag, today)
+        if op is not None:
+            allowed = op.precompiled.get(os, ())
+            if parsed.branch not in allowed:
+                choices = tuple(str(b) for b in sorted(allowed, reverse=True))
+                findings.append(
+                    Finding(
+                        "mandatory",
+                        rule,
+                        f"precompiled driver R{parsed.branch} is not built for {os} under GPU Operator {op.version} "
+                        f"({op.version} builds precompiled drivers for "
+                        f"{', '.join('R' + c for c in choices) or 'no branch'} on {os}); set driver.version to one of "
+                        f"{', '.join(choices) or 'none'} or use a conventional (non-precompiled) driver.",
+                        op.source,
+                        choices,
+                    )
+                )
+        elif ci is not None and parsed.branch not in ci.branches:
+            choices = tuple(str(b) for b in sorted(ci.branches, reverse=True))
+            findings.append(
+                Finding(
+                    "mandatory",
+                    rule,
+                    f"precompiled driver R{parsed.branch} is not built for {tag} (NVIDIA CI builds "
+                    f"{', '.join('R' + c for c in choices)} since {ci.since.isoformat()}); choose one of "
+                    f"{', '.join(choices)}.",
+                    ci.source,
+                    choices,
+                )
+            )
+        if not findings and ci is not None and parsed.branch not in ci.branches:
+            findings.append(
+                Finding(
+                    "advisory",
+                    rule,
+                    f"NVIDIA CI stopped building precompiled R{parsed.branch} images for {tag} (since "
+                    f"{ci.since.isoformat()} it builds {', '.join('R' + str(b) for b in ci.branches)}); new kernel "
+                    "updates get no image. Move to one of those branches.",
+                    ci.source,
+                    tuple(str(b) for b in sorted(ci.branches, reverse=True)),
+                )
+            )
+        if kernel is not None:
+            findings.extend(self._kernel_findings(kernel, tag))
+        if not findings:
+            findings.append(
+                Finding(
+                    "ok",
+                    rule,
+                    f"precompiled R{parsed.branch} images are built for {tag}",
+                    ci.source if ci else self.data.precompiled_builds[0].source,
+                )
+            )
+        return findings
+
+    def _kernel_findings(self, kernel: str, tag: str) -> list[Finding]:
+        rule = "driver-image-published"
+        row = next((r for r in self.data.precompiled_kernels if r.os_tag == tag), None)
+        if row is None:
+            return [
+                Finding(
+                    "mandatory",
+                    rule,
+                    f"no precompiled driver kernels are recorded for {tag}",
+                    self.data.precompiled_kernels[0].source,
+                )
+            ]
+        match = _KERNEL_RE.match(kernel)
+        if match is None:
+            return [
+                Finding(
+                    "mandatory",
+                    rule,
+                    f"kernel {kernel!r} is not an Ubuntu kernel release (expected e.g. 6.8.0-1024-aws, as `uname -r` "
+                    "prints it); precompiled images are tagged per kernel.",
+                    row.source,
+                )
+            ]
+        problems = []
+        if match.group("line") not in row.kernel_lines:
+            problems.append(f"kernel line {match.group('line')} (built: {', '.join(row.kernel_lines)})")
+        if match.group("flavour") not in row.flavours:
+            problems.append(f"flavour {match.group('flavour')} (built: {', '.join(row.flavours)})")
+        if problems:
+            return [
+                Finding(
+                    "mandatory",
+                    rule,
+                    f"precompiled driver images for {tag} are not built for kernel {kernel}: "
+                    f"{'; '.join(problems)}. Use an LTS kernel with a built flavour, or a conventional driver.",
+                    row.source,
+                    row.kernel_lines,
+                )
+            ]
+        return []
+
+    def branch_lifecycle(self, version_or_branch: str, today: date) -> list[Finding]:
+        """EOL check: advisory once NVIDIA's end of life has passed (or the branch is listed as EOL)."""
+        rule = "driver-branch-eol"
+        parsed = parse_driver_version(version_or_branch)
+        row = self.branch(parsed.branch)
+        if row is None:
+            return [
+                Finding(
+                    "mandatory",
+                    "driver-branch-known",
+                    f"driver branch R{parsed.branch} (from {version_or_branch}) is not a known NVIDIA data-center "
+                    f"branch; choose one of {', '.join('R' + str(b) for b in self._live_branches(today))}.",
+                    self.data.driver_branches[0].source,
+                    tuple(str(b) for b in self._live_branches(today)),
+                )
+            ]
+        if not row.is_end_of_life(today):
+            until = f" until {row.end_of_life_label}" if row.eol else ""
+            return [Finding("ok", rule, f"R{row.branch} ({row.type}) is supported{until}", row.source)]
+        live = self._live_branches(today)
+        when = f"reached end of life in {row.end_of_life_label}" if row.eol else "is listed by NVIDIA as end of life"
+        return [
+            Finding(
+                "advisory",
+                rule,
+                f"R{row.branch} {when}: driver {version_or_branch} gets no more bug or security fixes. "
+                f"Move to a supported branch: {', '.join('R' + str(b) for b in live)}.",
+                row.source,
+                tuple(str(b) for b in live),
+            )
+        ]
+
+    def _live_branches(self, today: date) -> list[int]:
+        """Branches past no end of life that have known releases: LTSB first, then PB, then NFB."""
+        released = {parse_driver_version(v).branch for v in self.known_driver_versions()}
+        live = [r for r in self.data.driver_branches if not r.is_end_of_life(today) and r.branch in released]
+        order = {"LTSB": 0, "PB": 1, "NFB": 2}
+        return [row.branch for row in sorted(live, key=lambda r: (order[r.type], -r.branch))]

@@ -1,0 +1,49 @@
+"""What a matrix query answers: `Finding`s with a level, and the shared names (OS labels, levels)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+OsName = Literal["ubuntu-22.04", "ubuntu-24.04", "bottlerocket", "al2023"]
+Level = Literal["ok", "advisory", "mandatory"]
+OS_NAMES: tuple[str, ...] = get_args(OsName)
+
+# OS label value (CONFIG.md §2) -> driver container image OS tag. Ubuntu only: the GPU Operator builds
+# driver containers for Ubuntu; Bottlerocket and AL2023 NVIDIA images bake the driver in.
+# Source: https://github.com/NVIDIA/gpu-driver-container (Makefile: IMAGE_TAG = $(DRIVER_VERSION)-$(DIST))
+OS_TAG = {"ubuntu-22.04": "ubuntu22.04", "ubuntu-24.04": "ubuntu24.04", "ubuntu-26.04": "ubuntu26.04"}
+BAKED_DRIVER_OS = ("bottlerocket", "al2023")
+DRIVER_REPOSITORY = "nvcr.io/nvidia/driver"
+NEAREST = 5
+_LEVEL_ORDER: dict[str, int] = {"ok": 0, "advisory": 1, "mandatory": 2}
+
+
+class MatrixError(Exception):
+    """matrix.yaml is missing, unreadable or fails validation; the message names file, row and key."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One verdict of the matrix: the level, a short rule id, the message, its source row and fixes."""
+
+    level: Level
+    rule: str
+    message: str
+    source: str
+    nearest: tuple[str, ...] = ()
+
+
+def worst_level(findings: Iterable[Finding]) -> Level:
+    """The most severe level among `findings` ("ok" when there are none)."""
+    worst: Level = "ok"
+    for finding in findings:
+        if _LEVEL_ORDER[finding.level] > _LEVEL_ORDER[worst]:
+            worst = finding.level
+    return worst
+
+
+def fmt_versions(versions: Iterable[str]) -> str:
+    """`a, b, c`: versions as messages list them."""
+    return ", ".join(versions)

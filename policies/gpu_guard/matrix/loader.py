@@ -1,0 +1,62 @@
+"""Loading matrix.yaml: validation with one error naming the file, the row and the key."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from .core import Matrix
+from .findings import MatrixError
+from .rows import MatrixData
+
+MATRIX_PATH = Path(__file__).resolve().parent.parent / "matrix.yaml"
+
+
+def _describe_error(error: dict[str, Any], raw: dict[str, Any]) -> str:
+    loc = tuple(error.get("loc", ()))
+    where = ".".join(str(part) for part in loc)
+    row_hint = ""
+    if len(loc) >= 2 and isinstance(loc[0], str) and isinstance(loc[1], int):
+        rows = raw.get(loc[0])
+        if isinstance(rows, list) and loc[1] < len(rows) and isinstance(rows[loc[1]], dict):
+            row = rows[loc[1]]
+            key = next(
+                (row[k] for k in ("version", "cuda", "branch", "family", "model", "os", "os_tag") if k in row), None
+            )
+            if key is not None:
+                row_hint = f" (row {key!r})"
+    return f"{where}{row_hint}: {error.get('msg', 'invalid')}"
+
+
+def parse_matrix(text: str, origin: str = "matrix.yaml") -> MatrixData:
+    """Validate matrix YAML text; raise MatrixError naming the file, the row and the key on bad data."""
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise MatrixError(f"{origin}: not valid YAML: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise MatrixError(f"{origin}: expected a mapping at the top level, got {type(raw).__name__}")
+    try:
+        return MatrixData.model_validate(raw)
+    except ValidationError as exc:
+        details = "; ".join(_describe_error(dict(err), raw) for err in exc.errors()[:10])
+        raise MatrixError(f"{origin}: {exc.error_count()} invalid value(s): {details}") from exc
+
+
+def load_matrix_file(path: Path) -> Matrix:
+    """Load and validate a matrix file (uncached; tests use it with temporary files)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise MatrixError(f"{path}: cannot read the compatibility matrix: {exc}") from exc
+    return Matrix(parse_matrix(text, str(path)))
+
+
+@functools.cache
+def load_matrix() -> Matrix:
+    """The packaged matrix, validated once per process. Raises MatrixError on bad data."""
+    return load_matrix_file(MATRIX_PATH)

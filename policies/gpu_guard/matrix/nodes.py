@@ -1,0 +1,196 @@
+"""Kubernetes and nodes: kubelet skew, EKS version lifecycle, node images and the drivers they bake in."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from ..versions import KubeMinor, parse_kube_minor
+from .cuda import CudaQueries
+from .findings import (
+    OS_NAMES,
+    Finding,
+    OsName,
+)
+from .results import NodeImage
+from .rows import BakedDriver, NodeImageRow
+
+
+class NodeQueries(CudaQueries):
+    """Queries about Kubernetes versions, EKS support and node images."""
+
+    # ---------------------------------------------------------------- Kubernetes / EKS / node images
+    def kubelet_skew(self, control_plane: str, kubelet: str) -> list[Finding]:
+        """Kubelet not newer than the control plane and at most `max_minors_older` minors older."""
+        rule = "kubelet-version-skew"
+        plane = parse_kube_minor(control_plane)
+        node = parse_kube_minor(kubelet)
+        behind = node.minors_behind(plane)
+        limit = self._skew.max_minors_older
+        oldest = KubeMinor(plane.major, plane.minor - limit)
+        allowed = tuple(str(KubeMinor(plane.major, plane.minor - i)) for i in range(limit + 1))
+        if behind < 0 and not self._skew.newer_allowed:
+            return [
+                Finding(
+                    "mandatory",
+                    rule,
+                    f"kubelet {node} is newer than the control plane {plane}; a kubelet must not be newer than "
+                    f"kube-apiserver. Use kubelet {plane} (or {oldest}-{plane}), or upgrade the control plane first.",
+                    self._skew.source,
+                    allowed,
+                )
+            ]
+        if behind > limit:
+            return [
+                Finding(
+                    "mandatory",
+                    rule,
+                    f"kubelet {node} is {behind} minor versions older than the control plane {plane}; at most "
+                    f"{limit} are allowed. Use kubelet {oldest}-{plane}.",
+                    self._skew.source,
+                    allowed,
+                )
+            ]
+        return [
+            Finding(
+                "ok", rule, f"kubelet {node} under control plane {plane} is within the skew policy", self._skew.source
+            )
+        ]
+
+    def eks_lifecycle(self, kubernetes: str, today: date) -> list[Finding]:
+        """Standard support (ok), extended support (advisory) or past extended support (mandatory)."""
+        rule = "kubernetes-version-lifecycle"
+        wanted = parse_kube_minor(kubernetes)
+        row = self._eks.get(str(wanted))
+        standard = [r.version for r in self.data.eks_versions if r.end_standard is None or today <= r.end_standard]
+        standard = [v for v in standard if (r := self._eks[v]).released is None or r.released <= today]
+        choices = tuple(reversed(standard))
+        if row is None:
+            return [
+                Finding(
+                    "mandatory",
+                    rule,
+                    f"Kubernetes {wanted} is not an Amazon EKS version in the matrix; choose one of "
+                    f"{', '.join(choices)}.",
+                    self.data.eks_versions[-1].source,
+                    choices,
+                )
+            ]
+        caveat = "" if row.confirmed else " (support dates unconfirmed)"
+        released = row.released or row.available_by
+        if released is not None and today < released:
+            return [
+                Finding(
+                    "mandatory",
+                    rule,
+                    f"Kubernetes {wanted} is not yet released on Amazon EKS (release {released.isoformat()}); "
+                    f"choose one of {', '.join(choices)}.",
+                    row.source,
+                    choices,
+                )
+            ]
+        if row.end_standard is None or today <= row.end_standard:
+            until = f" until {row.end_standard.isoformat()}" if row.end_standard else ""
+            return [Finding("ok", rule, f"EKS {wanted} is in standard support{until}{caveat}", row.source)]
+        if row.end_extended is not None and today <= row.end_extended:
+            return [
+                Finding(
+                    "advisory",
+                    rule,
+                    f"EKS {wanted} left standard support on {row.end_standard.isoformat()} and is in extended support "
+                    f"(extra cost) until {row.end_extended.isoformat()}{caveat}. Upgrade to {', '.join(choices)}.",
+                    row.source,
+                    choices,
+                )
+            ]
+        ended = row.end_extended.isoformat() if row.end_extended else "an unrecorded date"
+        return [
+            Finding(
+                "mandatory",
+                rule,
+                f"EKS {wanted} is not supported: extended support ended on {ended}{caveat}; EKS auto-upgrades such "
+                f"control planes. Use {', '.join(choices)}.",
+                row.source,
+                choices,
+            )
+        ]
+
+    def _node_image_row(self, os: str) -> NodeImageRow | None:
+        return next((row for row in self.data.node_images if row.os == os), None)
+
+    def node_image(
+        self, os: OsName, kubernetes: str, arch: str = "x86_64", today: date | None = None
+    ) -> NodeImage | None:
+        """The node image SSM parameter for an OS, EKS version and CPU arch; None for an unknown OS/arch."""
+        row = self._node_image_row(os)
+        if row is None or arch not in row.arch_names:
+            return None
+        minor = str(parse_kube_minor(kubernetes))
+        baked = self._baked_branch(row, today or date.today(), minor)
+        return NodeImage(
+            os=os,
+            kubernetes=minor,
+            arch=arch,
+            ssm_parameter=row.ssm_parameter.format(kubernetes=minor, arch=row.arch_names[arch]),
+            published=minor in row.published,
+            published_versions=row.published,
+            driver_branch=baked,
+            source=row.source,
+        )
+
+    @staticmethod
+    def _baked_row(row: NodeImageRow, today: date, kubernetes: str | None = None) -> BakedDriver | None:
+        """The baked-driver step in force on `today` for that EKS version (any version's newest step when None)."""
+        current = [
+            b
+            for b in row.baked_driver
+            if b.since <= today and (kubernetes is None or not b.kubernetes or kubernetes in b.kubernetes)
+        ]
+        return max(current, key=lambda b: b.since) if current else None
+
+    @classmethod
+    def _baked_branch(cls, row: NodeImageRow, today: date, kubernetes: str | None = None) -> int | None:
+        step = cls._baked_row(row, today, kubernetes)
+        return step.branch if step else None
+
+    def baked_driver_branch(self, os: OsName, kubernetes: str, today: date) -> int | None:
+        """Driver branch a Bottlerocket/AL2023 NVIDIA image ships on `today` (None for Ubuntu)."""
+        row = self._node_image_row(os)
+        if row is None or not row.baked_driver:
+            return None
+        return self._baked_branch(row, today, str(parse_kube_minor(kubernetes)))
+
+    def node_image_findings(
+        self, os: OsName, kubernetes: str, arch: str = "x86_64", today: date | None = None
+    ) -> list[Finding]:
+        """Is a node image published for this OS and kubelet version? (rule node-image-published)"""
+        rule = "node-image-published"
+        image = self.node_image(os, kubernetes, arch, today)
+        row = self._node_image_row(os)
+        if image is None or row is None:
+            return [
+                Finding(
+                    "mandatory",
+                    rule,
+                    f"no node image is recorded for OS {os} on {arch}; use one of {', '.join(OS_NAMES)}.",
+                    self.data.node_images[0].source,
+                    OS_NAMES,
+                )
+            ]
+        if image.published:
+            return [Finding("ok", rule, f"{image.ssm_parameter} is published", image.source)]
+        alternatives = [
+            f"{other.os} ({image.kubernetes})"
+            for other in self.data.node_images
+            if other.os != os and image.kubernetes in other.published
+        ]
+        return [
+            Finding(
+                "mandatory",
+                rule,
+                f"no {os} EKS node image is published for Kubernetes {image.kubernetes} ({image.ssm_parameter} does "
+                f"not exist; published: {', '.join(row.published)}). Use kubelet {row.published[-1]} within the skew "
+                f"policy, or {', '.join(alternatives) or 'another OS'}.",
+                image.source,
+                (row.published[-1], *alternatives),
+            )
+        ]

@@ -1,0 +1,325 @@
+"""The rows of matrix.yaml as pydantic models: every row has `source` and `reviewed`."""
+
+from __future__ import annotations
+
+import calendar
+import re
+from datetime import date
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ..versions import parse_cuda_version, parse_driver_version
+
+
+class Override(BaseModel):
+    """A field of a row that deliberately differs from what `tools.matrix refresh` reads upstream.
+
+    `upstream` records the value the upstream reading gave when the override was written: when upstream
+    changes again, the difference is reported again instead of staying hidden.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    field: str = Field(description="Name of the row's field that differs, e.g. kubernetes")
+    upstream: Any = Field(description="What the upstream reading says for that field")
+    reason: str = Field(description="Why the row keeps its own value")
+    source: str = Field(description="URL of the source that supports the row's value", pattern=r"^https?://\S+$")
+
+
+class _Row(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    source: str = Field(description="URL of the public source the row was taken from", pattern=r"^https?://\S+$")
+    reviewed: date = Field(description="Date the row was last checked against its source")
+    confirmed: bool = Field(default=True, description="False when the fact could not be verified")
+    note: str | None = Field(default=None, description="Caveat, discrepancy or reason it is unconfirmed")
+    override: tuple[Override, ...] = Field(default=(), description="Fields kept against the upstream reading")
+
+
+def _strict_str(value: Any) -> Any:
+    # YAML reads 570.26 as a float and 1.30 as 1.3: versions must be quoted strings in matrix.yaml.
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        raise ValueError(f"version {value!r} must be a quoted string in matrix.yaml (YAML reads it as a number)")
+    return value
+
+
+def _check_driver(value: str) -> str:
+    parse_driver_version(value)
+    return value
+
+
+class CudaRelease(_Row):
+    """A row of the CUDA Toolkit driver table: toolkit release and its minimum Linux x86_64 driver."""
+
+    cuda: str = Field(description="Toolkit version: GA = x.y.0, Update N = x.y.N")
+    label: str = Field(description="Release name as NVIDIA prints it, e.g. 'CUDA 12.2 Update 2'")
+    min_driver: str = Field(description="Minimum Linux x86_64 driver for this toolkit")
+
+    _strict = field_validator("cuda", "min_driver", mode="before")(_strict_str)
+
+    @field_validator("cuda")
+    @classmethod
+    def _cuda_ok(cls, value: str) -> str:
+        parse_cuda_version(value)
+        return value
+
+    @field_validator("min_driver")
+    @classmethod
+    def _driver_ok(cls, value: str) -> str:
+        return _check_driver(value)
+
+
+class MvcRow(_Row):
+    """Minor version compatibility floor for one CUDA major version."""
+
+    major: int = Field(description="CUDA major version")
+    floor: str = Field(description="Lowest driver that runs every minor release of this major via MVC")
+
+    _strict = field_validator("floor", mode="before")(_strict_str)
+    _floor_ok = field_validator("floor")(classmethod(lambda cls, v: _check_driver(v)))
+
+
+class MvcCaveat(_Row):
+    """Something minor version compatibility does not cover."""
+
+    id: str = Field(description="Short id of the caveat")
+    text: str = Field(description="What breaks")
+
+
+class ForwardCompatRow(_Row):
+    """Older driver branches the cuda-compat package of a CUDA x.y image admits (NVIDIA_REQUIRE_CUDA)."""
+
+    cuda: str = Field(description="CUDA major.minor of the image")
+    admitted_branches: tuple[int, ...] = Field(description="Driver branches admitted through forward compatibility")
+
+    _strict = field_validator("cuda", mode="before")(_strict_str)
+
+
+class DriverBranch(_Row):
+    """An NVIDIA data-center driver branch (R535, R580, ...)."""
+
+    branch: int = Field(description="Branch number, e.g. 580")
+    type: Literal["LTSB", "PB", "NFB"] = Field(description="Long Term Support, Production or New Feature Branch")
+    eol: date | None = Field(default=None, description="End of life: last day of the month NVIDIA gives")
+    listed_end_of_life: bool = Field(default=False, description="Named end of life by NVIDIA without a date")
+    native_cuda: str | None = Field(default=None, description="CUDA version of the branch's first release")
+    max_cuda_major: int = Field(description="Highest CUDA major runnable without the forward-compat package")
+
+    _strict = field_validator("native_cuda", mode="before")(_strict_str)
+
+    @field_validator("eol", mode="before")
+    @classmethod
+    def _month_to_date(cls, value: Any) -> Any:
+        if isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}", value):
+            year, month = (int(part) for part in value.split("-"))
+            return date(year, month, calendar.monthrange(year, month)[1])
+        return value
+
+    @property
+    def end_of_life_label(self) -> str:
+        """`June 2026`, or `an undated end of life` for branches NVIDIA lists as EOL without a date."""
+        return self.eol.strftime("%B %Y") if self.eol else "an undated end of life"
+
+    def is_end_of_life(self, today: date) -> bool:
+        """True once the EOL month has passed, or when NVIDIA lists the branch as EOL."""
+        return self.listed_end_of_life or (self.eol is not None and today > self.eol)
+
+
+class UnpublishedDriver(_Row):
+    """A driver version that was never published as a data-center driver container."""
+
+    version: str = Field(description="The version people mistake for a release")
+    reason: str = Field(description="Why it does not exist")
+
+    _strict = field_validator("version", mode="before")(_strict_str)
+
+
+class DriverImages(_Row):
+    """Conventional driver container tags `<version>-<os_tag>` built for one OS."""
+
+    os_tag: str = Field(description="Image OS tag, e.g. ubuntu22.04")
+    versions: tuple[str, ...] = Field(description="Driver versions with a published image for this OS")
+
+    @field_validator("versions", mode="before")
+    @classmethod
+    def _versions_ok(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            for item in value:
+                _strict_str(item)
+                _check_driver(item)
+        return value
+
+
+class PrecompiledBuild(_Row):
+    """Branches whose precompiled driver containers NVIDIA CI builds for an OS from a date on."""
+
+    os_tag: str = Field(description="Image OS tag")
+    since: date = Field(description="First month of this build set")
+    branches: tuple[int, ...] = Field(description="Branches built")
+
+
+class PrecompiledKernels(_Row):
+    """Kernels precompiled driver containers exist for on one OS."""
+
+    os_tag: str = Field(description="Image OS tag")
+    kernel_lines: tuple[str, ...] = Field(description="Kernel major.minor lines, e.g. 5.15 and 6.8")
+    flavours: tuple[str, ...] = Field(description="Kernel flavour suffixes, e.g. aws, generic")
+
+
+class OperatorRelease(_Row):
+    """A GPU Operator release: supported drivers, branches per OS, Kubernetes per OS, precompiled branches."""
+
+    version: str = Field(description="Release tag, e.g. v26.7.0")
+    default_driver: str = Field(description="values.yaml driver.version at this tag")
+    recommended_driver: str | None = Field(
+        default=None, description="Driver the component matrix marks recommended (R), when it marks one"
+    )
+    toolkit: str = Field(description="NVIDIA Container Toolkit shipped")
+    drivers: tuple[str, ...] = Field(description="Drivers in the component matrix")
+    branches: dict[str, tuple[int, ...]] = Field(description="Driver branches supported per OS label")
+    kubernetes: dict[str, tuple[str, str]] = Field(description="Kubernetes [min, max] per OS label")
+    eks: tuple[str, str] = Field(description="Amazon EKS [min, max] from the Cloud Service Providers table")
+    precompiled: dict[str, tuple[int, ...]] = Field(description="Precompiled driver branches per OS label")
+    status: Literal["supported", "deprecated", "end-of-support"] = Field(description="Lifecycle as of review")
+
+    _strict = field_validator("default_driver", "recommended_driver", "toolkit", mode="before")(_strict_str)
+
+    @field_validator("drivers", mode="before")
+    @classmethod
+    def _drivers_ok(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            for item in value:
+                _strict_str(item)
+                _check_driver(item)
+        return value
+
+    @field_validator("version")
+    @classmethod
+    def _version_ok(cls, value: str) -> str:
+        if not re.fullmatch(r"v\d+\.\d+\.\d+", value):
+            raise ValueError(f"operator version {value!r} must look like v26.7.0")
+        return value
+
+
+class GpuModel(_Row):
+    """A GPU model: architecture, compute capability and driver/CUDA bounds."""
+
+    model: str = Field(description="GPU name as AWS/NVIDIA print it")
+    architecture: str = Field(description="NVIDIA architecture, e.g. Ampere")
+    compute_capability: str = Field(description="Compute capability, e.g. 8.6")
+    data_center: bool = Field(description="Data-center GPU (forward compatibility applies)")
+    min_cuda: str = Field(description="First CUDA release that supports the architecture")
+    min_driver: str | None = Field(description="Lowest driver the GPU needs")
+    max_branch: int | None = Field(description="Last driver branch that supports the GPU")
+    max_cuda_major: int | None = Field(description="Last CUDA major with toolkit support for the GPU")
+    open_kernel_modules: Literal["required", "supported", "unsupported"] = Field(
+        description="Whether the open GPU kernel modules are required, possible or impossible"
+    )
+
+    _strict = field_validator("compute_capability", "min_cuda", "min_driver", mode="before")(_strict_str)
+
+
+class InstanceFamily(_Row):
+    """An EC2 GPU instance family and the GPU count of each size."""
+
+    family: str = Field(description="Family, e.g. g5 or p6-b200")
+    gpu_model: str = Field(description="GPU model (a row of `gpus`)")
+    cpu_arch: Literal["x86_64", "arm64"] = Field(description="CPU architecture")
+    sizes: dict[str, int] = Field(description="GPU count per size, e.g. {xlarge: 1, 12xlarge: 4}")
+
+
+class BakedDriver(_Row):
+    """The driver branch a node image ships from a date on."""
+
+    since: date = Field(description="Date from which images ship this branch")
+    branch: int = Field(description="Driver branch")
+    kubernetes: tuple[str, ...] = Field(
+        default=(), description="EKS versions whose images switched on that date; empty: every version"
+    )
+
+    @field_validator("kubernetes", mode="before")
+    @classmethod
+    def _kubernetes_ok(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            for item in value:
+                _strict_str(item)
+        return value
+
+
+class NodeImageRow(_Row):
+    """An EKS node image family: SSM parameter format, published EKS versions, baked driver branch."""
+
+    os: str = Field(description="OS label value")
+    product: str = Field(description="Image product, e.g. eks (free Canonical) or aws-k8s-nvidia")
+    ssm_parameter: str = Field(description="SSM parameter name format with {kubernetes} and {arch}")
+    arch_names: dict[str, str] = Field(description="x86_64/arm64 -> spelling in the SSM path")
+    published: tuple[str, ...] = Field(description="EKS versions with a published image")
+    baked_driver: tuple[BakedDriver, ...] = Field(default=(), description="Driver branch shipped, by date")
+
+
+class EksVersion(_Row):
+    """An Amazon EKS Kubernetes version and its support dates."""
+
+    version: str = Field(description="Kubernetes minor, e.g. 1.34")
+    released: date | None = Field(description="Amazon EKS release date")
+    available_by: date | None = Field(default=None, description="Date by which it was seen available")
+    end_standard: date | None = Field(description="End of standard support")
+    end_extended: date | None = Field(description="End of extended support")
+
+    _strict = field_validator("version", mode="before")(_strict_str)
+
+
+class KubeletSkewRow(_Row):
+    """The kubelet/kube-apiserver version skew rule."""
+
+    max_minors_older: int = Field(description="How many minors a kubelet may trail the apiserver")
+    newer_allowed: bool = Field(description="Whether a kubelet may be newer than the apiserver")
+
+
+class NgcImage(_Row):
+    """An NGC container release and the CUDA toolkit it is built on."""
+
+    repository: str = Field(description="Image repository, e.g. nvcr.io/nvidia/tritonserver")
+    release: str = Field(description="Release YY.MM")
+    cuda: str = Field(description="CUDA toolkit version x.y.z")
+
+    _strict = field_validator("release", "cuda", mode="before")(_strict_str)
+
+
+class CudaImageRepository(_Row):
+    """A repository whose tags start with the CUDA version (nvidia/cuda)."""
+
+    repository: str = Field(description="Canonical repository name")
+    aliases: tuple[str, ...] = Field(description="Other spellings of the repository")
+    forward_compat: bool = Field(description="Images carry the cuda-compat package")
+
+
+class MatrixData(BaseModel):
+    """The whole of matrix.yaml."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: Literal[1] = Field(description="File format version")
+    cuda_releases: tuple[CudaRelease, ...] = Field(description="CUDA toolkit minimum drivers")
+    mvc: tuple[MvcRow, ...] = Field(description="Minor version compatibility floors")
+    mvc_caveats: tuple[MvcCaveat, ...] = Field(description="What MVC does not cover")
+    forward_compat: tuple[ForwardCompatRow, ...] = Field(description="Forward compatibility admitted branches")
+    driver_branches: tuple[DriverBranch, ...] = Field(description="Driver branches")
+    unpublished_drivers: tuple[UnpublishedDriver, ...] = Field(description="Versions that do not exist")
+    driver_images: tuple[DriverImages, ...] = Field(description="Conventional driver images per OS")
+    precompiled_builds: tuple[PrecompiledBuild, ...] = Field(description="Precompiled CI build history")
+    precompiled_kernels: tuple[PrecompiledKernels, ...] = Field(description="Precompiled kernels per OS")
+    operators: tuple[OperatorRelease, ...] = Field(description="GPU Operator releases")
+    gpus: tuple[GpuModel, ...] = Field(description="GPU models")
+    instance_families: tuple[InstanceFamily, ...] = Field(description="EC2 GPU instance families")
+    node_images: tuple[NodeImageRow, ...] = Field(description="EKS node images")
+    eks_versions: tuple[EksVersion, ...] = Field(description="EKS versions and support dates")
+    kubelet_skew: tuple[KubeletSkewRow, ...] = Field(description="Kubelet skew rule", min_length=1, max_length=1)
+    ngc_images: tuple[NgcImage, ...] = Field(description="NGC releases and their CUDA")
+    cuda_image_repositories: tuple[CudaImageRepository, ...] = Field(description="nvidia/cuda repositories")
+
+
+def sm_name(gpu: GpuModel) -> str:
+    """`sm_90` for compute capability 9.0."""
+    return f"sm_{gpu.compute_capability.replace('.', '')}"
