@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -335,3 +336,22 @@ def test_publishing_is_guarded_by_a_tag_and_an_environment_secret() -> None:
     step = next(s for s in job["steps"] if "pulumi policy publish" in str(s.get("run")))
     assert step["env"]["PULUMI_ACCESS_TOKEN"] == "${{ secrets.PULUMI_ACCESS_TOKEN }}"
     assert step["working-directory"] == "policies"
+
+
+def test_the_calendar_matrix_commands_are_ones_tools_matrix_accepts() -> None:
+    runs = [c for _, c in run_commands([WORKFLOWS / "calendar.yml"]) if "-m tools.matrix" in c]
+    assert runs
+    for command in runs:
+        argv = shlex.split(command)
+        assert argv[0] == ".venv/bin/python"
+        args = argv[3:]
+        if args[0] == "stale":  # offline and cheap: run it, at a pinned date
+            proc = subprocess.run([sys.executable, "-m", "tools.matrix", *args, "--today", "2026-11-30"], cwd=REPO,
+                                  capture_output=True, text=True, check=False)
+            assert proc.returncode == 0, proc.stderr
+            assert "180 days" in proc.stdout
+        else:  # --fetch reads the live sources: check that the options exist
+            proc = subprocess.run([sys.executable, "-m", "tools.matrix", args[0], "--help"], cwd=REPO,
+                                  capture_output=True, text=True, check=False)
+            assert proc.returncode == 0, proc.stderr
+            assert all(option in proc.stdout for option in args[1:]), proc.stdout
