@@ -7,18 +7,22 @@ PY := $(VENV)/bin/python
 # Written after a successful install; newer than both requirements files = nothing to install.
 STAMP := $(VENV)/.requirements-installed
 STACK ?= dev
+PHASE ?= preview
 PYTEST_ARGS ?=
-# `make preview TODAY=YYYY-MM-DD` judges lifecycles at that date; `OUT=DIR` also writes the artefacts there;
-# `PHASE=preview|update|up` picks the engine moment (CONFIG.md section 3; tools.preview's default: preview).
+# `make preview TODAY=YYYY-MM-DD` judges lifecycles at that date; `OUT=DIR` also writes the artefacts there.
 OUT ?=
-PHASE ?=
+# The stack's own policy config, passed only when it exists (the CLI reads one only when named).
+# tools/ci_gate.py (`make gate`) builds the same command line for every stack; tests/ci checks both agree.
+POLICY_CONFIG := $(wildcard policies/config/$(STACK).json)
+PREVIEW_ARGS = --stack $(STACK) --phase $(PHASE) $(if $(TODAY),--today $(TODAY)) \
+	$(if $(POLICY_CONFIG),--policy-config $(POLICY_CONFIG)) $(if $(OUT),--out $(OUT))
 # The date the offline gate (`make gate`, the pull-request and deploy workflows) judges lifecycles at, so a
 # pull request's result does not change with the calendar. `make gate TODAY=` judges at the real date (the
 # weekly calendar workflow does). Move it forward on purpose, in its own commit.
 GATE_TODAY := 2026-11-30
 
 .DEFAULT_GOAL := help
-.PHONY: help venv policy-venv preview preview-json gate lint test clean
+.PHONY: help venv pack-venv preview preview-json gate lint test clean
 
 help:
 	@echo "make preview        offline preview of the dev stack (STACK=prod for prod): no cloud account, no Pulumi CLI"
@@ -26,7 +30,8 @@ help:
 	@echo "make gate           the offline gate of CI: every stack, lifecycles judged at GATE_TODAY (TODAY= for the real date)"
 	@echo "make lint           ruff check and mypy only"
 	@echo "make venv           create .venv and install requirements-dev.txt"
-	@echo "make policy-venv    create policies/venv, where the Pulumi CLI runs the policy pack"
+	@echo "make pack-venv      create policies/venv, the policy pack's own virtualenv (Python 3.10+), as the CLI expects"
+	@echo "                    (PHASE=update|up for the other engine moments of make preview)"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -36,23 +41,6 @@ $(STAMP): requirements.txt requirements-dev.txt | $(PY)
 	@touch $(STAMP)
 
 venv: $(STAMP)
-
-# The policy pack's own virtualenv, where `pulumi preview/up --policy-pack policies` and `pulumi policy
-# publish` run it (policies/PulumiPolicy.yaml: `virtualenv: venv`), from policies/requirements.txt.
-POLICY_VENV := policies/venv
-POLICY_STAMP := $(POLICY_VENV)/.requirements-installed
-
-$(POLICY_STAMP): policies/requirements.txt
-	$(PYTHON) -m venv $(POLICY_VENV)
-	$(POLICY_VENV)/bin/python -m pip install --disable-pip-version-check --quiet -r policies/requirements.txt
-	@touch $(POLICY_STAMP)
-
-policy-venv: $(POLICY_STAMP)
-
-# The CONFIG.md section 3 command line for $(STACK); tools/ci_gate.py builds the same one for every stack.
-PREVIEW_ARGS = --stack $(STACK) $(if $(PHASE),--phase $(PHASE)) $(if $(TODAY),--today $(TODAY)) \
-	$(if $(wildcard policies/config/$(STACK).json),--policy-config policies/config/$(STACK).json) \
-	$(if $(OUT),--out $(OUT))
 
 preview: $(STAMP)
 	$(PY) -m tools.preview $(PREVIEW_ARGS)
@@ -65,6 +53,18 @@ preview-json: $(STAMP)
 gate: TODAY ?= $(GATE_TODAY)
 gate: $(STAMP)
 	$(PY) -m tools.ci_gate --today "$(TODAY)" --out $(or $(OUT),out)
+
+# `pulumi preview --policy-pack policies` runs a local Python pack with policies/venv (PulumiPolicy.yaml
+# `virtualenv: venv`) but does not create it; `pulumi install` in policies/ does. This target does the
+# same without the CLI. The pack needs Python 3.10 or newer (pulumi-policy's floor).
+PACK_VENV := policies/venv
+$(PACK_VENV)/bin/python:
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "the policy pack needs Python 3.10+; set PYTHON=python3.11")'
+	$(PYTHON) -m venv $(PACK_VENV)
+
+pack-venv: $(PACK_VENV)/bin/python
+	@if command -v pulumi >/dev/null 2>&1; then cd policies && pulumi install; \
+	else $(PACK_VENV)/bin/python -m pip install --disable-pip-version-check --quiet -r policies/requirements.txt; fi
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
@@ -84,4 +84,4 @@ test: lint
 	exit $$status
 
 clean:
-	rm -rf out .pytest_cache .mypy_cache .ruff_cache
+	rm -rf out .pytest_cache .mypy_cache .ruff_cache $(PACK_VENV)

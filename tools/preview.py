@@ -5,7 +5,13 @@ of `tools.mocks`, with no cloud account and no Pulumi CLI, then hands every reco
 real policy pack through `tools.gate` (started the way the engine starts it), and reports.
 
     python -m tools.preview [--stack dev] [--config-file FILE] [--program DIR]
+                            [--phase preview|update|up] [--today YYYY-MM-DD]
                             [--policy-config FILE] [--out DIR] [--json]
+
+`--phase` picks the engine moment to reproduce: `preview` (default), a first `pulumi preview` of a
+stack that does not exist yet (a dry run, every computed output unknown); `update`, a preview of a
+stack that exists (outputs known); `up`, a real `pulumi up` (not a dry run): resource policies before
+each resource's step, stack policies after all of them. Each violation says when it bites at `up`.
 
 Exit status: 0 no mandatory violation; 1 at least one mandatory violation; 2 the configuration or the
 program was rejected (the message on stderr names the file, key and value).
@@ -20,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import datetime
 import json
 import os
 import runpy
@@ -38,12 +45,13 @@ from pulumi.runtime.proto import engine_pb2
 from pulumi.runtime.stack import run_in_stack
 
 from tools import render
+from tools.engine_view import not_seen_offline, stack_tags
+from tools.gate import PHASES, Phase
 from tools.mocks import DEFAULT_REGION, MockValueError, RecordingMocks, RecordingMonitor, UnknownInvokeError
 from tools.records import RecordedResource, Violation
 
 REPO = Path(__file__).resolve().parent.parent
 PACK_DIR = REPO / "policies"
-POLICY_CONFIG_DIR = PACK_DIR / "config"
 CONFIG_FILE_ENV = "GPU_PLATFORM_CONFIG_FILE"
 ORGANIZATION = "organization"
 
@@ -76,6 +84,7 @@ class Project:
     name: str
     directory: Path
     main: Path
+    description: str | None = None
 
 
 def _load_yaml(path: Path, what: str) -> Any:
@@ -116,7 +125,8 @@ def load_project(program_dir: Path) -> Project:
     main = main_dir if main_dir.is_file() else main_dir / "__main__.py"
     if not main.is_file():
         raise PreviewError(f"{path}: the program entry point {main} does not exist; add __main__.py")
-    return Project(name=data["name"], directory=program_dir, main=main)
+    description = data.get("description") if isinstance(data.get("description"), str) else None
+    return Project(name=data["name"], directory=program_dir, main=main, description=description)
 
 
 def _cli_string(value: Any) -> str:
@@ -219,6 +229,8 @@ class Recording:
     resources: tuple[RecordedResource, ...]
     stack_outputs: dict[str, Any]
     logs: tuple[LogEntry, ...]
+    phase: Phase = "preview"
+    tags: dict[str, str] = field(default_factory=dict)
 
 
 @contextlib.contextmanager
@@ -266,8 +278,12 @@ def _rejection(exc: BaseException, project: Project) -> str:
     return f"the program {project.main} failed: {type(exc).__name__}: {exc}{location}"
 
 
-def run_program(project: Project, stack: str, config: StackConfig) -> Recording:
-    """Run the program once under the recording mocks and return what it registered."""
+def run_program(project: Project, stack: str, config: StackConfig, phase: Phase = "preview") -> Recording:
+    """Run the program once under the recording mocks, as the engine runs it in `phase`.
+
+    `preview` and `update` are dry runs (`pulumi.runtime.is_dry_run()` is true, as in `pulumi preview`);
+    in `preview` every computed output is unknown. `up` is not a dry run and every output is known.
+    """
     prefix = f"{project.name}:"
     project_config: dict[str, Any] = {}
     for key, raw in config.values.items():
@@ -276,7 +292,8 @@ def run_program(project: Project, stack: str, config: StackConfig) -> Recording:
                 project_config[key[len(prefix):]] = json.loads(raw)
             except json.JSONDecodeError:
                 project_config[key[len(prefix):]] = raw
-    mocks = RecordingMocks(region=config.values.get("aws:region", DEFAULT_REGION), config=project_config)
+    mocks = RecordingMocks(region=config.values.get("aws:region", DEFAULT_REGION), config=project_config,
+                           unknown_outputs=phase == "preview")
     monitor = RecordingMonitor(mocks)
     engine = RecordingEngine()
     pulumi_settings.configure(
@@ -286,7 +303,7 @@ def run_program(project: Project, stack: str, config: StackConfig) -> Recording:
             engine=engine,
             project=project.name,
             stack=stack,
-            dry_run=False,  # apply callbacks run, with the mocks' values
+            dry_run=phase != "up",
             organization=ORGANIZATION,
             callbacks=None,
         )
@@ -322,6 +339,8 @@ def run_program(project: Project, stack: str, config: StackConfig) -> Recording:
         resources=resources,
         stack_outputs=monitor.resource_outputs.get(stack_urn, {}),
         logs=tuple(engine.entries),
+        phase=phase,
+        tags=stack_tags(project.name, "python", project.description, config.values),
     )
 
 
@@ -349,21 +368,15 @@ class GateReport:
         }
 
 
-def default_policy_config(stack: str) -> Path | None:
-    path = POLICY_CONFIG_DIR / f"{stack}.json"
-    return path if path.is_file() else None
-
-
-def run_policy_gate(recording: Recording, config: StackConfig, policy_config: Path | None) -> GateReport:
+def run_policy_gate(recording: Recording, config: StackConfig, policy_config: Path | None,
+                    today: datetime.date | None = None) -> GateReport:
     """Hand every resource to the policy pack in policies/, as `pulumi preview --policy-pack` would."""
     if not (REPO / "tools" / "gate.py").is_file():
         return GateReport(ran=False, detail="no policy pack ran: tools/gate.py does not exist yet")
     if not (PACK_DIR / "PulumiPolicy.yaml").is_file():
         return GateReport(ran=False, detail=f"no policy pack ran: {PACK_DIR}/PulumiPolicy.yaml does not exist")
-    try:
-        from tools import gate  # noqa: PLC0415 -- lazy: the gate is optional and may be absent
-    except ImportError as exc:
-        raise PreviewError(f"the policy gate (tools/gate.py) failed to import: {exc}; no policy pack ran") from exc
+    from tools import gate  # noqa: PLC0415 -- the gate starts a process; import it only when it runs
+    from tools.policy_config import resolve_today  # noqa: PLC0415
     try:
         loaded = gate.load_policy_config(policy_config) if policy_config is not None else None
         result = gate.run_gate(
@@ -373,6 +386,9 @@ def run_policy_gate(recording: Recording, config: StackConfig, policy_config: Pa
             project=recording.project,
             policy_config=loaded,
             stack_config=config.values,
+            phase=recording.phase,
+            today=resolve_today(today, loaded, str(policy_config)),
+            tags=recording.tags,
         )
     except gate.GateError as exc:
         raise PreviewError(f"policy gate: {exc}") from exc
@@ -400,8 +416,10 @@ def document(recording: Recording, report: GateReport) -> dict[str, Any]:
     """The `--json` document: stack, resources and violations, sorted so the same input prints the same bytes."""
     return {
         "stack": recording.stack,
+        "phase": recording.phase,
         "resources": [r.as_json() for r in sorted(recording.resources, key=lambda r: r.urn)],
         "violations": [v.as_json() for v in _sorted_violations(report.violations)],
+        "not_seen_offline": not_seen_offline(recording.resources),
         "policyPack": report.as_json(),
     }
 
@@ -418,12 +436,25 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--stack", default="dev", help="read Pulumi.STACK.yaml from the program folder (default dev)")
     parser.add_argument("--config-file", type=Path, help="use this Pulumi.<stack>.yaml-format file instead")
     parser.add_argument("--program", type=Path, default=REPO, help="the Pulumi program folder (default: this repo)")
+    parser.add_argument("--phase", choices=PHASES, default="preview",
+                        help="preview: first preview, computed outputs unknown (default); update: preview of an "
+                             "existing stack; up: resource policies before each step, stack policies after all")
+    parser.add_argument("--today", type=_iso_date, metavar="YYYY-MM-DD",
+                        help="judge every lifecycle at this date (default: the policy config's today, else the "
+                             "real date)")
     parser.add_argument("--policy-config", type=Path,
-                        help="policy configuration, as for `pulumi preview --policy-pack-config` "
-                             "(default: policies/config/STACK.json when it exists)")
+                        help="policy configuration, as for `pulumi preview --policy-pack-config`; read only when "
+                             "named (make preview names policies/config/STACK.json)")
     parser.add_argument("--out", type=Path, help="write resources.json, manifests/*.yaml and summary.md here")
     parser.add_argument("--json", action="store_true", help="print one JSON document on stdout and nothing else")
     return parser
+
+
+def _iso_date(text: str) -> datetime.date:
+    try:
+        return datetime.date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date; write it as YYYY-MM-DD (e.g. 2026-11-30)") from None
 
 
 def _reject(message: str, stderr: TextIO) -> int:
@@ -450,9 +481,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"available: {', '.join(stacks) or 'none'}"
             )
         config = load_stack_config(config_path, project.name, program_dir)
-        recording = run_program(project, args.stack, config)
-        policy_config = args.policy_config.resolve() if args.policy_config else default_policy_config(args.stack)
-        report = run_policy_gate(recording, config, policy_config)
+        recording = run_program(project, args.stack, config, args.phase)
+        policy_config = args.policy_config.resolve() if args.policy_config else None
+        report = run_policy_gate(recording, config, policy_config, args.today)
     except PreviewError as exc:
         return _reject(str(exc), stderr)
 

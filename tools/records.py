@@ -6,6 +6,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Enforcement = Literal["mandatory", "advisory"]
+# When a violation bites in a real `pulumi up`: a resource policy before the resource's step, a stack
+# policy only after every step has run (CONFIG.md section 3).
+Blocks = Literal["before-create", "after-update"]
 
 # What the engine sends for a value that is unknown during preview; the recorder keeps it verbatim.
 # Source: https://github.com/pulumi/pulumi/blob/master/sdk/go/common/resource/plugin/rpc.go (UnknownStringValue)
@@ -19,8 +22,12 @@ class RecordedResource:
     `inputs` are the plain Python values the program sent (secrets unwrapped, unknowns as
     `UNKNOWN`); `properties` is the same object as the protobuf Struct the engine receives, kept
     verbatim so the policy gate hands the pack exactly what `pulumi preview` would. `outputs` are
-    the values the mocks answered with (plain Python), `remote` marks a multi-language component
-    (such as pulumi-eks's `eks:index:Cluster`), `read` a resource looked up with `.get()`.
+    the resource's final state as the engine stores it (plain Python, unknowns as `UNKNOWN`): a
+    custom resource's inputs plus the provider's outputs, a component's registered outputs.
+    `remote` marks a multi-language component (such as pulumi-eks's `eks:index:Cluster`), `read` a
+    resource looked up with `.get()`. The options are the ones the engine hands an analyzer
+    (`delete_before_replace` is None when the program left it unset) plus `retain_on_delete`, which
+    the analyzer protocol has no field for.
     """
 
     urn: str
@@ -38,6 +45,13 @@ class RecordedResource:
     outputs: dict[str, Any] = field(default_factory=dict, compare=False)
     remote: bool = False
     read: bool = False
+    ignore_changes: tuple[str, ...] = ()
+    delete_before_replace: bool | None = None
+    additional_secret_outputs: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()  # alias URNs
+    custom_timeouts: tuple[str, str, str] = ("", "", "")  # create, update, delete
+    retain_on_delete: bool = False
+    version: str = ""  # the provider version the SDK asked for
 
     def as_json(self) -> dict[str, Any]:
         """The resource as `python -m tools.preview --json` prints it."""
@@ -46,12 +60,14 @@ class RecordedResource:
 
 @dataclass(frozen=True)
 class Violation:
-    """A policy diagnostic as `pulumi preview` prints it."""
+    """A policy diagnostic as `pulumi preview` prints it, and when it bites at `pulumi up`."""
 
     policy: str
     enforcement: Enforcement
     urn: str
     message: str
+    blocks: Blocks = "before-create"
 
     def as_json(self) -> dict[str, str]:
-        return {"policy": self.policy, "enforcement": self.enforcement, "urn": self.urn, "message": self.message}
+        return {"policy": self.policy, "enforcement": self.enforcement, "urn": self.urn, "message": self.message,
+                "blocks": self.blocks}

@@ -21,6 +21,7 @@ from rich.table import Table
 
 from policies.gpu_guard import inventory
 from policies.gpu_guard.rules.gpu_nodes_tainted import is_gpu_pool
+from tools.engine_view import not_seen_offline
 from tools.records import RecordedResource
 
 if TYPE_CHECKING:
@@ -119,6 +120,8 @@ class Summary:
     releases: tuple[ReleaseRow, ...]
     objects: int
     outputs: dict[str, Any]
+    phase: str = "preview"
+    not_seen_offline: tuple[dict[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -170,6 +173,8 @@ def summarize(recording: Recording) -> Summary:
         releases=releases,
         objects=len(kubernetes_objects(resources)),
         outputs=recording.stack_outputs,
+        phase=recording.phase,
+        not_seen_offline=tuple(not_seen_offline(recording.resources)),
     )
 
 
@@ -212,18 +217,22 @@ def summary_markdown(summary: Summary, report: GateReport, config: StackConfig) 
                            [(r.name, r.chart, r.version, r.namespace) for r in summary.releases])
     else:
         lines.append("No Helm releases.")
-    lines += ["", "## Policy pack", "", report.detail + "."]
+    lines += ["", "## Policy pack", "", f"{report.detail} (phase `{summary.phase}`)."]
     if report.ran:
         if report.violations:
             lines += ["", *_md_table(
-                ["enforcement", "policy", "resource", "message"],
-                [(v.enforcement, v.policy, v.urn.rsplit("::", 1)[-1], v.message)
+                ["enforcement", "blocks at up", "policy", "resource", "message"],
+                [(v.enforcement, v.blocks, v.policy, v.urn.rsplit("::", 1)[-1], v.message)
                  for v in sorted(report.violations, key=lambda v: (v.enforcement != "mandatory", v.policy, v.urn))],
             )]
         else:
             lines.append("No violations.")
         for policy, reason in report.not_applicable:
             lines.append(f"- `{policy}` could not judge: {reason}")
+    if summary.not_seen_offline:
+        lines += ["", "## Not seen offline", ""]
+        lines += [f"- `{n['type']}` `{n['urn']}`: the real preview judges {n['judged_by_real_preview']}; {n['why']}."
+                  for n in summary.not_seen_offline]
     return "\n".join(lines) + "\n"
 
 
@@ -284,16 +293,19 @@ def print_summary(stream: TextIO, recording: Recording, report: GateReport, conf
         console.print("Helm releases: " + ", ".join(f"{r.name} ({r.chart} {r.version}, ns {r.namespace})"
                                                   for r in summary.releases))
 
-    console.print(f"Policy pack: {report.detail}")
+    console.print(f"Policy pack: {report.detail} (phase {summary.phase})")
     if report.ran:
         for v in sorted(report.violations, key=lambda v: (v.enforcement != "mandatory", v.policy, v.urn)):
             colour = "red" if v.enforcement == "mandatory" else "yellow"
             where = v.urn.rsplit("::", 1)[-1]
-            console.print(f"  [{colour}]{v.enforcement}[/{colour}] {v.policy}: {where}: {v.message}")
+            console.print(f"  [{colour}]{v.enforcement}[/{colour}] ({v.blocks} at up) {v.policy}: {where}: {v.message}")
         if not report.violations:
             console.print("  no violations")
         for policy, reason in report.not_applicable:
             console.print(f"  [yellow]could not judge[/yellow] {policy}: {reason}")
+    for gap in summary.not_seen_offline:
+        console.print(f"[yellow]Not seen offline[/yellow] {gap['type']} {gap['urn']}: the real preview judges "
+                      f"{gap['judged_by_real_preview']}; {gap['why']}")
     if out_dir is not None:
         console.print(f"Wrote {out_dir}/resources.json, {out_dir}/manifests/ ({summary.objects} files), "
                       f"{out_dir}/summary.md")

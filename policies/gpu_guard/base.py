@@ -40,6 +40,7 @@ class PolicyMeta:
     prod: EnforcementLevel
     kind: str  # "resource" | "stack"
     companion_of: str | None = None  # an advisory twin that carries the caveats of a mandatory policy
+    part_of: str | None = None  # the resource-level part of a catalogue policy (see `resource_part`)
 
 
 _REGISTRY: dict[str, tuple[Policy, PolicyMeta]] = {}
@@ -98,6 +99,38 @@ def stack_policy(
         config_schema=config_schema,
     )
     return _register(policy, PolicyMeta(name, enforcement, prod or enforcement, "stack", companion_of))
+
+
+RESOURCE_PART_SUFFIX = "-resource"
+
+
+def resource_part(
+    of: str,
+    description: str,
+    validate: ResourceValidation,
+    *,
+    enforcement: EnforcementLevel,
+    prod: EnforcementLevel | None = None,
+    config_schema: PolicyConfigSchema | None = None,
+) -> Policy:
+    """Register `<of>-resource`: the part of catalogue policy `of` that judges one resource alone.
+
+    The engine runs a resource policy before the resource's step (in preview and at `pulumi up`), a
+    stack policy only after every step at `pulumi up`
+    (pulumi/pulumi pkg/resource/deploy/step_generator.go line 1469, analyzeAll before the step;
+    deployment_executor.go line 410, AnalyzeResources after all steps). So what must stop a broken pool
+    before it exists is judged here, from the resource's own inputs and the label contract; the
+    catalogue policy keeps what needs the whole stack. Both carry the catalogue's enforcement.
+    """
+    name = f"{of}{RESOURCE_PART_SUFFIX}"
+    policy = ResourceValidationPolicy(
+        name=name,
+        description=description,
+        validate=validate,
+        enforcement_level=enforcement,
+        config_schema=config_schema,
+    )
+    return _register(policy, PolicyMeta(name, enforcement, prod or enforcement, "resource", part_of=of))
 
 
 CAVEAT_MARK = "[advisory] "
@@ -183,6 +216,7 @@ __all__ = [
     "all_policies",
     "companions_of",
     "is_raise_or_equal",
+    "resource_part",
     "resource_policy",
     "stack_policy",
     "stack_policy_with_caveats",

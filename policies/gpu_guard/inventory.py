@@ -6,8 +6,12 @@ module turns them into a few plain views and answers the one question most stack
 which pools can this workload be scheduled on, and on which of their instance types.
 
 Reading a value that is unknown during preview raises `UnknownValueError`; it is deliberately not
-caught, so the policy SDK reports "can't run policy ... during preview" (advisory) instead of a
-policy passing on a value it never saw.
+caught, so the policy SDK reports "can't run policy ... during preview" (advisory), naming the
+value, instead of a policy passing on a value it never saw. Resources are linked the way the engine
+can tell at preview: through URNs, parents and property dependencies (`PolicyResource.
+property_dependencies`), never through ids, which are unknown until a resource exists. A launch
+template is found from a node group through the `launchTemplate` property's dependencies, else by
+its `name` input.
 
 Sources:
 - Taints and tolerations matching: https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/
@@ -38,6 +42,7 @@ INSTANCE_FAMILY_LABEL = "karpenter.k8s.aws/instance-family"
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 AUTOSCALING_GROUP = "aws:autoscaling/group:Group"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+SUBNET = "aws:ec2/subnet:Subnet"
 EKS_CLUSTER_TYPES = ("aws:eks/cluster:Cluster", "eks:index:Cluster")
 NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
 EC2_NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
@@ -137,6 +142,12 @@ class Pool:
     node_class: str | None = None
     os_hint: str | None = None  # OS derived from the AMI type / EC2NodeClass, when no label says it
     props: Any = field(default=None, repr=False, compare=False)
+    resource: Any = field(default=None, repr=False, compare=False)  # the PolicyResource, when there is one
+
+    def depends_on(self, prop: str) -> list[Any]:
+        """The resources the engine says property `prop` of this pool's resource was computed from."""
+        deps = getattr(self.resource, "property_dependencies", None) or {}
+        return list(deps.get(prop) or [])
 
     @property
     def os(self) -> str | None:
@@ -231,7 +242,12 @@ def _taints_from_k8s(items: Any) -> tuple[Taint, ...]:
     )
 
 
-def _node_group_pool(urn: str, name: str, props: Any, templates: Mapping[str, Any]) -> Pool:
+def _deps(resource: Any, prop: str) -> list[Any]:
+    deps = getattr(resource, "property_dependencies", None) or {}
+    return list(deps.get(prop) or [])
+
+
+def _node_group_pool(urn: str, name: str, props: Any, templates: Mapping[str, Any], resource: Any = None) -> Pool:
     labels = as_str_map(get(props, "labels"))
     taints = tuple(
         Taint(str(get(t, "key", default="")), str(get(t, "value", default="")),
@@ -240,7 +256,7 @@ def _node_group_pool(urn: str, name: str, props: Any, templates: Mapping[str, An
     )
     instance_types = tuple(str(t) for t in as_list(get(props, "instanceTypes")))
     if not instance_types:
-        template = _template_for(get(props, "launchTemplate"), templates)
+        template = _template_for(get(props, "launchTemplate"), templates, _deps(resource, "launchTemplate"))
         if template is not None and get(template, "instanceType"):
             instance_types = (str(get(template, "instanceType")),)
     ami_type = get(props, "amiType")
@@ -254,11 +270,11 @@ def _node_group_pool(urn: str, name: str, props: Any, templates: Mapping[str, An
         taints=taints, instance_types=instance_types, min_size=_int(get(props, "scalingConfig", "minSize")),
         ami_type=str(ami_type) if ami_type else None,
         kubelet_version=_opt_str(get(props, "version")) or _opt_str(get(props, "tags", KUBELET_VERSION_TAG)),
-        os_hint=_BAKED_AMI_TYPES.get(str(ami_type)) if ami_type else None, props=props,
+        os_hint=_BAKED_AMI_TYPES.get(str(ami_type)) if ami_type else None, props=props, resource=resource,
     )
 
 
-def _asg_pool(urn: str, name: str, props: Any, templates: Mapping[str, Any]) -> Pool:
+def _asg_pool(urn: str, name: str, props: Any, templates: Mapping[str, Any], resource: Any = None) -> Pool:
     labels: dict[str, str] = {}
     taints: list[Taint] = []
     kubelet: str | None = None
@@ -272,7 +288,7 @@ def _asg_pool(urn: str, name: str, props: Any, templates: Mapping[str, Any]) -> 
             taint_value, _, effect = value.partition(":")
             taints.append(Taint(key[len(ASG_TAINT_TAG):], taint_value, effect))
     instance_types: list[str] = []
-    template = _template_for(get(props, "launchTemplate"), templates)
+    template = _template_for(get(props, "launchTemplate"), templates, _deps(resource, "launchTemplate"))
     if template is not None and get(template, "instanceType"):
         instance_types.append(str(get(template, "instanceType")))
     for override in as_list(get(props, "mixedInstancesPolicy", "launchTemplate", "overrides")):
@@ -282,7 +298,7 @@ def _asg_pool(urn: str, name: str, props: Any, templates: Mapping[str, Any]) -> 
     return Pool(
         urn=urn, name=labels.get(POOL_LABEL, name), kind="self-managed", labels=labels,
         label_domain=_domain(labels, types), taints=tuple(taints), instance_types=types,
-        min_size=_int(get(props, "minSize")), kubelet_version=kubelet, props=props,
+        min_size=_int(get(props, "minSize")), kubelet_version=kubelet, props=props, resource=resource,
     )
 
 
@@ -335,14 +351,18 @@ def _domain(labels: Mapping[str, str], instance_types: Sequence[str]) -> dict[st
     return domain
 
 
-def _template_for(ref: Any, templates: Mapping[str, Any]) -> Any:
-    if not isinstance(ref, Mapping):
+def _template_for(ref: Any, templates: Mapping[str, Any], deps: Iterable[Any] = ()) -> Any:
+    """The launch template a node group / ASG uses: its `launchTemplate` dependency (by URN), else by name.
+
+    Never by id: a template's id is unknown until it exists, so an id link would make every preview wait.
+    """
+    for dep in deps:
+        if getattr(dep, "resource_type", None) == LAUNCH_TEMPLATE:
+            return dep.props
+    if not isinstance(ref, Mapping) or "name" not in ref:
         return None
-    for key in ("id", "name"):
-        value = ref.get(key) if key in ref else None
-        if value is not None and str(value) in templates:
-            return templates[str(value)]
-    return None
+    value = ref["name"]
+    return templates.get(str(value)) if value is not None else None
 
 
 def _opt_str(value: Any) -> str | None:
@@ -538,18 +558,17 @@ def build_inventory(resources: Iterable[Any]) -> Inventory:
     for r in items:
         if r.resource_type == LAUNCH_TEMPLATE:
             inv.launch_templates[r.name] = r.props
-            for key in ("name", "id"):
-                value = get(r.props, key)
-                if value is not None:
-                    inv.launch_templates[str(value)] = r.props
+            value = get(r.props, "name")
+            if value is not None:
+                inv.launch_templates[str(value)] = r.props
         elif r.resource_type == EC2_NODE_CLASS:
             inv.node_classes[str(get(r.props, "metadata", "name", default=r.name))] = r.props
     for r in items:
         rtype, props = r.resource_type, r.props
         if rtype == NODE_GROUP:
-            inv.pools.append(_node_group_pool(r.urn, r.name, props, inv.launch_templates))
+            inv.pools.append(_node_group_pool(r.urn, r.name, props, inv.launch_templates, r))
         elif rtype == AUTOSCALING_GROUP:
-            inv.pools.append(_asg_pool(r.urn, r.name, props, inv.launch_templates))
+            inv.pools.append(_asg_pool(r.urn, r.name, props, inv.launch_templates, r))
         elif rtype == NODE_POOL:
             inv.pools.append(_nodepool_pool(r.urn, r.name, props, inv.node_classes))
         elif rtype in EKS_CLUSTER_TYPES:

@@ -73,8 +73,7 @@ def tiny_program(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_make_preview_and_the_gate_spell_the_same_command_line(stack: str) -> None:
-    from_make = dry_run_preview_args("preview", f"STACK={stack}", "PHASE=preview", f"TODAY={PINNED}",
-                                     f"OUT=out/{stack}")
+    from_make = dry_run_preview_args("preview", f"STACK={stack}", f"TODAY={PINNED}", f"OUT=out/{stack}")
     from_gate = ci_gate.preview_command(stack, today=date.fromisoformat(PINNED), out_dir=Path(f"out/{stack}"))
     assert from_gate[-1] == "--json"
     assert from_make == from_gate[3:-1]
@@ -146,7 +145,7 @@ def test_the_gate_summary_for_dev_is_what_make_preview_writes_for_dev(tmp_path: 
     step_summary = tmp_path / "step-summary.md"
     gate = make("gate", f"TODAY={PINNED}", f"OUT={tmp_path / 'gate'}", env={"GITHUB_STEP_SUMMARY": str(step_summary)})
     assert gate.returncode == 0, gate.stdout + gate.stderr
-    preview = make("preview", "STACK=dev", "PHASE=preview", f"TODAY={PINNED}", f"OUT={tmp_path / 'preview'}")
+    preview = make("preview", "STACK=dev", f"TODAY={PINNED}", f"OUT={tmp_path / 'preview'}")
     assert preview.returncode == 0, preview.stderr
 
     dev_summary = (tmp_path / "preview" / "summary.md").read_text(encoding="utf-8")

@@ -151,8 +151,9 @@ def verdicts(resources: list[dict[str, Any]]) -> tuple[dict[str, set[str]], dict
         config = {"today": TODAY} if "today" in schema else None
         outcome = run_policy(policy, resources, config)
         assert outcome.unknown is None, f"{policy.name} could not judge: {outcome.unknown}"
-        # A `-caveats` twin reports the advisory findings of its mandatory policy: count them there.
-        name = meta[policy.name].companion_of or policy.name
+        # A `-caveats` twin reports the advisory findings of its mandatory policy, a `-resource` part judges
+        # one resource of it before its step: count both under the catalogue policy.
+        name = meta[policy.name].companion_of or meta[policy.name].part_of or policy.name
         for message in outcome.messages:
             levels.setdefault(name, set()).add(meta[policy.name].default.value)
             messages.setdefault(name, []).append(message)

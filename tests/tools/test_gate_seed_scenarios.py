@@ -7,21 +7,27 @@ every resource and then the stack (tools.gate.run_gate). What is asserted is wha
 print: each violation's policy, enforcement level, the resource it blames and what it says. Advisory
 findings of a mandatory matrix policy arrive under its `<policy>-caveats` twin, as the pack reports them.
 
-One gate run (one pack process) per scenario.
+One gate run (one pack process) per scenario and phase. Hand-written resources carry no unknowns, so
+every scenario keeps its verdict in all three phases; what the phase changes is when a violation bites
+at `pulumi up`: a resource policy's before the resource's step, a stack policy's after every step.
+Source: pulumi/pulumi pkg/resource/deploy/step_generator.go line 1469 (analyzeAll, before the step) and
+pkg/resource/deploy/deployment_executor.go line 410 (AnalyzeResources, once every step is done).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import copy
+from collections.abc import Callable, Mapping
 from typing import Any, cast
 
+import pytest
 from google.protobuf import json_format, struct_pb2
 
 from policies.gpu_guard.base import all_policies
 from tests.policies.test_seed_scenarios import stack, with_bottlerocket_pool
 from tests.policies.test_seed_scenarios_infra import _CLUSTER, _GPU
 from tests.shared import REPO
-from tools.gate import GateResult, run_gate
+from tools.gate import PHASES, GateResult, Phase, run_gate
 from tools.records import RecordedResource
 
 TODAY = "2026-11-29"
@@ -61,10 +67,9 @@ def recorded(resources: list[dict[str, Any]]) -> list[RecordedResource]:
     ]
 
 
-def gate(resources: list[dict[str, Any]]) -> GateResult:
-    return run_gate(
-        recorded(resources), pack_dir=REPO / "policies", stack=STACK, project=PROJECT, policy_config=POLICY_CONFIG
-    )
+def gate(resources: list[dict[str, Any]], phase: Phase = "update") -> GateResult:
+    return run_gate(recorded(resources), pack_dir=REPO / "policies", stack=STACK, project=PROJECT,
+                    policy_config=POLICY_CONFIG, phase=phase)
 
 
 def assert_verdicts(result: GateResult, expected: Expected) -> None:
@@ -91,6 +96,11 @@ def test_rejects_driver_535_15_04_whose_image_was_never_published() -> None:
     result = gate(stack(driver="535.15.04"))
 
     assert_verdicts(result, {
+        # Before create: the pool's own labels and the release's own values each name the unpublished driver.
+        ("gpu-driver-image-published-resource", "mandatory", "seed-gpu"):
+            "GPU pool 'seed-gpu' (ubuntu-22.04, gpu-platform.io/driver=535.15.04): no published driver image",
+        ("gpu-driver-image-published-resource", "mandatory", "gpu-operator"):
+            "values driver.version 535.15.04: no published driver image for any OS the GPU Operator builds",
         ("gpu-driver-image-published", "mandatory", "gpu-operator"):
             "driver 535.15.04 has no published image nvcr.io/nvidia/driver:535.15.04-ubuntu22.04",
         ("gpu-driver-branch-supported-caveats", "advisory", "gpu-operator"):
@@ -105,6 +115,10 @@ def test_rejects_r535_on_ubuntu_24_04() -> None:
     result = gate(stack(os="ubuntu-24.04", kubelet="1.34"))
 
     assert_verdicts(result, {
+        ("gpu-driver-branch-supported-resource", "mandatory", "seed-gpu"):
+            "no GPU Operator release supports this driver branch on ubuntu-24.04",
+        ("gpu-driver-image-published-resource", "mandatory", "seed-gpu"):
+            "no published image nvcr.io/nvidia/driver:535.309.01-ubuntu24.04",
         ("gpu-driver-image-published", "mandatory", "gpu-operator"):
             "no published image nvcr.io/nvidia/driver:535.309.01-ubuntu24.04",
         ("gpu-driver-branch-supported", "mandatory", "gpu-operator"):
@@ -245,3 +259,58 @@ def test_rejects_an_unquoted_listen_ports_annotation() -> None:
         # The seed Ingress has no WAF web ACL: advisory by default (mandatory in prod).
         ("alb-waf-attached", "advisory", "gpu-inference"): "has no WAFv2 web ACL",
     })
+
+
+def _untainted_gpu_pool() -> list[dict[str, Any]]:
+    resources = copy.deepcopy(stack(driver="580.173.02", os="ubuntu-24.04", kubelet="1.34", operator="v26.7.0",
+                                    image="nvcr.io/nvidia/tritonserver:25.01-py3"))
+    gpu = next(r for r in resources if r["name"] == "seed-gpu")
+    del gpu["props"]["taints"]
+    return resources
+
+
+SCENARIOS: dict[str, Callable[[], list[dict[str, Any]]]] = {
+    "blog stack": stack,
+    "driver 535.15.04": lambda: stack(driver="535.15.04"),
+    "R535 on Ubuntu 24.04": lambda: stack(os="ubuntu-24.04", kubelet="1.34"),
+    "precompiled R535 under v26.7.0": lambda: stack(operator="v26.7.0", driver="535", precompiled=True),
+    "CUDA 13 without cuda-compat": lambda: stack(image=NO_CUDA_COMPAT_IMAGE, cuda_label="13.0"),
+    "Bottlerocket without exclusions": lambda: with_bottlerocket_pool(
+        stack(kubelet="1.34", os="ubuntu-24.04", operator="v26.7.0", driver="580.173.02",
+              image="nvcr.io/nvidia/tritonserver:25.01-py3"), exclusions=False),
+    "GPU-only cluster": lambda: [cast(dict[str, Any], _CLUSTER), cast(dict[str, Any], _GPU)],
+    "untainted GPU node group": _untainted_gpu_pool,
+}
+
+
+def _verdicts(result: GateResult) -> set[tuple[str, str, str, str, str]]:
+    return {(v.policy, v.enforcement, v.urn, v.message, v.blocks) for v in result.violations}
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_every_seed_scenario_keeps_its_verdict_in_all_three_phases(scenario: str) -> None:
+    resources = SCENARIOS[scenario]()
+    by_phase = {phase: _verdicts(gate(resources, phase)) for phase in PHASES}
+
+    assert by_phase["preview"] == by_phase["update"] == by_phase["up"], by_phase
+
+
+@pytest.mark.parametrize(("scenario", "policy", "blamed"), [
+    ("driver 535.15.04", "gpu-driver-image-published-resource", "seed-gpu"),
+    ("driver 535.15.04", "gpu-driver-image-published-resource", "gpu-operator"),
+    ("R535 on Ubuntu 24.04", "gpu-driver-branch-supported-resource", "seed-gpu"),
+    ("R535 on Ubuntu 24.04", "gpu-driver-image-published-resource", "seed-gpu"),
+    ("untainted GPU node group", "gpu-nodes-tainted", "seed-gpu"),
+])
+def test_at_up_a_broken_pool_is_refused_before_it_is_created(scenario: str, policy: str, blamed: str) -> None:
+    result = gate(SCENARIOS[scenario](), "up")
+
+    blocking = [v for v in result.mandatory if v.policy == policy and v.urn.rsplit("::", 1)[-1] == blamed]
+    assert [v.blocks for v in blocking] == ["before-create"], result.violations
+
+
+def test_at_up_a_stack_policy_speaks_only_after_every_step() -> None:
+    result = gate(SCENARIOS["GPU-only cluster"](), "up")
+
+    stack_level = [v for v in result.mandatory if v.policy == "system-node-group-present"]
+    assert [v.blocks for v in stack_level] == ["after-update"], result.violations

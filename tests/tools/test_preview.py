@@ -11,6 +11,7 @@ import yaml
 
 from tests.conftest import TINY_PROGRAM, real_stack_file, run_preview_process
 from tools import mocks
+from tools.records import UNKNOWN
 
 TINY = ("--program", str(TINY_PROGRAM))
 
@@ -46,7 +47,7 @@ def test_previews_a_foreign_program_with_a_component_and_its_child(run_preview):
 
 
 def test_mocks_answer_invokes_and_outputs_so_every_apply_runs(run_preview):
-    doc = run_preview(*TINY, "--json").json()
+    doc = run_preview(*TINY, "--phase", "update", "--json").json()
     config_map = _by_type(doc)["kubernetes:core/v1:ConfigMap"][0]["inputs"]
     role = _by_type(doc)["aws:iam/role:Role"][0]["inputs"]
     # getAvailabilityZones answers for the stack's region (aws:region: eu-west-1).
@@ -75,8 +76,22 @@ def test_same_input_prints_byte_identical_json(run_preview):
     assert first.stdout == second.stdout
 
 
+def test_first_preview_leaves_computed_outputs_unknown_and_inputs_known(run_preview):
+    # A first `pulumi preview`: nothing exists, so the role's ARN (a provider output) is unknown, and so is
+    # every input derived from it through an apply; the program's own literals stay known.
+    # Source: pulumi/pulumi sdk/go/common/resource/plugin/rpc.go line 73 (UnknownStringValue)
+    doc = run_preview(*TINY, "--json").json()
+    assert doc["phase"] == "preview"
+    config_map = _by_type(doc)["kubernetes:core/v1:ConfigMap"][0]["inputs"]
+    role = _by_type(doc)["aws:iam/role:Role"][0]["inputs"]
+    assert config_map["data"]["role"] == UNKNOWN
+    assert config_map["data"]["owners"] == "alice,bob"
+    assert json.loads(config_map["data"]["zones"])[0] == "eu-west-1a"  # invokes answer during preview
+    assert json.loads(role["assumeRolePolicy"])["Version"] == "2012-10-17"
+
+
 def test_out_writes_resources_json_manifests_and_summary(run_preview):
-    run = run_preview(*TINY, "--json", out=True)
+    run = run_preview(*TINY, "--phase", "update", "--json", out=True)
     assert run.returncode == 0, run.explain()
     out = run.out_dir
     assert json.loads((out / "resources.json").read_text()) == run.json()
@@ -135,7 +150,7 @@ def test_unknown_invoke_exits_2_naming_the_token_and_the_table(run_preview):
     run = run_preview(*TINY, "--stack", "unknowninvoke", "--json")
     assert run.returncode == 2
     assert "aws:ec2/getInstanceType:getInstanceType" in run.stderr
-    assert "INVOKES table in tools/mocks.py" in run.stderr
+    assert "INVOKES table in tools/mock_invokes.py" in run.stderr
     assert "Traceback" not in run.stderr
 
 
@@ -198,7 +213,7 @@ def test_existing_eks_cluster_lookup_answers_endpoint_ca_oidc_and_vpc():
 
 
 def test_unknown_invoke_token_is_an_error_naming_where_to_add_it():
-    with pytest.raises(mocks.UnknownInvokeError, match=r"aws:foo/getBar:getBar.*INVOKES table in tools/mocks.py"):
+    with pytest.raises(mocks.UnknownInvokeError, match=r"aws:foo/getBar:getBar.*INVOKES table in tools/mock_invokes"):
         mocks.RecordingMocks().answer_invoke("aws:foo/getBar:getBar", {})
 
 

@@ -33,12 +33,14 @@ R535_ON_NOBLE = STACKS / "Pulumi.fieldreport-ubuntu-24-04.yaml"
 PROD_POLICY_CONFIG = REPO / "policies" / "config" / "prod.json"
 
 LIFECYCLE = "gpu-driver-branch-lifecycle"
+# Every lifecycle here is judged at one pinned day, never the calendar.
+TODAY = ("--today", "2026-11-30")
 R535_EOL = "R535 reached end of life in June 2026"
 
 
 @pytest.fixture(scope="module")
 def field_report(run_preview: RunPreview) -> PreviewRun:
-    return run_preview("--config-file", str(FIELD_REPORT), "--stack", "fieldreport", "--json")
+    return run_preview(*TODAY, "--config-file", str(FIELD_REPORT), "--stack", "fieldreport", "--json")
 
 
 def _violations(run: PreviewRun, **match: str) -> list[dict[str, str]]:
@@ -100,7 +102,7 @@ def test_field_report_stack_expresses_the_field_report_combination(field_report:
 
 
 def test_prod_policy_config_raises_the_r535_end_of_life_to_mandatory_and_exits_1(run_preview: RunPreview) -> None:
-    run = run_preview("--config-file", str(FIELD_REPORT), "--stack", "fieldreport",
+    run = run_preview(*TODAY, "--config-file", str(FIELD_REPORT), "--stack", "fieldreport",
                       "--policy-config", str(PROD_POLICY_CONFIG), "--json")
 
     assert run.returncode == 1, run.explain()
@@ -109,12 +111,15 @@ def test_prod_policy_config_raises_the_r535_end_of_life_to_mandatory_and_exits_1
     assert _violations(run, policy=LIFECYCLE, enforcement="advisory") == []
 
 
-def test_stack_name_prod_picks_the_prod_policy_config_for_a_config_file(run_preview: RunPreview) -> None:
-    run = run_preview("--config-file", str(FIELD_REPORT), "--stack", "prod", "--json")
+def test_stack_name_prod_reads_no_policy_config_unless_one_is_named(run_preview: RunPreview) -> None:
+    # Like `pulumi preview --policy-pack-config`: a config file is read only when named
+    # (pulumi/pulumi pkg/cmd/pulumi/operations/preview.go, --policy-pack-config); `make preview` names it.
+    run = run_preview(*TODAY, "--config-file", str(FIELD_REPORT), "--stack", "prod", "--json")
 
-    assert run.returncode == 1, run.explain()
+    assert run.returncode == 0, run.explain()
     assert run.json()["stack"] == "prod"
-    assert [v["message"] for v in _violations(run, policy=LIFECYCLE, enforcement="mandatory")]
+    assert _violations(run, policy=LIFECYCLE, enforcement="mandatory") == []
+    assert [v["message"] for v in _violations(run, policy=LIFECYCLE, enforcement="advisory")]
 
 
 def test_both_rejected_stack_files_change_exactly_one_key_of_the_field_report() -> None:
@@ -138,7 +143,7 @@ def _one_config_error(run: PreviewRun) -> str:
 def test_driver_535_15_04_exits_2_with_one_config_error_naming_file_key_value_and_nearest_choice(
     run_preview: RunPreview,
 ) -> None:
-    message = _one_config_error(run_preview("--config-file", str(UNPUBLISHED_DRIVER), "--stack", "fieldreport",
+    message = _one_config_error(run_preview(*TODAY, "--config-file", str(UNPUBLISHED_DRIVER), "--stack", "fieldreport",
                                             "--json"))
 
     assert message.startswith(f'error: {UNPUBLISHED_DRIVER}: gpuOperator.driverVersion = "535.15.04": ')
@@ -150,7 +155,8 @@ def test_driver_535_15_04_exits_2_with_one_config_error_naming_file_key_value_an
 def test_r535_on_ubuntu_24_04_exits_2_with_the_config_error_naming_file_key_value_and_nearest_choice(
     run_preview: RunPreview,
 ) -> None:
-    message = _one_config_error(run_preview("--config-file", str(R535_ON_NOBLE), "--stack", "fieldreport", "--json"))
+    message = _one_config_error(
+        run_preview(*TODAY, "--config-file", str(R535_ON_NOBLE), "--stack", "fieldreport", "--json"))
 
     assert f'{R535_ON_NOBLE}: gpuOperator.driverVersion = "535.309.01": ' in message
     assert "no published image nvcr.io/nvidia/driver:535.309.01-ubuntu24.04" in message

@@ -29,6 +29,7 @@ from pulumi_policy import PolicyConfigSchema
 from ..base import EnforcementLevel, ReportViolation, stack_policy
 from ..inventory import (
     EKS_CLUSTER_TYPES,
+    SUBNET,
     HelmRelease,
     Inventory,
     Pool,
@@ -131,6 +132,12 @@ def _exclusion(pool: Pool) -> str | None:
 
 def _zones(pool: Pool) -> set[str]:
     key = "subnetIds" if pool.kind == "managed-node-group" else "vpcZoneIdentifiers"
+    subnets = [r for r in pool.depends_on(key) if r.resource_type == SUBNET]
+    if subnets:
+        # Linked through the property's dependencies (URNs), not ids: the subnets' ids are unknown until they
+        # exist, their zones are inputs the program knows at preview.
+        return {str(get(s.props, "availabilityZone", default="") or get(s.props, "availabilityZoneId", default="")
+                    or s.urn) for s in subnets}
     zones = {str(s) for s in as_list(get(pool.props, key))}
     if not zones and pool.kind == "self-managed":
         zones = {str(z) for z in as_list(get(pool.props, "availabilityZones"))}
