@@ -5,13 +5,14 @@ from __future__ import annotations
 import base64
 import shlex
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import pulumi
 import pulumi_aws as aws
 
 from components import iam, labels, nodes
-from components.cluster import Cluster
-from components.config import GpuNodeGroupConfig, GpuPool
+from components.cluster import Cluster, cluster_dns_ip
+from components.config import GpuNodeGroupConfig, GpuPool, StackConfig
 from components.labels import Taint
 from policies.gpu_guard.matrix import load_matrix
 
@@ -33,6 +34,8 @@ def bootstrap_user_data(
     cluster_name: str,
     endpoint: str,
     ca_data: str,
+    *,
+    dns_cluster_ip: str,
     node_labels: Mapping[str, str],
     taints: Sequence[Taint],
 ) -> str:
@@ -46,6 +49,11 @@ def bootstrap_user_data(
     Source: https://github.com/eksctl-io/eksctl/blob/main/pkg/nodebootstrap/README.md
     (eksctl's Ubuntu bootstrapper delegates to /etc/eks/bootstrap.sh on the image)
     Source: https://docs.aws.amazon.com/eks/latest/userguide/launch-templates.html (custom AMI: supply the bootstrap)
+    With the CA and the endpoint given, bootstrap.sh does not call DescribeCluster and would guess the
+    cluster DNS address from the VPC range (10.100.0.10 or 172.20.0.10); `--dns-cluster-ip` passes the
+    address of the cluster's own service range, as AWS's custom-AMI example does.
+    Source: https://github.com/awslabs/amazon-eks-ami/blob/main/templates/al2/runtime/bootstrap.sh (--dns-cluster-ip)
+    Source: https://docs.aws.amazon.com/eks/latest/userguide/launch-templates.html (user data with --dns-cluster-ip)
     """
     label_arg = ",".join(f"{k}={v}" for k, v in sorted(node_labels.items()))
     kubelet_args = f"--node-labels={label_arg}"
@@ -56,6 +64,7 @@ def bootstrap_user_data(
             f"/etc/eks/bootstrap.sh {shlex.quote(cluster_name)}",
             f"--b64-cluster-ca {shlex.quote(ca_data)}",
             f"--apiserver-endpoint {shlex.quote(endpoint)}",
+            f"--dns-cluster-ip {shlex.quote(dns_cluster_ip)}",
             f"--kubelet-extra-args {shlex.quote(kubelet_args)}",
         ]
     )
@@ -69,10 +78,12 @@ def _b64(text: str) -> str:
 class GpuManagedNodeGroup(pulumi.ComponentResource):
     """A GPU node pool on Canonical's Ubuntu EKS image (no NVIDIA driver), tainted and labelled.
 
-    The image is the Canonical Ubuntu EKS AMI for the pool's OS and kubelet version, resolved from its
-    public SSM parameter (`.../ebs-gp2/ami-id` for 22.04, `.../ebs-gp3/ami-id` for 24.04, taken from the
-    compatibility matrix). Nodes carry the `nvidia.com/gpu=true:NoSchedule` taint and the label contract
-    (pool, OS, full driver version, driver-source=operator); the GPU Operator installs the driver.
+    The image is the Canonical Ubuntu EKS AMI for the pool's OS and kubelet version: `imageId` when the
+    stack pins one (nodes roll only when it changes), else the one Canonical's public SSM parameter
+    (`.../ebs-gp2/ami-id` for 22.04, `.../ebs-gp3/ami-id` for 24.04, from the compatibility matrix)
+    names at the first deploy, held afterwards (the launch template ignores later image changes).
+    Nodes carry the `nvidia.com/gpu=true:NoSchedule` taint and the label contract (pool, OS, full
+    driver version, driver-source=operator); the GPU Operator installs the driver.
     Launch template: IMDSv2 required with hop limit 1, encrypted gp3 root volume of `diskSizeGiB`,
     bootstrap user data. Managed (`aws.eks.NodeGroup`, amiType CUSTOM) by default; with
     `selfManaged: true` an Auto Scaling group with its own node role, instance profile and an
@@ -106,7 +117,6 @@ class GpuManagedNodeGroup(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("gpu-platform:components:GpuManagedNodeGroup", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
         matrix = load_matrix()
         arch = matrix.instance_type(config.instance_types[0])
         cpu_arch = arch.cpu_arch if arch is not None else "x86_64"
@@ -114,8 +124,20 @@ class GpuManagedNodeGroup(pulumi.ComponentResource):
         if image is None:
             raise ValueError(f"no node image recorded for {config.os} on {cpu_arch} in the compatibility matrix")
         self.ssm_parameter = image.ssm_parameter
-        ami_id = aws.ssm.get_parameter(name=image.ssm_parameter).value
+        pinned = config.image_id is not None
+        if config.image_id is not None:
+            ami_id = config.image_id
+        else:
+            # The parameter names Canonical's current image, which changes whenever Canonical publishes;
+            # the launch template ignores later changes (below), so nodes keep their first image.
+            ami_id = aws.ssm.get_parameter(name=image.ssm_parameter).value
+            pulumi.log.warn(
+                f"GPU pool {pool.name!r}: no imageId in the stack, so it holds the image of its first deploy "
+                f"({ami_id} now, from {image.ssm_parameter}); pin it with gpuNodeGroups[].imageId to roll "
+                "nodes to a new image when you choose", self)
         self.ami_id = pulumi.Output.from_input(ami_id)
+        # Roll the nodes only when the stack changes the image, never because Canonical published one.
+        template_ignore = [] if pinned else ["imageId"]
         self.labels = labels.gpu_pool_labels(pool.name, pool.os, pool.driver_version)
         self.taints = (labels.GPU_TAINT,)
         capacity = _CAPACITY[config.capacity_type]
@@ -127,15 +149,17 @@ class GpuManagedNodeGroup(pulumi.ComponentResource):
             node_labels.update({
                 "eks.amazonaws.com/nodegroup": config.name,
                 "eks.amazonaws.com/capacityType": capacity,
-                "eks.amazonaws.com/nodegroup-image": ami_id,
             })
+            if pinned:  # an unpinned image must not reach the user data, which would roll the nodes
+                node_labels["eks.amazonaws.com/nodegroup-image"] = ami_id
         self.user_data = pulumi.Output.all(
-            cluster.cluster_name, cluster.endpoint, cluster.certificate_authority_data
-        ).apply(lambda a: bootstrap_user_data(a[0], a[1], a[2], node_labels, self.taints))
+            cluster.cluster_name, cluster.endpoint, cluster.certificate_authority_data, cluster.service_ipv4_cidr
+        ).apply(lambda a: bootstrap_user_data(
+            a[0], a[1], a[2], dns_cluster_ip=cluster_dns_ip(a[3]), node_labels=node_labels, taints=self.taints))
         tags = {KUBELET_VERSION_TAG: pool.kubelet_version, labels.POOL_LABEL: pool.name}
 
         if config.self_managed:
-            self._self_managed(name, config, pool, cluster, ami_id=ami_id, tags=tags)
+            self._self_managed(name, config, pool, cluster, ami_id=ami_id, tags=tags, ignore=template_ignore)
         else:
             template = aws.ec2.LaunchTemplate(
                 f"{name}-launch-template",
@@ -146,7 +170,7 @@ class GpuManagedNodeGroup(pulumi.ComponentResource):
                 block_device_mappings=[nodes.root_volume(nodes.UBUNTU_ROOT_DEVICE, config.disk_size_gib)],
                 tag_specifications=nodes.instance_tags(f"{pool.name}-gpu-node", tags),
                 update_default_version=True,
-                opts=child,
+                opts=pulumi.ResourceOptions(parent=self, ignore_changes=template_ignore),
             )
             group = aws.eks.NodeGroup(
                 f"{name}-node-group",
@@ -199,6 +223,7 @@ class GpuManagedNodeGroup(pulumi.ComponentResource):
         *,
         ami_id: str,
         tags: dict[str, str],
+        ignore: list[str],
     ) -> None:
         child = pulumi.ResourceOptions(parent=self)
         # Its own role: EKS already created an EC2_LINUX access entry for the shared node role of the
@@ -225,7 +250,7 @@ class GpuManagedNodeGroup(pulumi.ComponentResource):
             block_device_mappings=[nodes.root_volume(nodes.UBUNTU_ROOT_DEVICE, config.disk_size_gib)],
             tag_specifications=nodes.instance_tags(f"{pool.name}-gpu-node", tags),
             update_default_version=True,
-            opts=child,
+            opts=pulumi.ResourceOptions(parent=self, ignore_changes=ignore),
         )
         on_demand = 100 if config.capacity_type == "on-demand" else 0
         asg_tags: list[aws.autoscaling.GroupTagArgs] = [
@@ -282,3 +307,32 @@ class GpuManagedNodeGroup(pulumi.ComponentResource):
         self.node_group_name = group.name
         self.launch_template_id = template.id
         self.node_role_arn = role.arn
+
+
+@dataclass(frozen=True)
+class ImagePin:
+    """A GPU pool's node image: the SSM parameter that names Canonical's current image, and the pinned id."""
+
+    pool: str
+    os: str
+    kubelet_version: str
+    ssm_parameter: str
+    image_id: str | None
+
+    def describe(self) -> str:
+        pin = f"pinned to {self.image_id}" if self.image_id else "not pinned (holds the image of its first deploy)"
+        return f"{self.pool}: {self.os}, kubelet {self.kubelet_version}, {pin}; current image: {self.ssm_parameter}"
+
+
+def image_pins(config: StackConfig) -> list[ImagePin]:
+    """The node image of every Ubuntu GPU node group of a stack (for `python -m tools.matrix`)."""
+    matrix = load_matrix()
+    pools = {p.name: p for p in config.gpu_pools()}
+    pins: list[ImagePin] = []
+    for group in config.gpu_node_groups:
+        pool = pools[group.name]
+        known = matrix.instance_type(group.instance_types[0])
+        image = matrix.node_image(group.os, pool.kubelet_version, known.cpu_arch if known else "x86_64")
+        parameter = image.ssm_parameter if image is not None else "(no image in the compatibility matrix)"
+        pins.append(ImagePin(group.name, group.os, pool.kubelet_version, parameter, group.image_id))
+    return pins

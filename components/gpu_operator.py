@@ -39,7 +39,12 @@ def helm_values(config: GpuOperatorConfig, pools: Sequence[GpuPool]) -> dict[str
 
     - The operator and NFD master/GC run on the system node group (nodeSelector on its label).
     - Operand DaemonSets (driver, toolkit, device plugin, GFD, DCGM exporter, validator) tolerate the GPU
-      taint; DCGM exporter gets a ServiceMonitor.
+      taint; the DCGM exporter gets a ServiceMonitor only with `serviceMonitor: true` (the stack says the
+      Prometheus Operator CRDs are installed): with the setting on and the CRD absent the operator logs
+      "Couldn't find ServiceMonitor CRD" and does not start the GPU Feature Discovery pods, so the
+      ClusterPolicy never becomes ready.
+      Source: ../shared/upstream/nvidia/cloud-native-docs/release-notes.rst (23.3.0, fixed issues), from
+      https://github.com/NVIDIA/cloud-native-docs/blob/main/gpu-operator/release-notes.rst
     - One driver for every pool: `driver.version` pinned. Different drivers per pool: the NVIDIADriver CRD
       (`driver.nvidiaDriverCRD.enabled`, no default CR) and one NVIDIADriver object per pool.
     Source: https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-driver-configuration.html
@@ -63,7 +68,7 @@ def helm_values(config: GpuOperatorConfig, pools: Sequence[GpuPool]) -> dict[str
         "toolkit": {"enabled": True},
         "devicePlugin": {"enabled": True},
         "gfd": {"enabled": True},
-        "dcgmExporter": {"enabled": True, "serviceMonitor": {"enabled": True}},
+        "dcgmExporter": {"enabled": True, "serviceMonitor": {"enabled": config.service_monitor}},
     }
 
 
@@ -99,7 +104,7 @@ class GpuOperatorRelease(pulumi.ComponentResource):
     With `smokeTest`, one CUDA smoke-test Job per operator-managed pool.
 
     Requires: Cluster (Kubernetes provider, system node group); GPU pools for the operands to land on;
-    Prometheus Operator CRDs for the DCGM ServiceMonitor to be created (the operator skips it otherwise).
+    Prometheus Operator CRDs when `serviceMonitor: true`.
     Conflicts: another NVIDIA device plugin or driver installer on the same nodes.
     Sources:
     - Chart and values: https://github.com/NVIDIA/gpu-operator/blob/main/deployments/gpu-operator/values.yaml

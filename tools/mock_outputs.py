@@ -9,7 +9,6 @@ where the handler takes a `ResourceRequest` and returns the outputs (see `tools/
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from tools.mock_values import (
@@ -20,11 +19,11 @@ from tools.mock_values import (
     certificate_authority,
     eks_endpoint,
     eks_oidc_issuer,
-    kubeconfig,
     stable_hex,
     stable_uuid,
     zone_id_prefix,
 )
+from tools.mocks_eks import eks_cluster_outputs
 
 # --------------------------------------------------------------------------------------------------
 # RESOURCE_OUTPUTS table: what the provider answers for a created resource
@@ -163,27 +162,11 @@ def _eks_cluster(req: ResourceRequest) -> dict[str, Any]:
 
 
 def _eks_component_cluster(req: ResourceRequest) -> dict[str, Any]:
-    # pulumi-eks's Cluster (a remote component). Its children are created by the provider plugin, which
-    # does not run offline; the outputs a program reads are answered here.
-    # Source: https://github.com/pulumi/pulumi-eks/blob/master/provider/cmd/pulumi-resource-eks/schema.json
-    name = req.inputs.get("name") if isinstance(req.inputs.get("name"), str) else f"{req.name}-eksCluster"
-    name = f"{name}-{req.h('name', length=7)}" if "name" not in req.inputs else name
-    cfg = kubeconfig(str(name), req.ctx.region)
-    issuer = eks_oidc_issuer(str(name), req.ctx.region)
-    return {
-        "kubeconfig": cfg,
-        "kubeconfigJson": json.dumps(cfg),
-        "clusterSecurityGroupId": "sg-" + req.h("cluster-sg"),
-        "nodeSecurityGroupId": "sg-" + req.h("node-sg"),
-        "oidcIssuer": issuer.removeprefix("https://"),
-        "oidcProviderUrl": issuer.removeprefix("https://"),
-        "oidcProviderArn": f"arn:{req.ctx.partition}:iam::{req.ctx.account}:oidc-provider/{issuer.removeprefix('https://')}",
-        "clusterIngressRuleId": "sgr-" + req.h("ingress"),
-        "defaultNodeGroupAsgName": "",
-        "fargateProfileId": "",
-        "fargateProfileStatus": "",
-        "autoModeNodeRoleName": "",
-    }
+    # pulumi-eks's Cluster (a remote component): its children are created by the provider plugin, which
+    # does not run offline; `tools.mocks_eks` answers the outputs a program reads, shaped as its schema says.
+    ctx = req.ctx
+    return eks_cluster_outputs(req.name, req.inputs, region=ctx.region, partition=ctx.partition,
+                               account=ctx.account)
 
 
 def _launch_template(req: ResourceRequest) -> dict[str, Any]:

@@ -56,13 +56,18 @@ class Run:
         return [r for r in self.resources if r.type != "pulumi:pulumi:Stack"]
 
 
-def _start(values: Mapping[str, Any], stack: str, region: str) -> tuple[RecordingMocks, RecordingMonitor]:
-    """Point the Pulumi runtime at fresh recording mocks with `values` as the stack's config."""
+def _start(
+    values: Mapping[str, Any], stack: str, region: str, preview: bool = True
+) -> tuple[RecordingMocks, RecordingMonitor]:
+    """Point the Pulumi runtime at fresh recording mocks with `values` as the stack's config.
+
+    `preview=True` is a `pulumi preview` (`is_dry_run()` True); False is a `pulumi up` update.
+    """
     mocks = RecordingMocks(region=region, config=dict(values))
     monitor = RecordingMonitor(mocks)
     set_all_config({"aws:region": region, **{f"gpu-platform:{k}": json.dumps(v) for k, v in values.items()}})
     settings.ROOT.set(None)
-    pulumi.runtime.set_mocks(mocks, project="gpu-platform", stack=stack, preview=False, monitor=monitor)
+    pulumi.runtime.set_mocks(mocks, project="gpu-platform", stack=stack, preview=preview, monitor=monitor)
     return mocks, monitor
 
 
@@ -87,9 +92,10 @@ def run(
     *,
     stack: str = "dev",
     region: str = "us-west-2",
+    preview: bool = True,
 ) -> Run:
     """Load `values` as the stack's `gpu-platform:` config and run `program` (default: the whole program)."""
-    mocks, monitor = _start(values, stack, region)
+    mocks, monitor = _start(values, stack, region, preview)
     try:
         _sync_await(run_pulumi_func(_program(stack, program)))
     finally:
@@ -97,9 +103,11 @@ def run(
     return _result(mocks, monitor)
 
 
-def run_rejected(values: Mapping[str, Any], *, stack: str = "dev") -> tuple[Run, Exception]:
+def run_rejected(
+    values: Mapping[str, Any], *, stack: str = "dev", preview: bool = True
+) -> tuple[Run, Exception]:
     """Run the whole program, which must fail: (what it registered before failing, the error)."""
-    mocks, monitor = _start(values, stack, "us-west-2")
+    mocks, monitor = _start(values, stack, "us-west-2", preview)
     try:
         _sync_await(run_pulumi_func(_program(stack, None)))
     except Exception as exc:  # noqa: BLE001 - handed back to the test, which asserts on it

@@ -240,7 +240,8 @@ def test_rejects_karpenter_duration_in_days_and_converts_it():
 def test_rejects_full_driver_version_on_a_baked_driver_karpenter_pool():
     values = base()
     values["karpenter"] = {"version": "1.14.1", "pools": [
-        {"name": "gpu-spot", "os": "bottlerocket", "driverVersion": "580.173.02", "instanceTypes": ["g6.xlarge"]}]}
+        {"name": "gpu-spot", "os": "bottlerocket", "driverVersion": "580.173.02", "instanceTypes": ["g6.xlarge"],
+         "imageVersion": "v1.26.0"}]}
     message = rejection(values)
     assert 'karpenter.pools[0].driverVersion = "580.173.02"' in message and "nearest valid choice: 580" in message
 
@@ -257,7 +258,8 @@ def test_rejects_reference_to_a_pool_that_does_not_exist():
 def test_rejects_duplicate_pool_names_across_node_groups_and_karpenter():
     values = base()
     values["karpenter"] = {"version": "1.14.1", "pools": [
-        {"name": "a10g", "os": "bottlerocket", "driverVersion": "580", "instanceTypes": ["g6.xlarge"]}]}
+        {"name": "a10g", "os": "bottlerocket", "driverVersion": "580", "instanceTypes": ["g6.xlarge"],
+         "imageVersion": "v1.26.0"}]}
     message = rejection(values)
     assert 'karpenter.pools[0].name = "a10g": pool names must be unique' in message
     assert "gpuNodeGroups[0].name already uses it" in message and "nearest valid choice: a10g-2" in message

@@ -32,7 +32,8 @@ def test_prod_config_only_raises_enforcement():
 
 def test_every_prod_policy_of_the_catalogue_is_mandatory_in_prod():
     prod = _prod()
-    raised = [name for name, (default, prod_level) in catalogue().items() if prod_level != default]
+    raised = [name for name, (default, prod_level) in catalogue(implemented=set(all_meta())).items()
+              if prod_level != default]
     assert raised, "POLICIES.md marks policies *prod* mandatory"
     for name in raised:
         assert prod.get(name, {}).get("enforcementLevel") == "mandatory", f"{name} is *prod* mandatory"
@@ -55,6 +56,15 @@ def test_prod_properties_fit_each_policys_config_schema():
         for key, value in props.items():
             assert key in schema.properties, f"{name}: unknown config property {key}"
             spec = schema.properties[key]
+            if spec["type"] == "boolean":  # a requirement switched on; prod never switches one off
+                assert value is True, f"{name}.{key} may only turn a requirement on"
+                continue
             assert spec["type"] == "integer" and isinstance(value, int), f"{name}.{key}"
             assert value >= spec.get("minimum", value)
             assert value >= spec.get("default", value), f"{name}.{key} may only be raised above the default"
+
+
+def test_prod_control_plane_needs_deletion_protection_and_standard_support():
+    entry = _prod()["eks-control-plane-hardened"]
+    assert entry["requireDeletionProtection"] is True
+    assert entry["requireStandardSupport"] is True

@@ -61,6 +61,16 @@ def _launch_template(name: str, image_id: str | None = None) -> dict[str, Any]:
     return {"type": "aws:ec2/launchTemplate:LaunchTemplate", "name": name, "props": props}
 
 
+# What eks-control-plane-hardened asks of every control plane, so that the scenarios judge only their subject.
+HARDENED_CONTROL_PLANE: dict[str, Any] = {
+    "accessConfig": {"authenticationMode": "API"},
+    "enabledClusterLogTypes": ["api", "audit", "authenticator"],
+    "encryptionConfig": {"provider": {"keyArn": "arn:aws:kms:us-west-2:111122223333:key/seed"},
+                         "resources": ["secrets"]},
+    "vpcConfig": {"subnetIds": ["subnet-a", "subnet-b"], "endpointPublicAccess": False},
+}
+
+
 def stack(*, kubernetes: str = "1.34", kubelet: str = "1.32", os: str = "ubuntu-22.04", operator: str = "v26.3.1",
           driver: str = "535.309.01", precompiled: bool = False, instance_type: str = "g5.xlarge",
           image: str = "nvidia/cuda:12.2.2-runtime-ubuntu22.04", cuda_label: str | None = None) -> list[dict[str, Any]]:
@@ -70,7 +80,8 @@ def stack(*, kubernetes: str = "1.34", kubelet: str = "1.32", os: str = "ubuntu-
         template_labels["gpu-platform.io/cuda"] = cuda_label
     return [
         {"type": "aws:eks/cluster:Cluster", "name": "seed",
-         "props": {"name": "seed", "version": kubernetes, "roleArn": "arn:aws:iam::111122223333:role/seed"}},
+         "props": {"name": "seed", "version": kubernetes, "roleArn": "arn:aws:iam::111122223333:role/seed",
+                   **HARDENED_CONTROL_PLANE}},
         _launch_template("seed-system-lt"),
         _launch_template("seed-gpu-lt", image_id="ami-0123456789abcdef0"),
         {"type": "aws:eks/nodeGroup:NodeGroup", "name": "seed-system",

@@ -6,10 +6,12 @@ from typing import Any
 
 from policies.gpu_guard.base import all_policies
 from tests.policies.harness import run_policy
+from tests.policies.test_seed_scenarios import HARDENED_CONTROL_PLANE
 
 POLICIES = {p.name: p for p in all_policies()}
 
-_CLUSTER = {"type": "aws:eks/cluster:Cluster", "name": "gpu-dev", "props": {"name": "gpu-dev", "version": "1.35"}}
+_CLUSTER = {"type": "aws:eks/cluster:Cluster", "name": "gpu-dev",
+            "props": {"name": "gpu-dev", "version": "1.35", **HARDENED_CONTROL_PLANE}}
 _SYSTEM = {
     "type": "aws:eks/nodeGroup:NodeGroup", "name": "gpu-dev-system",
     "props": {"clusterName": "gpu-dev", "instanceTypes": ["m7i.large"], "launchTemplate": {"id": "lt-1"},

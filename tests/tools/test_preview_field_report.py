@@ -87,7 +87,7 @@ def test_field_report_stack_previews_with_exit_0_and_the_r535_end_of_life_adviso
 def test_field_report_stack_expresses_the_field_report_combination(field_report: PreviewRun) -> None:
     doc = field_report.json()
     assert doc["stack"] == "fieldreport"
-    assert _resource(field_report, "aws:eks/cluster:Cluster", "gpu-fieldreport-eks")["version"] == "1.34"
+    assert _resource(field_report, "eks:index:Cluster", "gpu-fieldreport-eks")["version"] == "1.34"
     gpu_group = _resource(field_report, "aws:eks/nodeGroup:NodeGroup", "gpu-fieldreport-a10g-node-group")
     assert gpu_group["instanceTypes"] == ["g5.xlarge"]
     assert gpu_group["labels"]["gpu-platform.io/os"] == "ubuntu-22.04"

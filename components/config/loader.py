@@ -1,0 +1,191 @@
+"""Loading a stack: read the `gpu-platform:` keys, validate them, check the matrix, raise one ConfigError."""
+
+from __future__ import annotations
+
+import json
+import os
+import typing
+from collections.abc import Mapping, Sequence
+from datetime import date
+from typing import Any
+
+import pulumi
+from pydantic import ValidationError
+
+from components.config.issues import CONFIG_FILE_ENV, PROJECT, ConfigError, Path, PoolOs, _close
+from components.config.models import GpuPool, StackConfig
+from components.config.problems import Problem, _problem_from_error
+from policies.gpu_guard.eks_support import with_support_type
+from policies.gpu_guard.matrix import load_matrix
+
+# --------------------------------------------------------------------------------------------------
+# Matrix checks at program start
+
+
+def _matrix_problems(stack: StackConfig, today: date | None) -> tuple[list[Problem], list[Problem]]:
+    """(mandatory problems, advisories) from the compatibility matrix for the cluster and every GPU pool."""
+    matrix = load_matrix()
+    when = today or date.today()
+    mandatory: list[Problem] = []
+    advisory: list[Problem] = []
+
+    def add(level: str, problem: Problem) -> None:
+        target = mandatory if level == "mandatory" else advisory
+        if level != "ok" and problem not in target:
+            target.append(problem)
+
+    control_plane = stack.cluster.kubernetes_version
+    support_type = stack.cluster.support_type.upper()
+    for finding in with_support_type(matrix.eks_lifecycle(control_plane, when), support_type):
+        add(finding.level, Problem(("cluster", "kubernetesVersion"), control_plane, finding.message, finding.nearest))
+    for j, instance_type in enumerate(stack.system_node_group.instance_types):
+        if matrix.is_gpu_instance(instance_type):
+            add("mandatory", Problem(
+                ("systemNodeGroup", "instanceTypes", j), instance_type,
+                "the system node group is untainted and must not use GPU instances (GPU nodes carry the "
+                "nvidia.com/gpu taint and belong in a GPU pool)",
+                ("m7i.large",)))
+    operator = stack.gpu_operator.version if stack.gpu_operator else None
+    if operator is not None and matrix.operator(operator) is None:
+        choices = tuple(reversed(matrix.operators()))
+        add("mandatory", Problem(("gpuOperator", "version"), operator,
+                                 "not a GPU Operator release the compatibility matrix knows",
+                                 tuple(_close(operator, choices)) or choices[:3]))
+        return mandatory, advisory
+    for pool in stack.gpu_pools():
+        known = [(j, matrix.instance_type(t)) for j, t in enumerate(pool.instance_types)]
+        arches = [(j, inst.cpu_arch) for j, inst in known if inst is not None]
+        for j, cpu_arch in arches[1:]:
+            if cpu_arch != arches[0][1]:
+                add("mandatory", Problem(
+                    (*pool.path, "instanceTypes", j), pool.instance_types[j],
+                    f"a pool boots one image, so its instance types share a CPU architecture; this one is {cpu_arch}, "
+                    f"{pool.instance_types[arches[0][0]]} is {arches[0][1]}",
+                    fix="move it to a pool of its own"))
+        for instance_type in pool.instance_types:
+            findings = matrix.check(
+                os=typing.cast(Any, pool.os), driver=pool.driver_version,
+                operator=operator if pool.driver_source == "operator" else None,
+                kubernetes=control_plane, kubelet=pool.kubelet_version, instance_type=instance_type,
+                precompiled=pool.use_precompiled, today=when,
+            )
+            for finding in findings:
+                if finding.rule == "kubernetes-version-lifecycle":
+                    continue  # reported once for the cluster above
+                path, value = _finding_target(stack, pool, finding.rule, finding.nearest, instance_type)
+                add(finding.level, Problem(path, value, finding.message, finding.nearest))
+    return mandatory, advisory
+
+
+def _finding_target(
+    stack: StackConfig, pool: GpuPool, rule: str, nearest: Sequence[str], instance_type: str
+) -> tuple[Path, Any]:
+    """The key a matrix finding blames: driver, OS, kubelet, operator version or an instance type."""
+    if rule == "instance-type-known":
+        return (*pool.path, "instanceTypes", pool.instance_types.index(instance_type)), instance_type
+    if rule in ("kubelet-version-skew", "node-image-published"):
+        return (*pool.path, "kubeletVersion"), pool.kubelet_version
+    if rule in ("operator-kubernetes-supported", "operator-known"):
+        return ("gpuOperator", "version"), stack.gpu_operator.version if stack.gpu_operator else None
+    if rule == "driver-branch-supported" and nearest and all(n in _OS_CHOICES for n in nearest):
+        return (*pool.path, "os"), pool.os
+    return pool.driver_path, pool.driver_version
+
+
+_OS_CHOICES = frozenset(typing.get_args(PoolOs))
+
+
+# --------------------------------------------------------------------------------------------------
+# Loading
+
+
+def stack_file_name() -> str:
+    """The file the user edits: $GPU_PLATFORM_CONFIG_FILE, else `Pulumi.<stack>.yaml`."""
+    override = os.environ.get(CONFIG_FILE_ENV)
+    if override:
+        return override
+    return f"Pulumi.{pulumi.get_stack()}.yaml"
+
+
+def _raw_values(cfg: pulumi.Config | Mapping[str, Any]) -> dict[str, Any]:
+    """Every `gpu-platform:` key with its value, the prefix stripped."""
+    raw: dict[str, Any] = {}
+    if isinstance(cfg, pulumi.Config):
+        from pulumi.runtime import config as runtime_config  # noqa: PLC0415
+
+        keys = set(runtime_config.CONFIG.get()) | set(runtime_config.get_config_env())
+        items = {k: runtime_config.get_config(k) for k in keys}
+    else:
+        items = dict(cfg)
+    for full_key, value in items.items():
+        namespace, _, bare = full_key.rpartition(":")
+        if namespace and namespace != PROJECT:
+            continue
+        raw[bare] = value
+    return {k: _decode(v) for k, v in raw.items()}
+
+
+def _decode(value: Any) -> Any:
+    """Pulumi hands object and list values over as JSON strings."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text[:1] in ("{", "["):
+            try:
+                return json.loads(text)
+            except json.JSONDecodeError:
+                return value
+    return value
+
+
+def parse_stack_config(raw: Mapping[str, Any]) -> tuple[StackConfig | None, list[Problem]]:
+    """Validate the decoded `gpu-platform:` values; (config, []) or (None, problems)."""
+    try:
+        return StackConfig.model_validate(dict(raw)), []
+    except ValidationError as exc:
+        problems: list[Problem] = []
+        for error in exc.errors(include_url=False):
+            for problem in _problem_from_error(typing.cast(Mapping[str, Any], error)):
+                if problem not in problems:
+                    problems.append(problem)
+        return None, problems
+
+
+def raise_problems(problems: Sequence[Problem], stack_file: str) -> typing.NoReturn:
+    """Raise one ConfigError listing every problem (the message `pulumi up` prints)."""
+    lines = [p.render(stack_file) for p in problems]
+    if len(lines) == 1:
+        raise ConfigError(lines[0])
+    header = f"{stack_file}: the stack configuration has {len(lines)} problems; nothing was created:"
+    raise ConfigError("\n".join([header, *(f"  - {line}" for line in lines)]))
+
+
+def load_stack_config(
+    cfg: pulumi.Config | Mapping[str, Any],
+    *,
+    stack_file: str | None = None,
+    check_matrix: bool = True,
+    today: date | None = None,
+) -> StackConfig:
+    """Read, validate and matrix-check every `gpu-platform:*` key; raise ConfigError on the first bad stack.
+
+    `cfg` is a `pulumi.Config` (inside a Pulumi program) or a mapping of config keys (`gpu-platform:cluster`
+    or bare `cluster`) to values (JSON strings or already-decoded objects). Matrix advisories (an EOL
+    driver branch, extended-support Kubernetes) are logged as warnings, never raised.
+    """
+    file_name = stack_file or stack_file_name()
+    config, problems = parse_stack_config(_raw_values(cfg))
+    if config is None:
+        raise_problems(problems, file_name)
+    if check_matrix:
+        mandatory, advisories = _matrix_problems(config, today)
+        if mandatory:
+            raise_problems(mandatory, file_name)
+        for advisory in advisories:
+            pulumi.log.warn(advisory.render(file_name))
+    return config
+
+
+def matrix_advisories(config: StackConfig, *, stack_file: str, today: date | None = None) -> list[str]:
+    """The advisory matrix findings for a valid stack, rendered (for tests and the preview summary)."""
+    return [p.render(stack_file) for p in _matrix_problems(config, today)[1]]
+

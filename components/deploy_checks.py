@@ -1,0 +1,100 @@
+"""Checks that only a real deployment can fail: documentation values in the stack, the creator listed as admin.
+
+Both run before any resource is registered and raise one ConfigError naming file, key, value and fix.
+
+- Documentation values (`refuse_documentation_values`): the shipped stacks carry RFC 5737 ranges in
+  `endpointPublicAccessCidrs` and AWS's documentation account in principal ARNs. A preview works with
+  them; a real `pulumi up` would not: no machine running Pulumi is inside a documentation range, so
+  every Kubernetes resource times out once the control plane exists, and `CreateAccessEntry` fails for
+  a principal in an account that is not yours. Refused when `pulumi.runtime.is_dry_run()` is False
+  (an update), never during a preview.
+- The creator as admin (`refuse_creator_as_admin`): pulumi-eks gives the identity that creates the
+  cluster an admin access entry (`bootstrapClusterCreatorAdminPermissions: true`); listing the same
+  principal in `adminPrincipalArns` makes EKS answer 409 (ResourceInUseException) on the second entry.
+
+Sources:
+- RFC 5737 documentation ranges: https://www.rfc-editor.org/rfc/rfc5737
+- AWS documentation account 111122223333 (and 444455556666, 777788889999) in examples:
+  https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_elements_principal.html
+- Creator admin in pulumi-eks: https://github.com/pulumi/pulumi-eks/blob/master/nodejs/eks/cluster/cluster.ts
+- Access entry conflicts: https://docs.aws.amazon.com/eks/latest/APIReference/API_CreateAccessEntry.html
+- Session issuer of an assumed role: https://docs.aws.amazon.com/STS/latest/APIReference/API_GetCallerIdentity.html
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+import pulumi
+import pulumi_aws as aws
+
+from components.config import ClusterConfig, Problem, raise_problems, stack_file_name
+
+DOCUMENTATION_NETWORKS: tuple[ipaddress.IPv4Network, ...] = tuple(
+    ipaddress.IPv4Network(n) for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24")
+)
+DOCUMENTATION_ACCOUNTS: frozenset[str] = frozenset({"111122223333", "444455556666", "777788889999"})
+
+_CIDR_FIX = ("set the egress address of the machine that runs `pulumi up` (e.g. the output of "
+             "`curl https://checkip.amazonaws.com` followed by /32) or your VPN range, or [] for a "
+             "private-only endpoint reached from inside the VPC")
+
+
+def _account(arn: str) -> str:
+    return arn.split(":")[4] if arn.count(":") >= 5 else ""
+
+
+def documentation_problems(config: ClusterConfig) -> list[Problem]:
+    """Every documentation range or account the cluster section holds, as problems to print."""
+    problems: list[Problem] = []
+    for i, cidr in enumerate(config.endpoint_public_access_cidrs):
+        network = ipaddress.IPv4Network(cidr)
+        if any(network.subnet_of(doc) for doc in DOCUMENTATION_NETWORKS):
+            problems.append(Problem(
+                ("cluster", "endpointPublicAccessCidrs", i), cidr,
+                "an RFC 5737 documentation range: no machine running `pulumi up` is inside it, so every "
+                "Kubernetes resource would time out once the control plane exists", (), _CIDR_FIX))
+    principals: list[tuple[tuple[str | int, ...], str]] = []
+    if config.ops_read_only_principal_arn:
+        principals.append((("cluster", "opsReadOnlyPrincipalArn"), config.ops_read_only_principal_arn))
+    principals += [(("cluster", "adminPrincipalArns", i), arn) for i, arn in enumerate(config.admin_principal_arns)]
+    for path, arn in principals:
+        account = _account(arn)
+        if account in DOCUMENTATION_ACCOUNTS:
+            problems.append(Problem(
+                path, arn, f"account {account} is AWS's documentation account, so CreateAccessEntry would fail",
+                (), "set the ARN of a role in your own account (`aws sts get-caller-identity` shows the account "
+                    "id), or remove the key"))
+    return problems
+
+
+def refuse_documentation_values(config: ClusterConfig, *, dry_run: bool | None = None) -> None:
+    """At `pulumi up` (not in a preview): raise ConfigError when the stack still holds documentation values."""
+    is_preview = pulumi.runtime.is_dry_run() if dry_run is None else dry_run
+    if is_preview:
+        return
+    problems = documentation_problems(config)
+    if problems:
+        raise_problems(problems, stack_file_name())
+
+
+def deploying_principal() -> str:
+    """The IAM role or user ARN of the identity running Pulumi (the issuer of an assumed-role session)."""
+    caller = aws.get_caller_identity()
+    if ":assumed-role/" in caller.arn:
+        return aws.iam.get_session_context(arn=caller.arn).issuer_arn
+    return caller.arn
+
+
+def refuse_creator_as_admin(config: ClusterConfig) -> None:
+    """Raise ConfigError when a new cluster lists its own creator in `adminPrincipalArns`."""
+    if config.existing or not config.admin_principal_arns:
+        return
+    creator = deploying_principal()
+    for i, arn in enumerate(config.admin_principal_arns):
+        if arn == creator:
+            raise_problems([Problem(
+                ("cluster", "adminPrincipalArns", i), arn,
+                "this is the identity running Pulumi, which already gets the cluster creator's admin access "
+                "entry; a second entry for it fails with 409 (ResourceInUseException)", (),
+                "remove it from adminPrincipalArns")], stack_file_name())

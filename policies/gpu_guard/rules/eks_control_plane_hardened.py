@@ -1,0 +1,109 @@
+"""eks-control-plane-hardened: every EKS control plane encrypts Secrets, logs its API, uses access entries
+and keeps its public endpoint closed to the internet; in prod it is also deletion-protected on STANDARD support.
+
+Judges `aws:eks/cluster:Cluster` wherever it appears: in a real preview pulumi-eks's `Cluster` registers
+one as its child (the engine never analyzes a remote component's own inputs). Each finding is one report:
+
+- `encryptionConfig` names a KMS key (`provider.keyArn`) for the `secrets` resource;
+- `enabledClusterLogTypes` holds `api`, `audit` and `authenticator`;
+- `accessConfig.authenticationMode` is `API` (access entries only; `CONFIG_MAP` and
+  `API_AND_CONFIG_MAP` keep the aws-auth ConfigMap, which any cluster admin can edit);
+- a public endpoint (`vpcConfig.endpointPublicAccess`, default true) is not open to `0.0.0.0/0`
+  (`vpcConfig.publicAccessCidrs`, default `["0.0.0.0/0"]`);
+- policy config `requireDeletionProtection` (prod): `deletionProtection` is true;
+- policy config `requireStandardSupport` (prod): `upgradePolicy.supportType` is `STANDARD` (the API
+  default is EXTENDED, which bills the extended-support price once standard support ends).
+
+Sources:
+- EKS best practices, control plane logging and private endpoint:
+  https://docs.aws.amazon.com/eks/latest/best-practices/auditing-and-logging.html
+  https://docs.aws.amazon.com/eks/latest/best-practices/control-plane.html
+- Secrets envelope encryption: https://docs.aws.amazon.com/eks/latest/userguide/envelope-encryption.html
+- Access entries replace aws-auth: https://docs.aws.amazon.com/eks/latest/userguide/grant-k8s-access.html
+- vpcConfig defaults (public endpoint on, publicAccessCidrs 0.0.0.0/0), deletionProtection:
+  https://docs.aws.amazon.com/eks/latest/APIReference/API_CreateCluster.html
+- Upgrade policy and prices: https://docs.aws.amazon.com/eks/latest/userguide/view-upgrade-policy.html,
+  https://aws.amazon.com/eks/pricing/
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pulumi_policy import PolicyConfigSchema, ResourceValidationArgs
+
+from ..base import EnforcementLevel, ReportViolation, resource_policy
+from ..eks_support import EXTENDED_SUPPORT_PRICE_PER_HOUR, support_type_of
+from ..inventory import get
+
+NAME = "eks-control-plane-hardened"
+EKS_CLUSTER = "aws:eks/cluster:Cluster"
+# Source: https://docs.aws.amazon.com/eks/latest/best-practices/auditing-and-logging.html
+REQUIRED_LOG_TYPES = ("api", "audit", "authenticator")
+OPEN_TO_ALL = "0.0.0.0/0"
+# Source: https://docs.aws.amazon.com/eks/latest/APIReference/API_VpcConfigRequest.html
+DEFAULT_PUBLIC_ACCESS_CIDRS = (OPEN_TO_ALL,)
+
+CONFIG_SCHEMA = PolicyConfigSchema(properties={
+    "requireDeletionProtection": {"type": "boolean", "default": False,
+                                  "description": "Ask for deletionProtection: true (prod)."},
+    "requireStandardSupport": {"type": "boolean", "default": False,
+                               "description": "Ask for upgradePolicy.supportType STANDARD (prod)."},
+})
+
+
+def _has_kms_secrets(props: Any) -> bool:
+    configs = get(props, "encryptionConfig")
+    if hasattr(configs, "keys"):  # one block (the provider's schema), or a list of them
+        configs = [configs]
+    for config in configs or []:
+        if get(config, "provider", "keyArn") and "secrets" in (get(config, "resources") or []):
+            return True
+    return False
+
+
+def _validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if args.resource_type != EKS_CLUSTER:
+        return
+    props = args.props
+    where = f"EKS cluster {args.name!r}"
+    if not _has_kms_secrets(props):
+        report(f"{where} does not encrypt Secrets with a KMS key (encryptionConfig). Fix: encryptionConfig "
+               "{provider: {keyArn: <KMS key ARN>}, resources: [secrets]}.", None)
+    logs = set(get(props, "enabledClusterLogTypes") or [])
+    missing = [t for t in REQUIRED_LOG_TYPES if t not in logs]
+    if missing:
+        report(f"{where} does not send the {', '.join(missing)} control-plane logs (enabledClusterLogTypes). "
+               f"Fix: enable at least {', '.join(REQUIRED_LOG_TYPES)}.", None)
+    mode = get(props, "accessConfig", "authenticationMode", default="CONFIG_MAP")
+    if mode != "API":
+        report(f"{where} authenticates with {mode} (accessConfig.authenticationMode), which keeps the aws-auth "
+               "ConfigMap. Fix: authenticationMode API with access entries.", None)
+    vpc = get(props, "vpcConfig") or {}
+    if get(vpc, "endpointPublicAccess", default=True):
+        cidrs = get(vpc, "publicAccessCidrs") or list(DEFAULT_PUBLIC_ACCESS_CIDRS)
+        if OPEN_TO_ALL in cidrs:
+            report(f"{where} has a public API endpoint open to {OPEN_TO_ALL} (vpcConfig.publicAccessCidrs). Fix: "
+                   "list your egress ranges in publicAccessCidrs, or endpointPublicAccess false.", None)
+    config = args.get_config() or {}
+    if config.get("requireDeletionProtection") and get(props, "deletionProtection") is not True:
+        report(f"{where} has no deletion protection (deletionProtection). Fix: deletionProtection true "
+               "(stack key cluster.deletionProtection).", None)
+    if config.get("requireStandardSupport"):
+        support = support_type_of(props)
+        if support != "STANDARD":
+            report(f"{where} uses the {support} support type (upgradePolicy.supportType), billed at "
+                   f"{EXTENDED_SUPPORT_PRICE_PER_HOUR} per hour once standard support ends. Fix: supportType "
+                   "STANDARD (stack key cluster.supportType: standard).", None)
+
+
+resource_policy(
+    name=NAME,
+    description="EKS control planes encrypt Secrets with KMS, send api/audit/authenticator logs, use access "
+                "entries and keep the public endpoint closed to 0.0.0.0/0; prod adds deletion protection and "
+                "STANDARD support.",
+    validate=_validate,
+    enforcement=EnforcementLevel.ADVISORY,
+    prod=EnforcementLevel.MANDATORY,
+    config_schema=CONFIG_SCHEMA,
+)

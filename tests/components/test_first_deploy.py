@@ -1,0 +1,295 @@
+"""First deploy, update, destroy and rebuild: the eight defects a real `pulumi up` hit, each under the mocks.
+
+`run(..., preview=False)` is a `pulumi up` update (`pulumi.runtime.is_dry_run()` False); the default is
+a preview. Each test names the item of issue 8 it covers.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from components.config import ClusterConfig, ConfigError
+from components.gpu_node_group import image_pins
+from components.gpu_operator import helm_values
+from tests.components.harness import TODAY, run, run_rejected, stack_values
+from tools import mocks
+from tools.mocks import RecordingMonitor
+
+# A public address outside every documentation range (AWS us-west-2 EC2 range), and an account of ours.
+REAL_CIDR = "34.223.10.0/24"
+REAL_ROLE = "arn:aws:iam::210987654321:role/eks-mcp-readonly"
+
+
+def deployable(stack: str) -> dict[str, Any]:
+    """The stack with the documentation values replaced by real-looking ones."""
+    values = copy.deepcopy(stack_values(stack))
+    values["cluster"]["endpointPublicAccessCidrs"] = [REAL_CIDR]
+    if "opsReadOnlyPrincipalArn" in values["cluster"]:
+        values["cluster"]["opsReadOnlyPrincipalArn"] = REAL_ROLE
+    return values
+
+
+@pytest.fixture
+def options() -> Iterator[dict[str, Any]]:
+    """Resource name -> the RegisterResource request's options (importId, ignoreChanges, ...)."""
+    seen: dict[str, Any] = {}
+    original = RecordingMonitor.RegisterResource
+
+    def recording(self: RecordingMonitor, request: Any) -> Any:
+        seen[request.name] = {"importId": request.importId, "ignoreChanges": list(request.ignoreChanges),
+                              "deleteBeforeReplace": request.deleteBeforeReplace}
+        return original(self, request)
+
+    RecordingMonitor.RegisterResource = recording  # type: ignore[method-assign]
+    try:
+        yield seen
+    finally:
+        RecordingMonitor.RegisterResource = original  # type: ignore[method-assign]
+
+
+# --- 1. documentation ranges and accounts ----------------------------------------------------------
+
+
+def test_up_refuses_the_documentation_cidr_of_dev_and_creates_nothing():
+    result, error = run_rejected(stack_values("dev"), preview=False)
+    assert isinstance(error, ConfigError)
+    message = str(error)
+    assert 'Pulumi.dev.yaml: cluster.endpointPublicAccessCidrs[0] = "203.0.113.0/24": an RFC 5737 documentation' \
+        in message
+    assert "curl https://checkip.amazonaws.com" in message
+    assert result.registered == []
+
+
+def test_up_refuses_the_documentation_cidr_and_account_of_prod():
+    _, error = run_rejected(stack_values("prod"), stack="prod", preview=False)
+    message = str(error)
+    assert "the stack configuration has 2 problems" in message
+    assert 'cluster.endpointPublicAccessCidrs[0] = "198.51.100.0/24"' in message
+    assert ('cluster.opsReadOnlyPrincipalArn = "arn:aws:iam::111122223333:role/eks-mcp-readonly": account '
+            "111122223333 is AWS's documentation account") in message
+
+
+def test_preview_accepts_the_documentation_values():
+    assert run(stack_values("prod"), stack="prod").one("eks:index:Cluster").inputs["name"] == "gpu-prod"
+
+
+def test_up_accepts_real_values():
+    result = run(deployable("prod"), stack="prod", preview=False)
+    assert result.one("eks:index:Cluster").inputs["publicAccessCidrs"] == [REAL_CIDR]
+
+
+def test_a_range_inside_a_documentation_range_is_refused_too():
+    values = deployable("dev")
+    values["cluster"]["endpointPublicAccessCidrs"] = [REAL_CIDR, "192.0.2.128/25"]
+    _, error = run_rejected(values, preview=False)
+    assert 'cluster.endpointPublicAccessCidrs[1] = "192.0.2.128/25"' in str(error)
+
+
+# --- 2. the system node group is replaceable --------------------------------------------------------
+
+
+def test_system_node_group_has_a_generated_name_so_a_replacement_does_not_collide():
+    system = run(stack_values("prod"), stack="prod").one("aws:eks/nodeGroup:NodeGroup", "system").inputs
+    assert "nodeGroupName" not in system
+    assert system["nodeGroupNamePrefix"] == "system-"
+
+
+# --- 3. the cluster creator's admin access ----------------------------------------------------------
+
+
+def _caller_is(monkeypatch: pytest.MonkeyPatch, role: str) -> None:
+    account = role.split(":")[4]
+    name = role.rsplit("/", 1)[-1]
+    session = f"arn:aws:sts::{account}:assumed-role/{name}/deploy"
+    monkeypatch.setitem(mocks.INVOKES, "aws:index/getCallerIdentity:getCallerIdentity", lambda args, ctx: {
+        "id": account, "accountId": account, "arn": session, "userId": "AROAEXAMPLE:deploy"})
+    # Source: https://docs.aws.amazon.com/STS/latest/APIReference/API_GetCallerIdentity.html
+    monkeypatch.setitem(mocks.INVOKES, "aws:iam/getSessionContext:getSessionContext", lambda args, ctx: {
+        "id": args["arn"], "arn": args["arn"], "issuerArn": role, "issuerId": "AROAEXAMPLE", "issuerName": name,
+        "sessionName": "deploy"})
+
+
+def test_listing_the_deploying_role_as_admin_is_rejected_before_anything_is_created(monkeypatch: pytest.MonkeyPatch):
+    deployer = "arn:aws:iam::210987654321:role/platform-deployer"
+    _caller_is(monkeypatch, deployer)
+    values = copy.deepcopy(stack_values("dev"))
+    values["cluster"]["adminPrincipalArns"] = ["arn:aws:iam::210987654321:role/platform-admins", deployer]
+    result, error = run_rejected(values)
+    assert isinstance(error, ConfigError)
+    assert f'cluster.adminPrincipalArns[1] = "{deployer}": this is the identity running Pulumi' in str(error)
+    assert "fix: remove it from adminPrincipalArns" in str(error)
+    assert result.registered == []
+
+
+def test_other_admins_are_accepted(monkeypatch: pytest.MonkeyPatch):
+    _caller_is(monkeypatch, "arn:aws:iam::210987654321:role/platform-deployer")
+    values = copy.deepcopy(stack_values("dev"))
+    values["cluster"]["adminPrincipalArns"] = ["arn:aws:iam::210987654321:role/platform-admins"]
+    assert set(run(values).one("eks:index:Cluster").inputs["accessEntries"]) == {"admin-0"}
+
+
+def test_the_docs_say_what_the_code_does_about_the_creator():
+    described = ClusterConfig.model_fields["admin_principal_arns"].description or ""
+    assert "no implicit admin" not in described
+    assert "already gets one" in described and "must not be listed" in described
+
+
+# --- 4. the control-plane log group after destroy and rebuild ---------------------------------------
+
+
+def test_fresh_account_creates_the_log_group(options: dict[str, Any]):
+    group = run(stack_values("dev")).one("aws:cloudwatch/logGroup:LogGroup")
+    assert group.inputs["name"] == "/aws/eks/gpu-dev/cluster"
+    assert group.inputs["retentionInDays"] == 365
+    assert options[group.name]["importId"] == ""
+
+
+def test_rebuild_adopts_the_log_group_eks_recreated_after_destroy(
+    monkeypatch: pytest.MonkeyPatch, options: dict[str, Any]
+):
+    left_behind = "/aws/eks/gpu-dev/cluster"
+    monkeypatch.setitem(mocks.INVOKES, "aws:cloudwatch/getLogGroups:getLogGroups", lambda args, ctx: {
+        "id": ctx.region, "logGroupNamePrefix": args["logGroupNamePrefix"], "logGroupNames": [left_behind],
+        "arns": [f"arn:aws:logs:{ctx.region}:{ctx.account}:log-group:{left_behind}"]})
+    result = run(deployable("dev"), preview=False)
+    group = result.one("aws:cloudwatch/logGroup:LogGroup")
+    assert options[group.name]["importId"] == left_behind
+    assert group.urn in result.one("eks:index:Cluster").dependencies
+
+
+# --- 5. the GPU image is pinned ---------------------------------------------------------------------
+
+
+def _gpu_template(result: Any) -> Any:
+    return next(r for r in result.of_type("aws:ec2/launchTemplate:LaunchTemplate") if "l4-spot" in r.name)
+
+
+def test_pinned_image_is_used_as_is_and_never_read_from_ssm(options: dict[str, Any]):
+    values = copy.deepcopy(stack_values("dev"))
+    values["gpuNodeGroups"][0]["imageId"] = "ami-0123456789abcdef0"
+    result = run(values)
+    template = _gpu_template(result)
+    assert template.inputs["imageId"] == "ami-0123456789abcdef0"
+    assert "aws:ssm/getParameter:getParameter" not in [token for token, _ in result.invokes]
+    assert options[template.name]["ignoreChanges"] == []
+
+
+def test_unpinned_image_is_held_and_kept_out_of_the_user_data(options: dict[str, Any]):
+    result = run(stack_values("dev"))
+    template = _gpu_template(result)
+    assert options[template.name]["ignoreChanges"] == ["imageId"]
+    script = base64.b64decode(template.inputs["userData"]).decode()
+    assert template.inputs["imageId"] not in script
+    assert "eks.amazonaws.com/nodegroup-image" not in script
+
+
+def test_image_pins_show_each_pool_its_parameter_and_its_pin():
+    from components.config import load_stack_config  # noqa: PLC0415
+
+    values = copy.deepcopy(stack_values("prod"))
+    values["gpuNodeGroups"][0]["imageId"] = "ami-0123456789abcdef0"
+    pins = image_pins(load_stack_config(values, stack_file="Pulumi.prod.yaml", today=TODAY))
+    assert [(p.pool, p.image_id) for p in pins] == [("a10g-baseline", "ami-0123456789abcdef0"),
+                                                    ("l4-spot-burst", None)]
+    assert pins[1].ssm_parameter.endswith("/24.04/1.35/stable/current/amd64/hvm/ebs-gp3/ami-id")
+    assert "pinned to ami-0123456789abcdef0" in pins[0].describe()
+    assert "not pinned" in pins[1].describe()
+
+
+def test_rejects_an_image_id_that_is_not_an_ami():
+    _, error = run_rejected({**stack_values("dev"), "gpuNodeGroups": [
+        {**stack_values("dev")["gpuNodeGroups"][0], "imageId": "AMI-0123456789ABCDEF0"}]})
+    assert 'gpuNodeGroups[0].imageId = "AMI-0123456789ABCDEF0"' in str(error)
+    assert "nearest valid choice: ami-0123456789abcdef0" in str(error)
+
+
+def _karpenter_pool(**extra: Any) -> dict[str, Any]:
+    values = copy.deepcopy(stack_values("dev"))
+    values["karpenter"] = {"version": "1.14.1", "pools": [
+        {"name": "gpu-spot", "os": "bottlerocket", "driverVersion": "580", "instanceTypes": ["g6.xlarge"], **extra}]}
+    return values
+
+
+def test_karpenter_pool_on_a_baked_image_must_pin_its_alias_version():
+    _, error = run_rejected(_karpenter_pool())
+    assert "karpenter.pools[0].imageVersion = null: pin the bottlerocket image release" in str(error)
+    assert "nearest valid choice: v1.26.0" in str(error)
+
+
+def test_karpenter_pool_refuses_latest_as_a_pin():
+    _, error = run_rejected(_karpenter_pool(imageVersion="latest"))
+    assert 'karpenter.pools[0].imageVersion = "latest": an image release is v followed by its version' in str(error)
+
+
+def test_karpenter_pool_alias_is_family_at_the_pinned_version():
+    from components.config import KarpenterPoolConfig  # noqa: PLC0415
+
+    pool = KarpenterPoolConfig.model_validate(_karpenter_pool(imageVersion="v1.26.0")["karpenter"]["pools"][0])
+    assert pool.ami_alias == "bottlerocket@v1.26.0"
+
+
+# --- 6. Local Zones ---------------------------------------------------------------------------------
+
+
+def test_local_zones_are_never_chosen(monkeypatch: pytest.MonkeyPatch):
+    original = mocks.INVOKES["aws:index/getAvailabilityZones:getAvailabilityZones"]
+
+    def with_local_zone(args: dict[str, Any], ctx: Any) -> dict[str, Any]:
+        answer = dict(original(args, ctx))
+        region_only = any(f.get("name") == "opt-in-status" and f.get("values") == ["opt-in-not-required"]
+                          for f in args.get("filters") or [])
+        if not region_only:  # an account opted into Los Angeles: its name sorts before us-west-2a
+            answer["names"] = ["us-west-2-lax-1a", *answer["names"]]
+            answer["zoneIds"] = ["usw2-lax1-az1", *answer["zoneIds"]]
+        return answer
+
+    monkeypatch.setitem(mocks.INVOKES, "aws:index/getAvailabilityZones:getAvailabilityZones", with_local_zone)
+    subnets = run(stack_values("dev")).of_type("aws:ec2/subnet:Subnet")
+    assert sorted({s.inputs["availabilityZone"] for s in subnets}) == ["us-west-2a", "us-west-2b"]
+
+
+# --- 7. cluster DNS from the service range ----------------------------------------------------------
+
+
+def test_gpu_bootstrap_passes_the_cluster_dns_ip_of_the_service_range():
+    result = run(stack_values("dev"))
+    assert result.one("eks:index:Cluster").inputs["kubernetesServiceIpAddressRange"] == "172.20.0.0/16"
+    script = base64.b64decode(_gpu_template(result).inputs["userData"]).decode()
+    assert "--dns-cluster-ip 172.20.0.10" in script
+
+
+def test_adopted_cluster_bootstrap_uses_its_own_service_range(monkeypatch: pytest.MonkeyPatch):
+    original = mocks.INVOKES["aws:eks/getCluster:getCluster"]
+
+    def service_range_10_100(args: dict[str, Any], ctx: Any) -> dict[str, Any]:
+        answer = dict(original(args, ctx))
+        answer["kubernetesNetworkConfigs"] = [{"ipFamily": "ipv4", "serviceIpv4Cidr": "10.100.0.0/16",
+                                               "serviceIpv6Cidr": ""}]
+        return answer
+
+    monkeypatch.setitem(mocks.INVOKES, "aws:eks/getCluster:getCluster", service_range_10_100)
+    values = copy.deepcopy(stack_values("dev"))
+    values["cluster"] = {"name": "shared-gpu", "kubernetesVersion": "1.35", "existing": True}
+    script = base64.b64decode(_gpu_template(run(values)).inputs["userData"]).decode()
+    assert "--dns-cluster-ip 10.100.0.10" in script
+
+
+# --- 8. the DCGM ServiceMonitor ---------------------------------------------------------------------
+
+
+def test_service_monitor_is_off_unless_the_stack_says_prometheus_operator_is_there():
+    release = run(stack_values("dev")).one("kubernetes:helm.sh/v3:Release").inputs
+    assert release["values"]["dcgmExporter"]["serviceMonitor"] == {"enabled": False}
+
+
+def test_service_monitor_is_on_when_the_stack_says_so():
+    from components.config import GpuOperatorConfig  # noqa: PLC0415
+
+    config = GpuOperatorConfig.model_validate(
+        {"version": "v26.7.0", "driverVersion": "580.173.02", "serviceMonitor": True})
+    assert helm_values(config, [])["dcgmExporter"]["serviceMonitor"] == {"enabled": True}
