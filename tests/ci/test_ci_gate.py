@@ -1,8 +1,9 @@
-"""`make gate` / `python -m tools.ci_gate`: every stack through the CONFIG.md section 3 command line.
+"""`make gate` / `python -m tools.ci_gate`: every stack and phase through the CONFIG.md section 3 command line.
 
 The gate and `make preview` spell the same command line and produce the same summary; a pinned
 `--today` makes the result independent of the calendar; a rejected stack fails the gate with its
-message in the job summary and never a stale summary from an earlier run.
+message in the job summary and never a stale summary from an earlier run; a date past the driver
+branch's end of life turns the gate red.
 """
 
 from __future__ import annotations
@@ -71,10 +72,12 @@ def tiny_program(tmp_path: Path) -> Path:
     return program
 
 
+@pytest.mark.parametrize("phase", ["preview", "update"])
 @pytest.mark.parametrize("stack", ["dev", "prod"])
-def test_make_preview_and_the_gate_spell_the_same_command_line(stack: str) -> None:
-    from_make = dry_run_preview_args("preview", f"STACK={stack}", f"TODAY={PINNED}", f"OUT=out/{stack}")
-    from_gate = ci_gate.preview_command(stack, today=date.fromisoformat(PINNED), out_dir=Path(f"out/{stack}"))
+def test_make_preview_and_the_gate_spell_the_same_command_line(stack: str, phase: str) -> None:
+    out = f"out/{stack}/{phase}"
+    from_make = dry_run_preview_args("preview", f"STACK={stack}", f"PHASE={phase}", f"TODAY={PINNED}", f"OUT={out}")
+    from_gate = ci_gate.preview_command(stack, phase=phase, today=date.fromisoformat(PINNED), out_dir=Path(out))
     assert from_gate[-1] == "--json"
     assert from_make == from_gate[3:-1]
     assert ("--policy-config" in from_make) == (REPO / "policies" / "config" / f"{stack}.json").is_file()
@@ -110,33 +113,33 @@ def test_an_unknown_stack_is_one_error_listing_the_stacks_there_are(tmp_path: Pa
 
 def test_the_worst_stack_decides_the_exit_status() -> None:
     def result(status: int) -> ci_gate.StackResult:
-        return ci_gate.StackResult("s", status, mandatory=int(status == 1), advisory=0, summary="x")
+        return ci_gate.StackResult("s", "update", status, mandatory=int(status == 1), advisory=0, summary="x")
 
     assert ci_gate.gate_status([]) == ci_gate.EXIT_OK
     assert ci_gate.gate_status([result(0), result(1)]) == ci_gate.EXIT_MANDATORY
     assert ci_gate.gate_status([result(1), result(2), result(0)]) == ci_gate.EXIT_REJECTED
     overview = ci_gate.overview_markdown([result(0), result(1)], date(2026, 11, 30))
     assert "lifecycles judged at 2026-11-30 (--today)" in overview
-    assert "| s | blocked: mandatory violation | 1 | 0 |" in overview
+    assert "| s | update | blocked: mandatory violation | 1 | 0 |" in overview
 
 
 @needs_contract_flags
 def test_a_rejected_stack_fails_the_gate_with_its_message_in_the_job_summary(tiny_program: Path,
                                                                              tmp_path: Path) -> None:
     out, summary = tmp_path / "out", tmp_path / "step-summary.md"
-    (out / "broken").mkdir(parents=True)
-    (out / "broken" / "summary.md").write_text("stale summary of an earlier run\n", encoding="utf-8")
-    (out / "broken" / "manifests").mkdir()
-    (out / "broken" / "manifests" / "ConfigMap-default-stale.yaml").write_text("kind: ConfigMap\n", encoding="utf-8")
+    earlier = out / "broken" / "preview"
+    (earlier / "manifests").mkdir(parents=True)
+    (earlier / "summary.md").write_text("stale summary of an earlier run\n", encoding="utf-8")
+    (earlier / "manifests" / "ConfigMap-default-stale.yaml").write_text("kind: ConfigMap\n", encoding="utf-8")
     stdout = io.StringIO()
     status = ci_gate.main(["--program", str(tiny_program), "--stack", "broken", "--today", PINNED, "--out", str(out),
                            "--summary", str(summary)], stdout=stdout, stderr=io.StringIO())
     assert status == ci_gate.EXIT_REJECTED
     text = summary.read_text(encoding="utf-8")
-    assert "| broken | rejected | 0 | 0 |" in text
+    assert "| broken | preview | rejected | 0 | 0 |" in text and "| broken | update | rejected | 0 | 0 |" in text
     assert "Pulumi.broken.yaml" in text and "not valid YAML" in text
-    assert "stale summary" not in text and not (out / "broken" / "summary.md").exists()
-    assert list((out / "broken" / "manifests").iterdir()) == []
+    assert "stale summary" not in text and not (earlier / "summary.md").exists()
+    assert list((earlier / "manifests").iterdir()) == []
     assert "Pulumi.broken.yaml" in stdout.getvalue()
 
 
@@ -145,27 +148,31 @@ def test_the_gate_summary_for_dev_is_what_make_preview_writes_for_dev(tmp_path: 
     step_summary = tmp_path / "step-summary.md"
     gate = make("gate", f"TODAY={PINNED}", f"OUT={tmp_path / 'gate'}", env={"GITHUB_STEP_SUMMARY": str(step_summary)})
     assert gate.returncode == 0, gate.stdout + gate.stderr
-    preview = make("preview", "STACK=dev", f"TODAY={PINNED}", f"OUT={tmp_path / 'preview'}")
-    assert preview.returncode == 0, preview.stderr
-
-    dev_summary = (tmp_path / "preview" / "summary.md").read_text(encoding="utf-8")
-    assert (tmp_path / "gate" / "dev" / "summary.md").read_text(encoding="utf-8") == dev_summary
     job_summary = step_summary.read_text(encoding="utf-8")
-    assert dev_summary in job_summary
-    assert (tmp_path / "gate" / "prod" / "summary.md").read_text(encoding="utf-8") in job_summary
     assert f"lifecycles judged at {PINNED} (--today)" in job_summary
-    assert "| dev | pass | 0 |" in job_summary and "| prod | pass | 0 |" in job_summary
-    assert {p.name for p in (tmp_path / "gate" / "dev").iterdir()} >= {"resources.json", "summary.md", "manifests"}
+    for phase in ("preview", "update"):
+        # `make preview` (phase preview by default) writes the summary the gate writes for dev.
+        phase_arg = [f"PHASE={phase}"] if phase != "preview" else []
+        preview = make("preview", "STACK=dev", *phase_arg, f"TODAY={PINNED}", f"OUT={tmp_path / phase}")
+        assert preview.returncode == 0, preview.stderr
+        dev_summary = (tmp_path / phase / "summary.md").read_text(encoding="utf-8")
+        assert (tmp_path / "gate" / "dev" / phase / "summary.md").read_text(encoding="utf-8") == dev_summary
+        assert dev_summary in job_summary
+        assert (tmp_path / "gate" / "prod" / phase / "summary.md").read_text(encoding="utf-8") in job_summary
+        assert f"| dev | {phase} | pass | 0 |" in job_summary and f"| prod | {phase} | pass | 0 |" in job_summary
+    assert {p.name for p in (tmp_path / "gate" / "dev" / "preview").iterdir()} >= {
+        "resources.json", "summary.md", "manifests"}
 
 
 @needs_contract_flags
 def test_the_calendar_catches_what_the_stacks_hit_later(tmp_path: Path) -> None:
-    # Five years on, EKS standard support of the stacks' Kubernetes version has ended; prod's policy
-    # config makes kubernetes-version-lifecycle mandatory, so the gate turns red.
+    # Five years on, NVIDIA's R580 branch is past its end of life; prod's policy config makes
+    # gpu-driver-branch-lifecycle mandatory, a stack policy the update phase runs, so the gate turns red.
     summary = tmp_path / "step-summary.md"
     status = ci_gate.main(["--stack", "prod", "--today", "2031-11-30", "--out", str(tmp_path / "out"),
                            "--summary", str(summary)], stdout=io.StringIO(), stderr=io.StringIO())
     text = summary.read_text(encoding="utf-8")
     assert status == ci_gate.EXIT_MANDATORY, text
-    assert "kubernetes-version-lifecycle" in text
-    assert "| prod | blocked: mandatory violation |" in text
+    assert "| mandatory | after-update | gpu-driver-branch-lifecycle |" in text
+    assert "| prod | update | blocked: mandatory violation | 1 |" in text
+    assert "| prod | preview | pass | 0 |" in text  # a first preview cannot judge it: the pool names are unknown
