@@ -207,6 +207,13 @@ def engine_resources(resources: Sequence[RecordedResource], *, stack: str, proje
     return out
 
 
+def remediated(item: EngineResource, inputs: struct_pb2.Struct) -> EngineResource:
+    """`item` with the inputs a remediation produced: what the step creates, and what the stack sees."""
+    new_inputs = struct_pb2.Struct()
+    new_inputs.CopyFrom(inputs)
+    return replace(item, inputs=new_inputs, outputs=_final_state(item.res, new_inputs))
+
+
 def provider_message(item: EngineResource, by_urn: Mapping[str, EngineResource]
                      ) -> analyzer_pb2.AnalyzerProviderResource | None:
     """The provider as the engine describes it: type, URN, name and its inputs."""

@@ -33,7 +33,7 @@ import yaml
 from google.protobuf import empty_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
-from tools.engine_view import EngineResource, analyzer_options, engine_resources, provider_message
+from tools.engine_view import EngineResource, analyzer_options, engine_resources, provider_message, remediated
 from tools.pack_process import DUMMY_ENGINE_ADDRESS, GRPC_OPTIONS, PackProcess
 from tools.policy_config import (
     ALL_POLICIES,
@@ -85,6 +85,7 @@ class GateResult:
     not_applicable: tuple[tuple[str, str], ...]  # (policy, reason), each pair once, in first-seen order
     pack_name: str
     policies: tuple[PolicyInfo, ...]
+    remediated: tuple[tuple[str, str], ...] = ()  # (policy, urn): inputs a remediation changed before Analyze
 
     @property
     def mandatory(self) -> tuple[Violation, ...]:
@@ -235,6 +236,31 @@ class _Conversation:
         self.deadline = deadline
         self.violations: list[Violation] = []
         self.not_applicable: dict[tuple[str, str], None] = {}
+        self.remediated: list[tuple[str, str]] = []
+
+    def _remediate(self, req: analyzer_pb2.AnalyzeRequest) -> bool:
+        """Run the pack's remediations on `req` in place, as the engine does; True when one changed it.
+
+        A remediation that comes back with a diagnostic changed nothing and is shown as an advisory.
+        Source: pulumi/pulumi pkg/resource/deploy/step_generator.go lines 1438-1461
+        """
+        try:
+            response = self.stub.Remediate(req, timeout=_remaining(self.deadline, self.pack, f"Remediate({req.urn})"))
+        except grpc.RpcError as exc:
+            if exc.code() == grpc.StatusCode.UNIMPLEMENTED:
+                return False  # an older pack: the engine skips it too (analyzer_plugin.go, Remediate)
+            with _rpc(self.pack, f"Remediate({req.urn})"):
+                raise
+        changed = False
+        for remediation in response.remediations:
+            if remediation.diagnostic:
+                self.violations.append(Violation(policy=remediation.policyName, enforcement="advisory", urn=req.urn,
+                                                 message=remediation.diagnostic, blocks="before-create"))
+            else:
+                req.properties.CopyFrom(remediation.properties)
+                self.remediated.append((remediation.policyName, req.urn))
+                changed = True
+        return changed
 
     def _optional(self, call: Any, request: Any, what: str) -> None:
         # Handshake and ConfigureStack are newer RPCs; the engine carries on when a pack lacks them.
@@ -294,7 +320,10 @@ class _Conversation:
             stub.Configure(request, timeout=_remaining(deadline, pack, "Configure"))
 
         by_urn = {item.res.urn: item for item in items}
-        # Resource policies: each resource before its step, in registration order.
+        # Resource policies: each resource before its step, in registration order; remediations first, and
+        # analysis on the remediated inputs (step_generator.go lines 1402-1469: "first we perform
+        # remediations, and *then* we do analysis").
+        final: dict[str, EngineResource] = {}
         for item in items:
             if not item.analyzed:
                 continue
@@ -304,9 +333,12 @@ class _Conversation:
             provider = provider_message(item, by_urn)
             if provider is not None:
                 req.provider.CopyFrom(provider)
+            if self._remediate(req):
+                final[res.urn] = remediated(item, req.properties)
             with _rpc(pack, f"Analyze({res.urn})"):
                 response = stub.Analyze(req, timeout=_remaining(deadline, pack, f"Analyze({res.urn})"))
             self._collect(response, res.urn, "before-create")
+        items = [final.get(item.res.urn, item) for item in items]
 
         # Stack policies: every resource's final state, once all steps are done.
         stack_req = analyzer_pb2.AnalyzeStackRequest()
@@ -345,4 +377,5 @@ class _Conversation:
             not_applicable=tuple(self.not_applicable),
             pack_name=info.name,
             policies=policies,
+            remediated=tuple(self.remediated),
         )

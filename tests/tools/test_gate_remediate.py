@@ -37,12 +37,10 @@ def test_a_remediate_policy_is_described_at_its_remediate_level(make_resource):
                       "widget-color": ("advisory", "advisory")}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "tools/gate.py never calls Remediate, so it analyzes the unremediated inputs and blocks a widget the "
-    "engine would clamp and pass (step_generator.go runs Remediate before Analyze)"))
 def test_a_remediation_runs_before_analysis_as_in_the_engine(make_resource):
     result = _gate(_widget(make_resource, 20))
     assert result.violations == ()
+    assert ("widget-size-clamp", "urn:pulumi:dev::sample::sample:index:Widget::w") in result.remediated
 
 
 def test_a_compliant_widget_gives_nothing_and_the_remediation_only_policy_is_not_applicable(make_resource):
