@@ -36,6 +36,8 @@ def _plain(struct: struct_pb2.Struct) -> dict[str, Any]:
 
 
 def test_a_resource_reference_reaches_the_pack_as_its_id_or_while_unknown_its_urn() -> None:
+    # Sent verbatim, the reference signature would crash the pack: pulumi/pulumi-policy
+    # sdk/python/lib/pulumi_policy/deserialize.py line 73 ("Unrecognized signature", commit 805bcbc).
     with_id = {SIG_KEY: SIG_RESOURCE, "urn": ROLE_URN, "id": "node-role-1a2b3c4"}
     without_id = {SIG_KEY: SIG_RESOURCE, "urn": ROLE_URN}
     sent = _plain(engine_struct(_struct({"roles": [with_id], "role": without_id})))

@@ -6,8 +6,8 @@ sentinel); `update`, a preview of an existing stack (outputs known); `up`, a rea
 run), resource policies before each step (pkg/resource/deploy/step_generator.go line 1469), stack
 policies after all steps (pkg/resource/deploy/deployment_executor.go line 410). A policy that reads
 an unknown value comes back as the SDK's "can't run policy ... during preview" advisory
-(pulumi/pulumi-policy sdk/python/lib/pulumi_policy/policy.py, the UnknownValueError handlers): our
-own stacks must never get one.
+(pulumi/pulumi-policy sdk/python/lib/pulumi_policy/policy.py lines 1012 and 1098, the UnknownValueError
+handlers of Analyze and AnalyzeStack, commit 805bcbc): our own stacks must never get one.
 """
 
 from __future__ import annotations
