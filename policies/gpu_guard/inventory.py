@@ -3,7 +3,8 @@
 Policies receive raw resources (`aws:eks/nodeGroup:NodeGroup`, Karpenter `NodePool`, a Helm
 `Release`, a `Deployment`...), whether a component made them or someone wrote them by hand. This
 module turns them into a few plain views and answers the one question most stack policies ask:
-which pools can this workload be scheduled on, and on which of their instance types.
+which pools can this workload be scheduled on, and on which of their instance types (the matching
+itself is `scheduling.py`; reading properties under unknowns is `props.py`; both re-exported here).
 
 Reading a value that is unknown during preview raises `UnknownValueError`; it is deliberately not
 swallowed, so the policy SDK reports "can't run policy ... during preview" (advisory), naming the
@@ -30,7 +31,31 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pulumi_policy.proxy import UnknownValueError
+from .props import Deferred, as_list, as_str_map, deferred_get, get, to_int
+from .scheduling import (
+    INSTANCE_FAMILY_LABEL,
+    INSTANCE_TYPE_LABEL,
+    Reach,
+    Taint,
+    expression_matches,
+    reachable,
+    tolerates,
+)
+
+__all__ = [
+    "INSTANCE_FAMILY_LABEL",
+    "INSTANCE_TYPE_LABEL",
+    "Deferred",
+    "Reach",
+    "Taint",
+    "as_list",
+    "as_str_map",
+    "deferred_get",
+    "expression_matches",
+    "get",
+    "reachable",
+    "tolerates",
+]
 
 # Label contract (CONFIG.md section 2). The pack is self-contained, so it restates the keys.
 POOL_LABEL = "gpu-platform.io/pool"
@@ -41,9 +66,7 @@ CUDA_LABEL = "gpu-platform.io/cuda"
 GPU_TAINT_KEY = "nvidia.com/gpu"
 GPU_RESOURCE = "nvidia.com/gpu"
 
-INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
-INSTANCE_FAMILY_LABEL = "karpenter.k8s.aws/instance-family"
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 AUTOSCALING_GROUP = "aws:autoscaling/group:Group"
@@ -87,61 +110,6 @@ KUBELET_VERSION_TAG = "gpu-platform.io/kubelet-version"
 
 ASG_LABEL_TAG = "k8s.io/cluster-autoscaler/node-template/label/"
 ASG_TAINT_TAG = "k8s.io/cluster-autoscaler/node-template/taint/"
-
-
-class Deferred:
-    """A value the engine does not know yet: reading it raises the UnknownValueError that names it."""
-
-    def __init__(self, error: Exception) -> None:
-        self.error = error
-
-    def value(self) -> Any:
-        raise self.error
-
-
-def deferred_get(obj: Any, *path: Any, default: Any = None) -> Any:
-    """`get`, but an unknown value comes back as a `Deferred` instead of raising now."""
-    try:
-        return get(obj, *path, default=default)
-    except UnknownValueError as err:
-        return Deferred(err)
-
-
-def get(obj: Any, *path: Any, default: Any = None) -> Any:
-    """Walk mappings and sequences; `default` where a step is missing (unknowns still raise)."""
-    cur = obj
-    for step in path:
-        if isinstance(step, int):
-            if not isinstance(cur, Sequence) or isinstance(cur, str) or step >= len(cur):
-                return default
-            cur = cur[step]
-        else:
-            if not isinstance(cur, Mapping) or step not in cur:
-                return default
-            cur = cur[step]
-    return cur
-
-
-def as_str_map(value: Any) -> dict[str, str]:
-    if not isinstance(value, Mapping):
-        return {}
-    return {str(k): str(value[k]) for k in value}
-
-
-def as_list(value: Any) -> list[Any]:
-    if isinstance(value, Sequence) and not isinstance(value, str):
-        return [value[i] for i in range(len(value))]
-    return []
-
-
-@dataclass(frozen=True)
-class Taint:
-    key: str
-    value: str
-    effect: str
-
-    def __str__(self) -> str:
-        return f"{self.key}={self.value}:{self.effect}"
 
 
 @dataclass(frozen=True)
@@ -257,13 +225,6 @@ class DriverSpec:
     source: str  # "helm-values" | "nvidiadriver"
 
 
-def _int(value: Any) -> int | None:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
-
-
 def _taints_from_k8s(items: Any) -> tuple[Taint, ...]:
     return tuple(
         Taint(str(get(t, "key", default="")), str(get(t, "value", default="")), str(get(t, "effect", default="")))
@@ -297,7 +258,7 @@ def _node_group_pool(urn: str, name: str, props: Any, templates: Mapping[str, An
     domain["eks.amazonaws.com/capacityType"] = frozenset({capacity})
     return Pool(
         urn=urn, name=labels.get(POOL_LABEL, name), kind="managed-node-group", labels=labels, label_domain=domain,
-        taints=taints, instance_types=instance_types, min_size=_int(get(props, "scalingConfig", "minSize")),
+        taints=taints, instance_types=instance_types, min_size=to_int(get(props, "scalingConfig", "minSize")),
         ami_type=str(ami_type) if ami_type else None,
         kubelet=_kubelet(props),
         os_hint=_BAKED_AMI_TYPES.get(str(ami_type)) if ami_type else None, props=props, resource=resource,
@@ -335,7 +296,7 @@ def _asg_pool(urn: str, name: str, props: Any, templates: Mapping[str, Any], res
     return Pool(
         urn=urn, name=labels.get(POOL_LABEL, name), kind="self-managed", labels=labels,
         label_domain=_domain(labels, types), taints=tuple(taints), instance_types=types,
-        min_size=_int(get(props, "minSize")), kubelet=kubelet, props=props, resource=resource,
+        min_size=to_int(get(props, "minSize")), kubelet=kubelet, props=props, resource=resource,
     )
 
 
@@ -421,7 +382,7 @@ def _workload(urn: str, name: str, rtype: str, props: Any) -> Workload | None:
         if gpus is None:
             gpus = get(c, "resources", "requests", GPU_RESOURCE)
         containers.append(Container(str(get(c, "name", default="")), str(get(c, "image", default="")),
-                                    _int(gpus) or 0))
+                                    to_int(gpus) or 0))
     terms = get(spec, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
                 "nodeSelectorTerms")
     return Workload(
@@ -434,100 +395,6 @@ def _workload(urn: str, name: str, rtype: str, props: Any) -> Workload | None:
         tolerations=tuple(as_list(get(spec, "tolerations"))),
         containers=tuple(containers),
     )
-
-
-def tolerates(tolerations: Iterable[Any], taint: Taint) -> bool:
-    """Kubernetes toleration matching, as the scheduler's TaintToleration plugin does it."""
-    for tol in tolerations:
-        effect = str(get(tol, "effect", default="") or "")
-        if effect and effect != taint.effect:
-            continue
-        key = str(get(tol, "key", default="") or "")
-        operator = str(get(tol, "operator", default="Equal") or "Equal")
-        if operator == "Exists":
-            if not key or key == taint.key:
-                return True
-        elif key == taint.key and str(get(tol, "value", default="") or "") == taint.value:
-            return True
-    return False
-
-
-def _expression_matches(domain: Mapping[str, frozenset[str] | Deferred | None], expr: Any) -> bool:
-    key = str(get(expr, "key", default=""))
-    operator = str(get(expr, "operator", default=""))
-    values = {str(v) for v in as_list(get(expr, "values"))}
-    present = key in domain
-    possible = domain.get(key)
-    if isinstance(possible, Deferred):
-        possible = possible.value()  # a selector on a value the engine does not know yet: the verdict waits
-    if operator == "Exists":
-        return present
-    if operator == "DoesNotExist":
-        return not present
-    if not present:
-        return operator == "NotIn"
-    if possible is None:  # label exists with a value we cannot tell: it may match
-        return True
-    if operator == "In":
-        return bool(possible & values)
-    if operator == "NotIn":
-        return bool(possible - values)
-    if operator in ("Gt", "Lt"):
-        bound = _int(next(iter(values), None))
-        numbers = [n for n in (_int(v) for v in possible) if n is not None]
-        if bound is None:
-            return False
-        return any(n > bound for n in numbers) if operator == "Gt" else any(n < bound for n in numbers)
-    return False
-
-
-def _narrow(domain: Mapping[str, frozenset[str] | Deferred | None], instance_types: tuple[str, ...],
-            exprs: Iterable[Any]) -> tuple[str, ...]:
-    """The instance types of the pool that also satisfy instance-type/family expressions."""
-    kept = list(instance_types)
-    for expr in exprs:
-        key = str(get(expr, "key", default=""))
-        if key not in (INSTANCE_TYPE_LABEL, INSTANCE_FAMILY_LABEL):
-            continue
-        values = {str(v) for v in as_list(get(expr, "values"))}
-        operator = str(get(expr, "operator", default=""))
-        def attr(t: str, k: str = key) -> str:
-            return t if k == INSTANCE_TYPE_LABEL else t.split(".", 1)[0]
-        if operator == "In":
-            kept = [t for t in kept if attr(t) in values]
-        elif operator == "NotIn":
-            kept = [t for t in kept if attr(t) not in values]
-    return tuple(kept)
-
-
-@dataclass(frozen=True)
-class Reach:
-    pool: Pool
-    instance_types: tuple[str, ...]  # the pool's instance types this workload can land on
-
-
-def reachable(workload: Workload, pool: Pool) -> Reach | None:
-    """Can the scheduler place `workload` on some node of `pool`? If so, on which instance types."""
-    for taint in pool.taints:
-        if taint.effect in ("NoSchedule", "NoExecute") and not tolerates(workload.tolerations, taint):
-            return None
-    selector_exprs = [{"key": k, "operator": "In", "values": [v]} for k, v in workload.node_selector.items()]
-    if not all(_expression_matches(pool.label_domain, e) for e in selector_exprs):
-        return None
-    if workload.required_terms is None:
-        return Reach(pool, _narrow(pool.label_domain, pool.instance_types, selector_exprs))
-    types: list[str] = []
-    matched = False
-    for term in workload.required_terms:
-        exprs = as_list(get(term, "matchExpressions"))
-        if not exprs and not as_list(get(term, "matchFields")):
-            continue  # an empty term matches no node
-        if all(_expression_matches(pool.label_domain, e) for e in exprs):
-            matched = True
-            types.extend(_narrow(pool.label_domain, pool.instance_types, [*selector_exprs, *exprs]))
-    if not matched:
-        return None
-    return Reach(pool, tuple(dict.fromkeys(types)))
 
 
 @dataclass
@@ -586,7 +453,7 @@ class Inventory:
         """Operator drivers whose node selector matches the pool's nodes (operator-managed pools only)."""
         return [
             d for d in self.operator_drivers(default_version)
-            if all(_expression_matches(pool.label_domain, {"key": k, "operator": "In", "values": [v]})
+            if all(expression_matches(pool.label_domain, {"key": k, "operator": "In", "values": [v]})
                    for k, v in d.node_selector.items())
         ]
 
