@@ -22,7 +22,7 @@ PREVIEW_ARGS = --stack $(STACK) --phase $(PHASE) $(if $(TODAY),--today $(TODAY))
 GATE_TODAY := 2026-11-30
 
 .DEFAULT_GOAL := help
-.PHONY: help venv pack-venv preview preview-json gate lint test clean
+.PHONY: help venv pack-venv preview preview-json gate lint test mutants clean
 
 help:
 	@echo "make preview        offline preview of the dev stack (STACK=prod for prod): no cloud account, no Pulumi CLI"
@@ -32,6 +32,7 @@ help:
 	@echo "make venv           create .venv and install requirements-dev.txt"
 	@echo "make pack-venv      create policies/venv, the policy pack's own virtualenv (Python 3.10+), as the CLI expects"
 	@echo "                    (PHASE=update|up for the other engine moments of make preview)"
+	@echo "make mutants        mutation testing of the rule core with mutmut (on demand, not in CI; CPU-heavy)"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -83,5 +84,15 @@ test: lint
 	fi; \
 	exit $$status
 
+# Mutation testing ([tool.mutmut] in pyproject.toml): every mutant of the rule core against the rule-level
+# tests, at the lowest CPU priority. MUTANTS narrows it to mutant names (e.g. "policies.gpu_guard.versions*");
+# MUTANT_JOBS sets the parallel workers. The tests read ../shared through GPU_PLATFORM_SHARED (they run
+# inside mutants/). The score per path: tests/mutation_score.py.
+MUTANT_JOBS ?= 1
+MUTANTS ?=
+mutants: $(STAMP)
+	GPU_PLATFORM_SHARED=$${GPU_PLATFORM_SHARED:-$(abspath ..)/shared} nice -n 19 $(VENV)/bin/mutmut run --max-children $(MUTANT_JOBS) $(MUTANTS)
+	$(PY) -m tests.mutation_score
+
 clean:
-	rm -rf out .pytest_cache .mypy_cache .ruff_cache $(PACK_VENV)
+	rm -rf out .pytest_cache .mypy_cache .ruff_cache $(PACK_VENV) mutants
