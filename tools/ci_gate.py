@@ -7,12 +7,11 @@ runs the offline command line of CONFIG.md section 3 in a fresh interpreter, exa
     python -m tools.preview --stack S --phase P [--today D] [--policy-config policies/config/S.json]
                             --out OUT/S/P --json
 
-Two phases by default, because each judges what the other cannot: `preview` is the first `pulumi
-preview` of a stack that does not exist yet (every computed output unknown, so the stack policies say
-they cannot run); `update` is every later `pulumi preview` of the existing stack, where the stack
-policies (driver branch end of life among them) judge known values. `up` is left out: it reproduces a
-real `pulumi up`, which the shipped stacks refuse on purpose until their documentation values
-(endpoint CIDRs, example account ids) are replaced.
+Two phases by default, the two a pull request meets: `preview` is the first `pulumi preview` of a
+stack that does not exist yet (every computed output unknown: a policy that needs one says it cannot
+run); `update` is every later `pulumi preview` of the existing stack, outputs known. `up` is left out:
+it reproduces a real `pulumi up`, which the shipped stacks refuse on purpose until their
+documentation values (endpoint CIDRs, example account ids) are replaced.
 
 It prints each run's `summary.md`, appends it to the file named by `$GITHUB_STEP_SUMMARY` when that
 is set (the job summary of a GitHub Actions run), and ends with one row per stack and phase.

@@ -167,13 +167,12 @@ def test_the_gate_summary_for_dev_is_what_make_preview_writes_for_dev(tmp_path: 
 @needs_contract_flags
 def test_the_calendar_catches_what_the_stacks_hit_later(tmp_path: Path) -> None:
     # Five years on, NVIDIA's R580 branch is past its end of life; prod's policy config makes
-    # gpu-driver-branch-lifecycle mandatory, a stack policy the update phase runs, so the gate turns red.
+    # gpu-driver-branch-lifecycle mandatory, so the gate turns red in both phases.
     summary = tmp_path / "step-summary.md"
     status = ci_gate.main(["--stack", "prod", "--today", "2031-11-30", "--out", str(tmp_path / "out"),
                            "--summary", str(summary)], stdout=io.StringIO(), stderr=io.StringIO())
     text = summary.read_text(encoding="utf-8")
     assert status == ci_gate.EXIT_MANDATORY, text
     assert "| mandatory | after-update | gpu-driver-branch-lifecycle |" in text
-    assert "| prod | update | blocked: mandatory violation | 1 |" in text
-    # A first preview judges it too: the policies read what the program knows at preview (issue 7).
     assert "| prod | preview | blocked: mandatory violation | 1 |" in text
+    assert "| prod | update | blocked: mandatory violation | 1 |" in text
