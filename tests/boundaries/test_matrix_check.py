@@ -1,0 +1,97 @@
+"""`Matrix.check` (what `tools.matrix check` prints) and the precompiled kernel checks, on pinned days."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from policies.gpu_guard.matrix import Finding, Matrix, load_matrix
+
+MATRIX: Matrix = load_matrix()
+TODAY = date(2026, 11, 29)
+ROWS = {row.os_tag: row for row in MATRIX.data.precompiled_kernels}
+
+
+def _kernel(kernel: str) -> list[tuple[str, str]]:
+    findings = MATRIX.driver_image("580", "ubuntu-24.04", precompiled=True, operator="v26.7.0", kernel=kernel,
+                                   today=TODAY)
+    return [(f.level, f.message) for f in findings]
+
+
+def test_a_built_kernel_line_and_flavour_has_images():
+    assert _kernel("6.8.0-1024-aws") == [("ok", "precompiled R580 images are built for ubuntu24.04")]
+
+
+def test_a_kernel_line_that_is_not_built_is_named_with_the_built_lines():
+    row = ROWS["ubuntu24.04"]
+    assert _kernel("6.5.0-1024-aws") == [("mandatory", (
+        f"precompiled driver images for ubuntu24.04 are not built for kernel 6.5.0-1024-aws: kernel line 6.5 "
+        f"(built: {', '.join(row.kernel_lines)}). Use an LTS kernel with a built flavour, or a conventional driver."))]
+
+
+def test_a_flavour_that_is_not_built_is_named_with_the_built_flavours():
+    row = ROWS["ubuntu24.04"]
+    assert _kernel("6.8.0-1024-lowlatency") == [("mandatory", (
+        f"precompiled driver images for ubuntu24.04 are not built for kernel 6.8.0-1024-lowlatency: flavour "
+        f"lowlatency (built: {', '.join(row.flavours)}). Use an LTS kernel with a built flavour, or a conventional "
+        "driver."))]
+
+
+def test_both_problems_are_named_together():
+    ((level, message),) = _kernel("6.5.0-1024-kvm")
+    assert level == "mandatory"
+    assert "kernel 6.5.0-1024-kvm: kernel line 6.5 (built: 6.8); flavour kvm (built: " in message
+
+
+@pytest.mark.parametrize("kernel", ["junk", "6.8-aws", "6.8.0-aws", "6.8.0-1024-"])
+def test_a_kernel_that_is_not_an_ubuntu_release_is_refused(kernel):
+    assert _kernel(kernel) == [("mandatory", (
+        f"kernel {kernel!r} is not an Ubuntu kernel release (expected e.g. 6.8.0-1024-aws, as `uname -r` prints "
+        "it); precompiled images are tagged per kernel."))]
+
+
+def _rules(findings: list[Finding], *rules: str) -> list[tuple[str, str, str]]:
+    return [(f.rule, f.level, f.message) for f in findings if f.rule in rules]
+
+
+def test_check_judges_the_cuda_of_a_known_image_through_its_tag():
+    findings = MATRIX.check(os="ubuntu-22.04", driver="535.309.01", operator=None, today=TODAY,
+                            cuda="nvcr.io/nvidia/tritonserver:25.01-py3")
+    ((rule, level, message),) = _rules(findings, "cuda-driver-compatible", "gpu-workload-cuda-declared")
+    assert (rule, level) == ("cuda-driver-compatible", "advisory")
+    assert message.startswith("CUDA 12.8 runs on driver 535.309.01 only through minor version compatibility")
+
+
+def test_check_refuses_an_image_whose_cuda_is_unknown():
+    findings = MATRIX.check(os="ubuntu-22.04", driver="535.309.01", operator=None, today=TODAY,
+                            cuda="registry.example.com/team/model:1.0")
+    assert _rules(findings, "cuda-driver-compatible", "gpu-workload-cuda-declared") == [(
+        "gpu-workload-cuda-declared", "mandatory",
+        "the CUDA runtime of image registry.example.com/team/model:1.0 is unknown (not an nvidia/cuda tag nor an "
+        "NGC release in the matrix); declare it with the gpu-platform.io/cuda label, e.g. 12.8.")]
+
+
+def test_check_uses_the_images_forward_compatibility_and_the_instances_gpu():
+    plain = MATRIX.check(os="ubuntu-22.04", driver="535.309.01", operator=None, today=TODAY, cuda="13.0",
+                         instance_type="g5.xlarge")
+    compat = MATRIX.check(os="ubuntu-22.04", driver="535.309.01", operator=None, today=TODAY,
+                          cuda="nvidia/cuda:13.0.0-runtime-ubuntu22.04", instance_type="g5.xlarge")
+    assert [lv for _, lv, _ in _rules(plain, "cuda-driver-compatible")] == ["mandatory"]
+    assert [lv for _, lv, _ in _rules(compat, "cuda-driver-compatible")] == ["advisory"]
+    assert _rules(plain, "cuda-architecture-compatible") == [
+        ("cuda-architecture-compatible", "ok", "CUDA 13.0 supports sm_86 (A10G)")]
+    geforce = MATRIX.check(os="ubuntu-22.04", driver="535.309.01", operator=None, today=TODAY,
+                           cuda="nvidia/cuda:13.0.0-runtime-ubuntu22.04", instance_type="g6.xlarge")
+    assert [lv for _, lv, _ in _rules(geforce, "cuda-driver-compatible")] == ["advisory"]  # L4 is data-center
+
+
+def test_check_compares_a_baked_image_pools_branch_with_what_the_image_ships():
+    wrong = MATRIX.check(os="bottlerocket", driver="570", operator=None, kubernetes="1.35", today=TODAY)
+    right = MATRIX.check(os="bottlerocket", driver="580", operator=None, kubernetes="1.35", today=TODAY)
+    assert _rules(wrong, "baked-driver-branch") == [(
+        "baked-driver-branch", "mandatory",
+        "bottlerocket NVIDIA images ship driver branch R580 (as of 2026-11-29), not R570; declare driver 580 for "
+        "this pool, or use Ubuntu with an operator-installed driver.")]
+    assert _rules(right, "baked-driver-branch") == [
+        ("baked-driver-branch", "ok", "bottlerocket NVIDIA images ship R580")]
