@@ -341,7 +341,24 @@ def test_config_issue_carries_value_path_nearest_and_fix():
         "rule", "rule", 1, ("a",), ("b",), "c")
 
 
+def test_an_ami_id_is_pinned_in_its_canonical_form():
+    (upper,) = _problems(_set(VALID, "gpuNodeGroups.0.imageId", "AMI-0123456789ABCDEF0"))
+    assert upper.path == ("gpuNodeGroups", 0, "imageId")
+    assert upper.rule == "an AMI id is ami- followed by 8 or 17 lowercase hex digits"
+    assert upper.nearest == ("ami-0123456789abcdef0",)
+    assert upper.fix == "run `python -m tools.matrix images --stack <stack>` for the parameter to read it from"
+    (short,) = _problems(_set(VALID, "gpuNodeGroups.0.imageId", "ami-123"))
+    assert short.nearest == ()
+    assert _problems(_set(VALID, "gpuNodeGroups.0.imageId", "ami-01234567")) == []
+    assert _problems(_set(VALID, "gpuNodeGroups.0.imageId", "ami-0123456789abcdef0")) == []
+
+
 GENERIC_RULES: list[tuple[str, Any, str, tuple[str, ...], str | None]] = [
+    ("karpenter.pools.0.capacityTypes", ["Spot"], "must be one of on-demand, spot", ("spot",), None),
+    ("karpenter.pools.0.os", "ubuntu", "must be one of ubuntu-22.04, ubuntu-24.04, bottlerocket, al2023",
+     ("ubuntu-24.04",), None),
+    ("inferenceServices.0.ingress.scheme", "Internal", "must be one of internet-facing, internal", ("internal",),
+     None),
     ("gpuNodeGroups.0.os", "ubuntu-20.04", "must be one of ubuntu-22.04, ubuntu-24.04", ("ubuntu-24.04",), None),
     ("gpuNodeGroups.0.capacityType", "Spot", "must be one of on-demand, spot", ("spot",), None),
     ("systemNodeGroup.amiType", "AL2_x86_64", "must be one of AL2023_x86_64_STANDARD", ("AL2023_x86_64_STANDARD",),
@@ -356,7 +373,8 @@ GENERIC_RULES: list[tuple[str, Any, str, tuple[str, ...], str | None]] = [
                          ids=[f"{p}={v!r}" for p, v, _, _, _ in GENERIC_RULES])
 def test_type_choice_and_length_rules_name_the_key_and_the_nearest_choice(path, value, rule, nearest, fix):
     problem = _only_problem(path, value)
-    assert problem.path == tuple(int(p) if p.isdigit() else p for p in path.split("."))
+    key_path = tuple(int(p) if p.isdigit() else p for p in path.split("."))
+    assert problem.path[:len(key_path)] == key_path
     assert rule in problem.rule
     assert problem.nearest == nearest
     assert problem.fix == fix
