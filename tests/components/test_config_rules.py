@@ -8,11 +8,19 @@ where the rule computes one. Numeric limits are tested on the limit and one past
 from __future__ import annotations
 
 import copy
+from datetime import date
 from typing import Any
 
 import pytest
 
-from components.config import ConfigIssue, Problem, parse_stack_config
+from components.config import (
+    ConfigError,
+    ConfigIssue,
+    Problem,
+    load_stack_config,
+    matrix_advisories,
+    parse_stack_config,
+)
 
 ACM = "arn:aws:acm:us-west-2:111122223333:certificate/0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
 WAF = "arn:aws:wafv2:us-west-2:111122223333:regional/webacl/gpu-dev/0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
@@ -391,3 +399,46 @@ def test_an_unknown_key_is_refused_with_the_key_it_was_probably_meant_to_be(wher
     assert problem.path[-1] == typo
     assert f"unknown key '{'gpu-platform:' if not where else ''}{typo}'" == problem.rule
     assert problem.nearest == (meant,)
+
+
+# --------------------------------------------------------------------------------------------------
+# Rules that consult the compatibility matrix: each blames one key (load_stack_config with check_matrix)
+
+MATRIX_TODAY = date(2026, 11, 29)
+
+
+def _matrix_rejection(values: dict[str, Any]) -> str:
+    with pytest.raises(ConfigError) as caught:
+        load_stack_config(values, stack_file="Pulumi.dev.yaml", check_matrix=True, today=MATRIX_TODAY)
+    return str(caught.value)
+
+
+def test_the_valid_stack_passes_the_matrix_with_no_advisory():
+    config = load_stack_config(VALID, stack_file="Pulumi.dev.yaml", check_matrix=True, today=MATRIX_TODAY)
+    assert matrix_advisories(config, stack_file="Pulumi.dev.yaml", today=MATRIX_TODAY) == []
+
+
+@pytest.mark.parametrize(("path", "value", "blamed"), [
+    ("systemNodeGroup.instanceTypes", ["g5.xlarge"],
+     'systemNodeGroup.instanceTypes[0] = "g5.xlarge": the system node group is untainted and must not use GPU '
+     "instances (GPU nodes carry the nvidia.com/gpu taint and belong in a GPU pool); nearest valid choice: m7i.large"),
+    ("gpuOperator.version", "v99.1.0",
+     'gpuOperator.version = "v99.1.0": not a GPU Operator release the compatibility matrix knows; nearest valid '
+     "choice: "),
+    ("gpuNodeGroups.0.instanceTypes", ["g5.huge"],
+     'gpuNodeGroups[0].instanceTypes[0] = "g5.huge": instance type g5.huge is not a size of the g5 family'),
+    ("gpuNodeGroups.0.kubeletVersion", "1.30",
+     'gpuNodeGroups[0].kubeletVersion = "1.30": kubelet 1.30 is 5 minor versions older than the control plane 1.35'),
+    ("gpuOperator.version", "v24.9.0",
+     'gpuNodeGroups[0].os = "ubuntu-24.04": GPU Operator v24.9.0 does not support ubuntu-24.04 (supported: '
+     "ubuntu-22.04); use one of those or a newer operator release; nearest valid choice: ubuntu-22.04"),
+    ("gpuOperator.version", "v24.9.0",
+     'gpuOperator.version = "v24.9.0": GPU Operator v24.9.0 does not support ubuntu-24.04; supported: ubuntu-22.04'),
+    ("gpuOperator.driverVersion", "535.309.01",
+     'gpuOperator.driverVersion = "535.309.01": driver 535.309.01 has no published image '
+     "nvcr.io/nvidia/driver:535.309.01-ubuntu24.04"),
+    ("cluster.kubernetesVersion", "1.33",
+     'cluster.kubernetesVersion = "1.33": EKS 1.33 left standard support on 2026-07-29 and is in extended support'),
+])
+def test_a_matrix_finding_blames_the_key_that_causes_it(path, value, blamed):
+    assert f"Pulumi.dev.yaml: {blamed}" in _matrix_rejection(_set(VALID, path, value))
