@@ -8,6 +8,7 @@ where the rule computes one. Numeric limits are tested on the limit and one past
 from __future__ import annotations
 
 import copy
+import json
 from datetime import date
 from typing import Any
 
@@ -442,3 +443,61 @@ def test_the_valid_stack_passes_the_matrix_with_no_advisory():
 ])
 def test_a_matrix_finding_blames_the_key_that_causes_it(path, value, blamed):
     assert f"Pulumi.dev.yaml: {blamed}" in _matrix_rejection(_set(VALID, path, value))
+
+
+# --------------------------------------------------------------------------------------------------
+# How a stack's raw `gpu-platform:` values are read and a problem is printed
+
+def _raw(values: dict[str, Any]) -> dict[str, Any]:
+    """As Pulumi hands config over: namespaced keys, objects and lists as JSON strings."""
+    return {f"gpu-platform:{key}": json.dumps(value) for key, value in values.items()}
+
+
+def _load_error(raw: dict[str, Any]) -> str:
+    with pytest.raises(ConfigError) as caught:
+        load_stack_config(raw, stack_file="Pulumi.dev.yaml", check_matrix=False, today=MATRIX_TODAY)
+    return str(caught.value)
+
+
+def test_raw_values_are_decoded_and_other_namespaces_ignored():
+    raw = {**_raw(VALID), "aws:region": "us-west-2", "kubernetes:context": "{}"}
+    config = load_stack_config(raw, stack_file="Pulumi.dev.yaml", check_matrix=False, today=MATRIX_TODAY)
+    assert config.cluster.name == "gpu-dev"
+    assert [p.name for p in config.gpu_pools()] == ["a10g", "gpu-spot"]
+
+
+def test_a_missing_required_section_names_the_key_and_the_fix():
+    raw = _raw(VALID)
+    del raw["gpu-platform:cluster"]
+    assert _load_error(raw) == ("Pulumi.dev.yaml: cluster = (missing): required key is missing; fix: add "
+                                "gpu-platform:cluster (The EKS cluster and its network.)")
+
+
+def test_a_value_that_is_not_json_stays_a_string_and_is_refused_as_such():
+    assert _load_error({**_raw(VALID), "gpu-platform:cluster": "{not json"}) == (
+        'Pulumi.dev.yaml: cluster = "{not json": must be a mapping of keys')
+
+
+def test_a_mapping_value_is_printed_as_sorted_json():
+    cluster = {**VALID["cluster"], "availabilityZones": {"b": 1, "a": 2}}
+    raw = {**_raw(VALID), "gpu-platform:cluster": json.dumps(cluster)}
+    assert _load_error(raw) == 'Pulumi.dev.yaml: cluster.availabilityZones = {"a": 2, "b": 1}: must be an integer'
+
+
+def test_a_long_value_is_cut_at_160_characters():
+    name = "x" * 200 + "!"
+    raw = {**_raw(VALID), "gpu-platform:cluster": json.dumps({**VALID["cluster"], "name": name})}
+    message = _load_error(raw)
+    shown = json.dumps(name)[:157] + "..."
+    assert message.startswith(f"Pulumi.dev.yaml: cluster.name = {shown}: an EKS cluster name is 1-100 letters")
+    assert len(shown) == 160
+
+
+def test_several_problems_are_listed_under_one_header():
+    cluster = {**VALID["cluster"], "name": "-x", "vpcCidr": "1.2.3.0/8"}
+    raw = {**_raw(VALID), "gpu-platform:cluster": json.dumps(cluster)}
+    message = _load_error(raw)
+    lines = message.splitlines()
+    assert lines[0] == "Pulumi.dev.yaml: the stack configuration has 2 problems; nothing was created:"
+    assert [line.split(": ")[1] for line in lines[1:]] == ['cluster.name = "-x"', 'cluster.vpcCidr = "1.2.3.0/8"']
+    assert all(line.startswith("  - Pulumi.dev.yaml: ") for line in lines[1:])
