@@ -95,3 +95,31 @@ def test_check_compares_a_baked_image_pools_branch_with_what_the_image_ships():
         "this pool, or use Ubuntu with an operator-installed driver.")]
     assert _rules(right, "baked-driver-branch") == [
         ("baked-driver-branch", "ok", "bottlerocket NVIDIA images ship R580")]
+
+
+def test_a_published_node_image_names_its_ssm_parameter():
+    assert [(f.level, f.message) for f in MATRIX.node_image_findings("ubuntu-24.04", "1.35", today=TODAY)] == [(
+        "ok", "/aws/service/canonical/ubuntu/eks/24.04/1.35/stable/current/amd64/hvm/ebs-gp3/ami-id is published")]
+    assert [f.level for f in MATRIX.node_image_findings("bottlerocket", "1.35", "arm64", today=TODAY)] == ["ok"]
+
+
+def test_an_unpublished_kubelet_version_names_the_published_ones_and_other_oses():
+    row = next(r for r in MATRIX.data.node_images if r.os == "ubuntu-24.04")
+    assert "1.30" not in row.published
+    ((level, message),) = [(f.level, f.message) for f in MATRIX.node_image_findings("ubuntu-24.04", "1.30",
+                                                                                    today=TODAY)]
+    assert level == "mandatory"
+    assert message.startswith(
+        "no ubuntu-24.04 EKS node image is published for Kubernetes 1.30 (/aws/service/canonical/ubuntu/eks/24.04/"
+        f"1.30/stable/current/amd64/hvm/ebs-gp3/ami-id does not exist; published: {', '.join(row.published)}). "
+        f"Use kubelet {row.published[-1]} within the skew policy, or ")
+    others = [f"{r.os} (1.30)" for r in MATRIX.data.node_images if r.os != "ubuntu-24.04" and "1.30" in r.published]
+    assert message.endswith(", ".join(others) + ".")
+
+
+def test_an_unknown_architecture_has_no_node_image():
+    assert [(f.level, f.message) for f in MATRIX.node_image_findings("ubuntu-24.04", "1.35", "s390x",
+                                                                     today=TODAY)] == [(
+        "mandatory",
+        "no node image is recorded for OS ubuntu-24.04 on s390x; use one of ubuntu-22.04, ubuntu-24.04, bottlerocket, "
+        "al2023.")]
