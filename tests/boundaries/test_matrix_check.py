@@ -123,3 +123,26 @@ def test_an_unknown_architecture_has_no_node_image():
         "mandatory",
         "no node image is recorded for OS ubuntu-24.04 on s390x; use one of ubuntu-22.04, ubuntu-24.04, bottlerocket, "
         "al2023.")]
+
+
+def test_a_node_image_carries_its_parameter_release_list_and_baked_branch_of_the_day():
+    row = next(r for r in MATRIX.data.node_images if r.os == "bottlerocket")
+    image = MATRIX.node_image("bottlerocket", "1.35", "x86_64", TODAY)
+    assert image is not None
+    assert (image.os, image.kubernetes, image.arch, image.published, image.published_versions, image.source) == (
+        "bottlerocket", "1.35", "x86_64", True, row.published, row.source)
+    assert image.ssm_parameter == "/aws/service/bottlerocket/aws-k8s-1.35-nvidia/x86_64/latest/image_id"
+    assert image.driver_branch == MATRIX.baked_driver_branch("bottlerocket", "1.35", TODAY) == 580
+    earlier = MATRIX.node_image("bottlerocket", "1.35", "x86_64", date(2025, 6, 1))
+    assert earlier is not None and earlier.driver_branch == 570
+
+
+def test_a_node_image_reads_the_minor_of_a_patch_version_and_has_no_baked_branch_on_ubuntu():
+    image = MATRIX.node_image("ubuntu-24.04", "v1.35.2", "arm64", TODAY)
+    assert image is not None
+    assert (image.kubernetes, image.driver_branch) == ("1.35", None)
+    assert image.ssm_parameter == "/aws/service/canonical/ubuntu/eks/24.04/1.35/stable/current/arm64/hvm/ebs-gp3/ami-id"
+
+
+def test_no_node_image_for_an_unknown_architecture():
+    assert MATRIX.node_image("bottlerocket", "1.35", "s390x", TODAY) is None

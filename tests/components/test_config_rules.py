@@ -501,3 +501,45 @@ def test_several_problems_are_listed_under_one_header():
     assert lines[0] == "Pulumi.dev.yaml: the stack configuration has 2 problems; nothing was created:"
     assert [line.split(": ")[1] for line in lines[1:]] == ['cluster.name = "-x"', 'cluster.vpcCidr = "1.2.3.0/8"']
     assert all(line.startswith("  - Pulumi.dev.yaml: ") for line in lines[1:])
+
+
+# --------------------------------------------------------------------------------------------------
+# GPU pools with every default resolved (what the components and the matrix checks work on)
+
+def _pools(values: dict[str, Any]) -> list[tuple[Any, ...]]:
+    config, problems = parse_stack_config(values)
+    assert config is not None, problems
+    return [(p.name, p.kind, p.os, p.driver_version, p.kubelet_version, p.instance_types, p.use_precompiled,
+             p.path, p.driver_path, p.driver_source) for p in config.gpu_pools()]
+
+
+def test_gpu_pools_resolve_the_operator_driver_the_control_plane_kubelet_and_the_baked_branch():
+    assert _pools(VALID) == [
+        ("a10g", "managed-node-group", "ubuntu-24.04", "580.173.02", "1.35", ("g5.xlarge",), False,
+         ("gpuNodeGroups", 0), ("gpuOperator", "driverVersion"), "operator"),
+        ("gpu-spot", "karpenter", "bottlerocket", "580", "1.35", ("g6.xlarge",), False,
+         ("karpenter", "pools", 0), ("karpenter", "pools", 0, "driverVersion"), "image"),
+    ]
+
+
+def test_a_node_groups_own_driver_kubelet_precompiled_and_self_management_win():
+    group = {**VALID["gpuNodeGroups"][0], "driverVersion": "580", "usePrecompiled": True, "kubeletVersion": "1.34",
+             "selfManaged": True}
+    values = _set(_set(VALID, "gpuNodeGroups.0", group), "gpuOperator.usePrecompiled", False)
+    (a10g, _) = _pools(values)
+    assert a10g == ("a10g", "self-managed", "ubuntu-24.04", "580", "1.34", ("g5.xlarge",), True,
+                    ("gpuNodeGroups", 0), ("gpuNodeGroups", 0, "driverVersion"), "operator")
+
+
+def test_the_operators_precompiled_setting_reaches_groups_that_do_not_set_it():
+    values = _set(_set(VALID, "gpuOperator.usePrecompiled", True), "gpuOperator.driverVersion", "580")
+    (a10g, _) = _pools(values)
+    assert a10g[3] == "580" and a10g[6] is True
+
+
+def test_without_an_operator_an_ubuntu_pool_has_no_driver_and_is_refused():
+    values = copy.deepcopy(VALID)
+    del values["gpuOperator"]
+    config, problems = parse_stack_config(values)
+    assert config is None
+    assert [p.rule[:40] for p in problems] == ["Ubuntu GPU pools get their driver from t"]
