@@ -421,10 +421,11 @@ class Cluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=[log_group]),
         )
         endpoint_and_ca = control_plane.kubeconfig.apply(kubeconfig_endpoint_and_ca)
-        # The EKS cluster's name is the `name` input; read it through an output so that dependents wait
-        # for the control plane.
-        self.cluster_name = control_plane.kubeconfig_json.apply(lambda _: config.name)
-        self.kubernetes_version = control_plane.kubeconfig_json.apply(lambda _: config.kubernetes_version)
+        # The EKS cluster's name and version are the `name` and `version` inputs, known at preview (the
+        # policy pack reads them on node groups); everything that needs the cluster to exist depends on
+        # the control plane (the system node group) or on the system node group.
+        self.cluster_name = pulumi.Output.from_input(config.name)
+        self.kubernetes_version = pulumi.Output.from_input(config.kubernetes_version)
         self.endpoint = endpoint_and_ca.apply(lambda pair: pair[0])
         self.certificate_authority_data = endpoint_and_ca.apply(lambda pair: pair[1])
         self.cluster_security_group_id = control_plane.cluster_security_group_id

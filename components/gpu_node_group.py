@@ -235,7 +235,8 @@ class GpuManagedNodeGroup(pulumi.ComponentResource):
             cluster_name=cluster.cluster_name,
             principal_arn=role.arn,
             type="EC2_LINUX",
-            opts=child,
+            # The cluster must exist; the system node group waits for the control plane.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[cluster.system_node_group]),
         )
         template = aws.ec2.LaunchTemplate(
             f"{name}-launch-template",

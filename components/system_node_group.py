@@ -19,7 +19,7 @@ class SystemNodeGroup(pulumi.ComponentResource):
     behind the GPU taint. Nodes spread over the given private subnets (one per zone).
 
     Requires: an EKS cluster (name, Kubernetes version), a node IAM role, private subnets.
-    Conflicts: none; GPU pools must not reuse its name (the node group is named `<name>-<suffix>`).
+    Conflicts: none; GPU pools must not reuse its name. A replacement deletes the group first.
     Sources:
     - AL2023 standard AMI type: https://docs.aws.amazon.com/eks/latest/APIReference/API_Nodegroup.html
     - Launch template with managed node groups: https://docs.aws.amazon.com/eks/latest/userguide/launch-templates.html
@@ -61,13 +61,7 @@ class SystemNodeGroup(pulumi.ComponentResource):
         group = aws.eks.NodeGroup(
             f"{name}-node-group",
             cluster_name=cluster_name,
-            # A generated name (`system-<suffix>`), so that a change that forces a replacement (instance
-            # types, AMI type, capacity type, subnets, role) creates the new group before deleting the old
-            # one instead of colliding with its name (ResourceInUseException); the system nodes that run
-            # CoreDNS and every controller are never all gone at once.
-            # Source: https://docs.aws.amazon.com/eks/latest/APIReference/API_CreateNodegroup.html (nodegroupName unique
-            # per cluster); https://www.pulumi.com/docs/iac/concepts/options/deletebeforereplace/
-            node_group_name_prefix=f"{config.name}-",
+            node_group_name=config.name,
             node_role_arn=node_role_arn,
             subnet_ids=subnet_ids,
             version=kubernetes_version,
@@ -87,6 +81,14 @@ class SystemNodeGroup(pulumi.ComponentResource):
                 depends_on=list(depends_on),
                 # A cluster autoscaler may change the desired size; do not fight it on every update.
                 ignore_changes=["scalingConfig.desiredSize"],
+                # A change of instance types, AMI type, capacity type, subnets or role replaces the group, and
+                # EKS node group names are unique per cluster: create-before-replace would fail with
+                # ResourceInUseException. Deleting first (as the GPU groups do) keeps the name known at
+                # preview, where the policy pack reads it; the price is that the system nodes are gone while
+                # the new group comes up.
+                # Source: https://docs.aws.amazon.com/eks/latest/APIReference/API_CreateNodegroup.html
+                # Source: https://www.pulumi.com/docs/iac/concepts/options/deletebeforereplace/
+                delete_before_replace=True,
             ),
         )
         self.node_group_name = group.node_group_name

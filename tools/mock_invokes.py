@@ -23,7 +23,6 @@ from tools.mock_values import (
     stable_uuid,
     zone_id_prefix,
 )
-from tools.mocks_eks import get_log_groups
 
 
 class MockValueError(Exception):
@@ -312,7 +311,6 @@ INVOKES: dict[str, InvokeHandler] = {
     "aws:kms/getKey:getKey": _get_kms_key,
     "aws:kms/getAlias:getAlias": _get_kms_alias,
     "eks:index:Cluster/getKubeconfig": _eks_kubeconfig_method,
-    "aws:cloudwatch/getLogGroups:getLogGroups": lambda args, ctx: get_log_groups(args, ctx.region),
 }
 # ---- end INVOKES
 

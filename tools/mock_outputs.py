@@ -23,7 +23,6 @@ from tools.mock_values import (
     stable_uuid,
     zone_id_prefix,
 )
-from tools.mocks_eks import eks_cluster_outputs
 
 # --------------------------------------------------------------------------------------------------
 # RESOURCE_OUTPUTS table: what the provider answers for a created resource
@@ -159,14 +158,6 @@ def _eks_cluster(req: ResourceRequest) -> dict[str, Any]:
         }
     )
     return out
-
-
-def _eks_component_cluster(req: ResourceRequest) -> dict[str, Any]:
-    # pulumi-eks's Cluster (a remote component): its children are created by the provider plugin, which
-    # does not run offline; `tools.mocks_eks` answers the outputs a program reads, shaped as its schema says.
-    ctx = req.ctx
-    return eks_cluster_outputs(req.name, req.inputs, region=ctx.region, partition=ctx.partition,
-                               account=ctx.account)
 
 
 def _launch_template(req: ResourceRequest) -> dict[str, Any]:
@@ -342,7 +333,6 @@ def _provider(req: ResourceRequest) -> dict[str, Any]:
 # ---- RESOURCE_OUTPUTS: type token -> handler. Types not listed get the defaults of their package.
 RESOURCE_OUTPUTS: dict[str, OutputHandler] = {
     "aws:eks/cluster:Cluster": _eks_cluster,
-    "eks:index:Cluster": _eks_component_cluster,
     "aws:ec2/launchTemplate:LaunchTemplate": _launch_template,
     "aws:iam/role:Role": _iam_role,
     "aws:iam/policy:Policy": _iam_policy,

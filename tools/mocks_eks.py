@@ -23,7 +23,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tools.mock_values import certificate_authority, eks_endpoint, eks_oidc_issuer, stable_hex
+from tools.mock_values import (
+    MockContext,
+    ResourceRequest,
+    certificate_authority,
+    eks_endpoint,
+    eks_oidc_issuer,
+    stable_hex,
+)
 
 # The outputs that reference other resources; see the module docstring.
 RESOURCE_REFERENCE_OUTPUTS: frozenset[str] = frozenset({
@@ -89,7 +96,13 @@ def eks_cluster_outputs(name: str, inputs: dict[str, Any], *, region: str = "us-
     }
 
 
-def get_log_groups(args: dict[str, Any], region: str) -> dict[str, Any]:
+def answer_eks_cluster(req: ResourceRequest) -> dict[str, Any]:
+    """The RESOURCE_OUTPUTS handler for `eks:index:Cluster` (registered by tools/mocks.py)."""
+    ctx = req.ctx
+    return eks_cluster_outputs(req.name, req.inputs, region=ctx.region, partition=ctx.partition, account=ctx.account)
+
+
+def get_log_groups(args: dict[str, Any], ctx: MockContext) -> dict[str, Any]:
     """`aws.cloudwatch.get_log_groups`: a fresh account has no log group under the prefix."""
     prefix = str(args.get("logGroupNamePrefix") or "")
-    return {"id": region, "region": region, "logGroupNamePrefix": prefix, "logGroupNames": [], "arns": []}
+    return {"id": ctx.region, "region": ctx.region, "logGroupNamePrefix": prefix, "logGroupNames": [], "arns": []}

@@ -233,8 +233,7 @@ def test_user_data_bootstraps_the_node_with_labels_and_taint():
 
 
 def test_prod_has_an_on_demand_baseline_and_a_spot_burst_pool():
-    groups = {g.inputs.get("nodeGroupName") or g.inputs["nodeGroupNamePrefix"].rstrip("-"): g.inputs
-              for g in prod().of_type(NODE_GROUP)}
+    groups = {g.inputs["nodeGroupName"]: g.inputs for g in prod().of_type(NODE_GROUP)}
     assert groups["a10g-baseline"]["capacityType"] == "ON_DEMAND"
     assert groups["a10g-baseline"]["scalingConfig"]["minSize"] == 2
     assert groups["l4-spot-burst"]["capacityType"] == "SPOT"
@@ -243,7 +242,7 @@ def test_prod_has_an_on_demand_baseline_and_a_spot_burst_pool():
 
 def test_self_managed_variant_uses_an_asg_with_its_own_role_and_an_ec2_linux_access_entry():
     result = self_managed()
-    assert [g.inputs["nodeGroupNamePrefix"] for g in result.of_type(NODE_GROUP)] == ["system-"]
+    assert [g.inputs["nodeGroupName"] for g in result.of_type(NODE_GROUP)] == ["system"]
     entry = result.one("aws:eks/accessEntry:AccessEntry").inputs
     assert entry["type"] == "EC2_LINUX"
     own_role = result.one("aws:iam/role:Role", "l4-spot-node-role")
@@ -421,7 +420,7 @@ def test_rendered_kubernetes_objects_pass_the_conformance_harness(result: Any):
 
 def test_field_report_combination_builds():
     groups = field_report().of_type(NODE_GROUP)
-    gpu = next(g.inputs for g in groups if g.inputs.get("nodeGroupName") == "a10g")
+    gpu = next(g.inputs for g in groups if g.inputs["nodeGroupName"] == "a10g")
     assert gpu["labels"]["gpu-platform.io/os"] == "ubuntu-22.04"
     assert gpu["tags"]["gpu-platform.io/kubelet-version"] == "1.32"
     assert field_report().one("eks:index:Cluster").inputs["version"] == "1.34"

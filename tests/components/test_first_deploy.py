@@ -93,10 +93,12 @@ def test_a_range_inside_a_documentation_range_is_refused_too():
 # --- 2. the system node group is replaceable --------------------------------------------------------
 
 
-def test_system_node_group_has_a_generated_name_so_a_replacement_does_not_collide():
-    system = run(stack_values("prod"), stack="prod").one("aws:eks/nodeGroup:NodeGroup", "system").inputs
-    assert "nodeGroupName" not in system
-    assert system["nodeGroupNamePrefix"] == "system-"
+def test_system_node_group_is_deleted_before_its_replacement_so_the_name_does_not_collide(
+    options: dict[str, Any]
+):
+    system = run(stack_values("prod"), stack="prod").one("aws:eks/nodeGroup:NodeGroup", "system")
+    assert system.inputs["nodeGroupName"] == "system"
+    assert options[system.name]["deleteBeforeReplace"] is True
 
 
 # --- 3. the cluster creator's admin access ----------------------------------------------------------
