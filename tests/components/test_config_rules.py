@@ -8,11 +8,20 @@ where the rule computes one. Numeric limits are tested on the limit and one past
 from __future__ import annotations
 
 import copy
+import json
+from datetime import date
 from typing import Any
 
 import pytest
 
-from components.config import ConfigIssue, Problem, parse_stack_config
+from components.config import (
+    ConfigError,
+    ConfigIssue,
+    Problem,
+    load_stack_config,
+    matrix_advisories,
+    parse_stack_config,
+)
 
 ACM = "arn:aws:acm:us-west-2:111122223333:certificate/0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
 WAF = "arn:aws:wafv2:us-west-2:111122223333:regional/webacl/gpu-dev/0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
@@ -341,7 +350,24 @@ def test_config_issue_carries_value_path_nearest_and_fix():
         "rule", "rule", 1, ("a",), ("b",), "c")
 
 
+def test_an_ami_id_is_pinned_in_its_canonical_form():
+    (upper,) = _problems(_set(VALID, "gpuNodeGroups.0.imageId", "AMI-0123456789ABCDEF0"))
+    assert upper.path == ("gpuNodeGroups", 0, "imageId")
+    assert upper.rule == "an AMI id is ami- followed by 8 or 17 lowercase hex digits"
+    assert upper.nearest == ("ami-0123456789abcdef0",)
+    assert upper.fix == "run `python -m tools.matrix images --stack <stack>` for the parameter to read it from"
+    (short,) = _problems(_set(VALID, "gpuNodeGroups.0.imageId", "ami-123"))
+    assert short.nearest == ()
+    assert _problems(_set(VALID, "gpuNodeGroups.0.imageId", "ami-01234567")) == []
+    assert _problems(_set(VALID, "gpuNodeGroups.0.imageId", "ami-0123456789abcdef0")) == []
+
+
 GENERIC_RULES: list[tuple[str, Any, str, tuple[str, ...], str | None]] = [
+    ("karpenter.pools.0.capacityTypes", ["Spot"], "must be one of on-demand, spot", ("spot",), None),
+    ("karpenter.pools.0.os", "ubuntu", "must be one of ubuntu-22.04, ubuntu-24.04, bottlerocket, al2023",
+     ("ubuntu-24.04",), None),
+    ("inferenceServices.0.ingress.scheme", "Internal", "must be one of internet-facing, internal", ("internal",),
+     None),
     ("gpuNodeGroups.0.os", "ubuntu-20.04", "must be one of ubuntu-22.04, ubuntu-24.04", ("ubuntu-24.04",), None),
     ("gpuNodeGroups.0.capacityType", "Spot", "must be one of on-demand, spot", ("spot",), None),
     ("systemNodeGroup.amiType", "AL2_x86_64", "must be one of AL2023_x86_64_STANDARD", ("AL2023_x86_64_STANDARD",),
@@ -356,7 +382,8 @@ GENERIC_RULES: list[tuple[str, Any, str, tuple[str, ...], str | None]] = [
                          ids=[f"{p}={v!r}" for p, v, _, _, _ in GENERIC_RULES])
 def test_type_choice_and_length_rules_name_the_key_and_the_nearest_choice(path, value, rule, nearest, fix):
     problem = _only_problem(path, value)
-    assert problem.path == tuple(int(p) if p.isdigit() else p for p in path.split("."))
+    key_path = tuple(int(p) if p.isdigit() else p for p in path.split("."))
+    assert problem.path[:len(key_path)] == key_path
     assert rule in problem.rule
     assert problem.nearest == nearest
     assert problem.fix == fix
@@ -373,3 +400,146 @@ def test_an_unknown_key_is_refused_with_the_key_it_was_probably_meant_to_be(wher
     assert problem.path[-1] == typo
     assert f"unknown key '{'gpu-platform:' if not where else ''}{typo}'" == problem.rule
     assert problem.nearest == (meant,)
+
+
+# --------------------------------------------------------------------------------------------------
+# Rules that consult the compatibility matrix: each blames one key (load_stack_config with check_matrix)
+
+MATRIX_TODAY = date(2026, 11, 29)
+
+
+def _matrix_rejection(values: dict[str, Any]) -> str:
+    with pytest.raises(ConfigError) as caught:
+        load_stack_config(values, stack_file="Pulumi.dev.yaml", check_matrix=True, today=MATRIX_TODAY)
+    return str(caught.value)
+
+
+def test_the_valid_stack_passes_the_matrix_with_no_advisory():
+    config = load_stack_config(VALID, stack_file="Pulumi.dev.yaml", check_matrix=True, today=MATRIX_TODAY)
+    assert matrix_advisories(config, stack_file="Pulumi.dev.yaml", today=MATRIX_TODAY) == []
+
+
+@pytest.mark.parametrize(("path", "value", "blamed"), [
+    ("systemNodeGroup.instanceTypes", ["g5.xlarge"],
+     'systemNodeGroup.instanceTypes[0] = "g5.xlarge": the system node group is untainted and must not use GPU '
+     "instances (GPU nodes carry the nvidia.com/gpu taint and belong in a GPU pool); nearest valid choice: m7i.large"),
+    ("gpuOperator.version", "v99.1.0",
+     'gpuOperator.version = "v99.1.0": not a GPU Operator release the compatibility matrix knows; nearest valid '
+     "choice: "),
+    ("gpuNodeGroups.0.instanceTypes", ["g5.huge"],
+     'gpuNodeGroups[0].instanceTypes[0] = "g5.huge": instance type g5.huge is not a size of the g5 family'),
+    ("gpuNodeGroups.0.kubeletVersion", "1.30",
+     'gpuNodeGroups[0].kubeletVersion = "1.30": kubelet 1.30 is 5 minor versions older than the control plane 1.35'),
+    ("gpuOperator.version", "v24.9.0",
+     'gpuNodeGroups[0].os = "ubuntu-24.04": GPU Operator v24.9.0 does not support ubuntu-24.04 (supported: '
+     "ubuntu-22.04); use one of those or a newer operator release; nearest valid choice: ubuntu-22.04"),
+    ("gpuOperator.version", "v24.9.0",
+     'gpuOperator.version = "v24.9.0": GPU Operator v24.9.0 does not support ubuntu-24.04; supported: ubuntu-22.04'),
+    ("gpuOperator.driverVersion", "535.309.01",
+     'gpuOperator.driverVersion = "535.309.01": driver 535.309.01 has no published image '
+     "nvcr.io/nvidia/driver:535.309.01-ubuntu24.04"),
+    ("cluster.kubernetesVersion", "1.33",
+     'cluster.kubernetesVersion = "1.33": EKS 1.33 left standard support on 2026-07-29 and is in extended support'),
+])
+def test_a_matrix_finding_blames_the_key_that_causes_it(path, value, blamed):
+    assert f"Pulumi.dev.yaml: {blamed}" in _matrix_rejection(_set(VALID, path, value))
+
+
+# --------------------------------------------------------------------------------------------------
+# How a stack's raw `gpu-platform:` values are read and a problem is printed
+
+def _raw(values: dict[str, Any]) -> dict[str, Any]:
+    """As Pulumi hands config over: namespaced keys, objects and lists as JSON strings."""
+    return {f"gpu-platform:{key}": json.dumps(value) for key, value in values.items()}
+
+
+def _load_error(raw: dict[str, Any]) -> str:
+    with pytest.raises(ConfigError) as caught:
+        load_stack_config(raw, stack_file="Pulumi.dev.yaml", check_matrix=False, today=MATRIX_TODAY)
+    return str(caught.value)
+
+
+def test_raw_values_are_decoded_and_other_namespaces_ignored():
+    raw = {**_raw(VALID), "aws:region": "us-west-2", "kubernetes:context": "{}"}
+    config = load_stack_config(raw, stack_file="Pulumi.dev.yaml", check_matrix=False, today=MATRIX_TODAY)
+    assert config.cluster.name == "gpu-dev"
+    assert [p.name for p in config.gpu_pools()] == ["a10g", "gpu-spot"]
+
+
+def test_a_missing_required_section_names_the_key_and_the_fix():
+    raw = _raw(VALID)
+    del raw["gpu-platform:cluster"]
+    assert _load_error(raw) == ("Pulumi.dev.yaml: cluster = (missing): required key is missing; fix: add "
+                                "gpu-platform:cluster (The EKS cluster and its network.)")
+
+
+def test_a_value_that_is_not_json_stays_a_string_and_is_refused_as_such():
+    assert _load_error({**_raw(VALID), "gpu-platform:cluster": "{not json"}) == (
+        'Pulumi.dev.yaml: cluster = "{not json": must be a mapping of keys')
+
+
+def test_a_mapping_value_is_printed_as_sorted_json():
+    cluster = {**VALID["cluster"], "availabilityZones": {"b": 1, "a": 2}}
+    raw = {**_raw(VALID), "gpu-platform:cluster": json.dumps(cluster)}
+    assert _load_error(raw) == 'Pulumi.dev.yaml: cluster.availabilityZones = {"a": 2, "b": 1}: must be an integer'
+
+
+def test_a_long_value_is_cut_at_160_characters():
+    name = "x" * 200 + "!"
+    raw = {**_raw(VALID), "gpu-platform:cluster": json.dumps({**VALID["cluster"], "name": name})}
+    message = _load_error(raw)
+    shown = json.dumps(name)[:157] + "..."
+    assert message.startswith(f"Pulumi.dev.yaml: cluster.name = {shown}: an EKS cluster name is 1-100 letters")
+    assert len(shown) == 160
+
+
+def test_several_problems_are_listed_under_one_header():
+    cluster = {**VALID["cluster"], "name": "-x", "vpcCidr": "1.2.3.0/8"}
+    raw = {**_raw(VALID), "gpu-platform:cluster": json.dumps(cluster)}
+    message = _load_error(raw)
+    lines = message.splitlines()
+    assert lines[0] == "Pulumi.dev.yaml: the stack configuration has 2 problems; nothing was created:"
+    assert [line.split(": ")[1] for line in lines[1:]] == ['cluster.name = "-x"', 'cluster.vpcCidr = "1.2.3.0/8"']
+    assert all(line.startswith("  - Pulumi.dev.yaml: ") for line in lines[1:])
+
+
+# --------------------------------------------------------------------------------------------------
+# GPU pools with every default resolved (what the components and the matrix checks work on)
+
+def _pools(values: dict[str, Any]) -> list[tuple[Any, ...]]:
+    config, problems = parse_stack_config(values)
+    assert config is not None, problems
+    return [(p.name, p.kind, p.os, p.driver_version, p.kubelet_version, p.instance_types, p.use_precompiled,
+             p.path, p.driver_path, p.driver_source) for p in config.gpu_pools()]
+
+
+def test_gpu_pools_resolve_the_operator_driver_the_control_plane_kubelet_and_the_baked_branch():
+    assert _pools(VALID) == [
+        ("a10g", "managed-node-group", "ubuntu-24.04", "580.173.02", "1.35", ("g5.xlarge",), False,
+         ("gpuNodeGroups", 0), ("gpuOperator", "driverVersion"), "operator"),
+        ("gpu-spot", "karpenter", "bottlerocket", "580", "1.35", ("g6.xlarge",), False,
+         ("karpenter", "pools", 0), ("karpenter", "pools", 0, "driverVersion"), "image"),
+    ]
+
+
+def test_a_node_groups_own_driver_kubelet_precompiled_and_self_management_win():
+    group = {**VALID["gpuNodeGroups"][0], "driverVersion": "580", "usePrecompiled": True, "kubeletVersion": "1.34",
+             "selfManaged": True}
+    values = _set(_set(VALID, "gpuNodeGroups.0", group), "gpuOperator.usePrecompiled", False)
+    (a10g, _) = _pools(values)
+    assert a10g == ("a10g", "self-managed", "ubuntu-24.04", "580", "1.34", ("g5.xlarge",), True,
+                    ("gpuNodeGroups", 0), ("gpuNodeGroups", 0, "driverVersion"), "operator")
+
+
+def test_the_operators_precompiled_setting_reaches_groups_that_do_not_set_it():
+    values = _set(_set(VALID, "gpuOperator.usePrecompiled", True), "gpuOperator.driverVersion", "580")
+    (a10g, _) = _pools(values)
+    assert a10g[3] == "580" and a10g[6] is True
+
+
+def test_without_an_operator_an_ubuntu_pool_has_no_driver_and_is_refused():
+    values = copy.deepcopy(VALID)
+    del values["gpuOperator"]
+    config, problems = parse_stack_config(values)
+    assert config is None
+    assert [p.rule[:40] for p in problems] == ["Ubuntu GPU pools get their driver from t"]
