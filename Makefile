@@ -9,20 +9,30 @@ STAMP := $(VENV)/.requirements-installed
 STACK ?= dev
 PHASE ?= preview
 PYTEST_ARGS ?=
+# `make preview TODAY=YYYY-MM-DD` judges lifecycles at that date; `OUT=DIR` also writes the artefacts there.
+OUT ?=
 # The stack's own policy config, passed only when it exists (the CLI reads one only when named).
+# tools/ci_gate.py (`make gate`) builds the same command line for every stack; tests/ci checks both agree.
 POLICY_CONFIG := $(wildcard policies/config/$(STACK).json)
-PREVIEW_ARGS = --stack $(STACK) --phase $(PHASE) $(if $(POLICY_CONFIG),--policy-config $(POLICY_CONFIG))
+PREVIEW_ARGS = --stack $(STACK) --phase $(PHASE) $(if $(TODAY),--today $(TODAY)) \
+	$(if $(POLICY_CONFIG),--policy-config $(POLICY_CONFIG)) $(if $(OUT),--out $(OUT))
+# The date the offline gate (`make gate`, the pull-request and deploy workflows) judges lifecycles at, so a
+# pull request's result does not change with the calendar. `make gate TODAY=` judges at the real date (the
+# weekly calendar workflow does). Move it forward on purpose, in its own commit.
+GATE_TODAY := 2026-11-30
 
 .DEFAULT_GOAL := help
-.PHONY: help venv pack-venv preview preview-json lint test clean
+.PHONY: help venv pack-venv preview preview-json gate lint test mutants clean
 
 help:
 	@echo "make preview        offline preview of the dev stack (STACK=prod for prod): no cloud account, no Pulumi CLI"
 	@echo "make test           lint (ruff, mypy) and the test suite (pytest, parallel when pytest-xdist is present)"
+	@echo "make gate           the offline gate of CI: every stack, lifecycles judged at GATE_TODAY (TODAY= for the real date)"
 	@echo "make lint           ruff check and mypy only"
 	@echo "make venv           create .venv and install requirements-dev.txt"
 	@echo "make pack-venv      create policies/venv, the policy pack's own virtualenv (Python 3.10+), as the CLI expects"
 	@echo "                    (PHASE=update|up for the other engine moments of make preview)"
+	@echo "make mutants        mutation testing of the rule core with mutmut (on demand, not in CI; CPU-heavy)"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +48,12 @@ preview: $(STAMP)
 
 preview-json: $(STAMP)
 	$(PY) -m tools.preview $(PREVIEW_ARGS) --json
+
+# Every stack, as CI runs it: out/<stack>/ artefacts, each summary appended to $$GITHUB_STEP_SUMMARY when set,
+# exit 1 on a mandatory violation, 2 on a rejected stack.
+gate: TODAY ?= $(GATE_TODAY)
+gate: $(STAMP)
+	$(PY) -m tools.ci_gate --today "$(TODAY)" --out $(or $(OUT),out)
 
 # `pulumi preview --policy-pack policies` runs a local Python pack with policies/venv (PulumiPolicy.yaml
 # `virtualenv: venv`) but does not create it; `pulumi install` in policies/ does. This target does the
@@ -68,5 +84,15 @@ test: lint
 	fi; \
 	exit $$status
 
+# Mutation testing ([tool.mutmut] in pyproject.toml): every mutant of the rule core against the rule-level
+# tests, at the lowest CPU priority. MUTANTS narrows it to mutant names (e.g. "policies.gpu_guard.versions*");
+# MUTANT_JOBS sets the parallel workers. The tests read ../shared through GPU_PLATFORM_SHARED (they run
+# inside mutants/). The score per path: tests/mutation_score.py.
+MUTANT_JOBS ?= 1
+MUTANTS ?=
+mutants: $(STAMP)
+	GPU_PLATFORM_SHARED=$${GPU_PLATFORM_SHARED:-$(abspath ..)/shared} nice -n 19 $(VENV)/bin/mutmut run --max-children $(MUTANT_JOBS) $(MUTANTS)
+	$(PY) -m tests.mutation_score
+
 clean:
-	rm -rf out .pytest_cache .mypy_cache .ruff_cache $(PACK_VENV)
+	rm -rf out .pytest_cache .mypy_cache .ruff_cache $(PACK_VENV) mutants

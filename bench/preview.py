@@ -1,12 +1,13 @@
 """Wall time and peak memory of the offline preview + policy gate, per stack.
 
-    .venv/bin/python bench/preview.py [--runs 3] [--stack dev --stack prod]
+    .venv/bin/python bench/preview.py [--runs 3] [--stack dev --stack prod] [--phase preview --phase up]
 
-Each run is a fresh `python -m tools.preview --stack S --json` process, as CI and `make preview`
-run it, started through a small wrapper process so that peak memory is that run's alone: the
+Each run is a fresh `python -m tools.preview --stack S --phase P --json` process (with
+`--policy-config policies/config/S.json` when it exists), as CI and `make preview` run it, started
+through a small wrapper process so that peak memory is that run's alone: the
 largest resident set among the preview and the policy pack it starts (`ru_maxrss` of
 RUSAGE_CHILDREN in the wrapper, KiB on Linux). Prints one line per stack: median and worst wall
-time, peak RSS, resource and violation counts.
+time, peak RSS, resource and violation counts, per stack and phase (default: the `preview` phase).
 """
 
 from __future__ import annotations
@@ -31,12 +32,14 @@ _WRAPPER = (
 )
 
 
-def run_once(stack: str) -> tuple[float, int, int, int]:
+def run_once(stack: str, phase: str) -> tuple[float, int, int, int]:
+    cmd = [sys.executable, "-c", _WRAPPER, sys.executable, "-m", "tools.preview", "--stack", stack,
+           "--phase", phase, "--json"]
+    policy_config = REPO / "policies" / "config" / f"{stack}.json"
+    if policy_config.is_file():
+        cmd += ["--policy-config", str(policy_config)]
     start = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-c", _WRAPPER, sys.executable, "-m", "tools.preview", "--stack", stack, "--json"],
-        cwd=REPO, capture_output=True, text=True, check=False,
-    )
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - start
     if proc.returncode not in (0, 1):
         raise SystemExit(f"preview of {stack} failed with exit {proc.returncode}:\n{proc.stderr}")
@@ -49,15 +52,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--stack", action="append", default=None)
+    parser.add_argument("--phase", action="append", choices=("preview", "update", "up"), default=None)
     args = parser.parse_args()
     for stack in args.stack or ["dev", "prod"]:
-        results = [run_once(stack) for _ in range(args.runs)]
-        walls = [r[0] for r in results]
-        print(
-            f"{stack}: median {statistics.median(walls):.2f}s, worst {max(walls):.2f}s over {args.runs} runs; "
-            f"peak RSS {max(r[1] for r in results) / 1024:.0f} MiB; "
-            f"{results[0][2]} resources, {results[0][3]} violations"
-        )
+        for phase in args.phase or ["preview"]:
+            report(stack, phase, [run_once(stack, phase) for _ in range(args.runs)], args.runs)
+
+
+def report(stack: str, phase: str, results: list[tuple[float, int, int, int]], runs: int) -> None:
+    walls = [r[0] for r in results]
+    print(
+        f"{stack} ({phase}): median {statistics.median(walls):.2f}s, worst {max(walls):.2f}s over {runs} runs; "
+        f"peak RSS {max(r[1] for r in results) / 1024:.0f} MiB; "
+        f"{results[0][2]} resources, {results[0][3]} violations"
+    )
 
 
 if __name__ == "__main__":

@@ -179,7 +179,8 @@ class RecordingMocks(Mocks):
         if self.unknown_outputs and not req.type.startswith("pulumi:providers:"):
             # The engine previews a create without calling the provider's Create: what the program sent is
             # known, everything the provider computes is not; a remote component's outputs all wait.
-            keep = {} if req.remote else req.inputs
+            keep = {} if req.remote else dict(req.inputs)
+            keep.update(_checked_names(req, outputs))
             outputs = {k: keep.get(k, UNKNOWN) for k in outputs if k != "id"}
             return "", outputs
         if not req.custom:
@@ -196,6 +197,25 @@ class RecordingMocks(Mocks):
                               inputs=dict(args.inputs), custom=bool(args.custom), remote=False,
                               ctx=self.context())
         return self.answer_resource(req)
+
+
+def _checked_names(req: ResourceRequest, outputs: Mapping[str, Any]) -> dict[str, Any]:
+    """Names a provider assigns in Check, which runs during preview too: known in a first preview.
+
+    Pulumi's auto-name (`<logical>-<7 hex>`) of an AWS resource without `name`/`namePrefix`, and the
+    Kubernetes provider's `metadata.name` of an object without one. A name the cloud generates at create
+    (`namePrefix`, `nodeGroupNamePrefix`) stays unknown.
+    Source: https://www.pulumi.com/docs/iac/concepts/resources/names/#autonaming
+    """
+    if req.remote or not req.custom:
+        return {}
+    if req.type.startswith("aws:") and "name" in outputs and not any(k.endswith("amePrefix") for k in req.inputs):
+        return {"name": outputs["name"]}
+    metadata = outputs.get("metadata")
+    if req.type.startswith("kubernetes:") and isinstance(metadata, Mapping) and "name" in metadata:
+        given = req.inputs.get("metadata")
+        return {"metadata": {**(given if isinstance(given, Mapping) else {}), "name": metadata["name"]}}
+    return {}
 
 
 def _qualified_type(parent: str, type_: str) -> str:

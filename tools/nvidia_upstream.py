@@ -11,7 +11,7 @@ the same layout), or, with `--fetch`, the same files fetched live (newest versio
   the jobs that build `nvcr.io/nvidia/driver:<version>-<os>` and the precompiled branch matrices.
 
 History files are named `<commit date>-<short sha>.<ext>`; the date is what "first built" and "since" mean.
-Sources (what each file holds): /work/shared/upstream/SOURCES.md, section "NVIDIA release data";
+Sources (what each file holds): ../shared/upstream/SOURCES.md, section "NVIDIA release data";
 upstream repositories https://github.com/NVIDIA/cloud-native-docs (gpu-operator/) and
 https://github.com/NVIDIA/gpu-driver-container (.common-ci.yml).
 

@@ -74,6 +74,14 @@ def resource_policy(
     return _register(policy, PolicyMeta(name, enforcement, prod or enforcement, "resource", companion_of))
 
 
+# Every stack policy says what being one means: it needs the whole stack, and `pulumi up` runs it only
+# after every step (pulumi/pulumi pkg/resource/deploy/deployment_executor.go line 410, AnalyzeResources).
+STACK_POLICY_NOTE = (
+    "(Stack policy: it correlates several resources, so it needs the whole stack; `pulumi preview` is its gate, "
+    "`pulumi up` runs it only after every step.)"
+)
+
+
 def stack_policy(
     name: str,
     description: str,
@@ -93,7 +101,7 @@ def stack_policy(
     """
     policy = StackValidationPolicy(
         name=name,
-        description=description,
+        description=f"{description} {STACK_POLICY_NOTE}",
         validate=validate,
         enforcement_level=enforcement,
         config_schema=config_schema,

@@ -6,8 +6,12 @@ module turns them into a few plain views and answers the one question most stack
 which pools can this workload be scheduled on, and on which of their instance types.
 
 Reading a value that is unknown during preview raises `UnknownValueError`; it is deliberately not
-caught, so the policy SDK reports "can't run policy ... during preview" (advisory), naming the
-value, instead of a policy passing on a value it never saw. Resources are linked the way the engine
+swallowed, so the policy SDK reports "can't run policy ... during preview" (advisory), naming the
+value, instead of a policy passing on a value it never saw. Two values of a node group are often
+unknown in a first preview and needed by few rules: the kubelet `version` (derived from the control
+plane) and a generated `nodeGroupName`. They are `Deferred`: the error is kept and raised only when
+a rule reads them (`Pool.kubelet_version`, a selector on `eks.amazonaws.com/nodegroup`), so the
+verdict waits only where it depends on them. Resources are linked the way the engine
 can tell at preview: through URNs, parents and property dependencies (`PolicyResource.
 property_dependencies`), never through ids, which are unknown until a resource exists. A launch
 template is found from a node group through the `launchTemplate` property's dependencies, else by
@@ -25,6 +29,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from pulumi_policy.proxy import UnknownValueError
 
 # Label contract (CONFIG.md section 2). The pack is self-contained, so it restates the keys.
 POOL_LABEL = "gpu-platform.io/pool"
@@ -83,6 +89,24 @@ ASG_LABEL_TAG = "k8s.io/cluster-autoscaler/node-template/label/"
 ASG_TAINT_TAG = "k8s.io/cluster-autoscaler/node-template/taint/"
 
 
+class Deferred:
+    """A value the engine does not know yet: reading it raises the UnknownValueError that names it."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def value(self) -> Any:
+        raise self.error
+
+
+def deferred_get(obj: Any, *path: Any, default: Any = None) -> Any:
+    """`get`, but an unknown value comes back as a `Deferred` instead of raising now."""
+    try:
+        return get(obj, *path, default=default)
+    except UnknownValueError as err:
+        return Deferred(err)
+
+
 def get(obj: Any, *path: Any, default: Any = None) -> Any:
     """Walk mappings and sequences; `default` where a step is missing (unknowns still raise)."""
     cur = obj
@@ -133,12 +157,12 @@ class Pool:
     name: str
     kind: str  # "managed-node-group" | "self-managed" | "karpenter-nodepool"
     labels: dict[str, str]
-    label_domain: dict[str, frozenset[str] | None]
+    label_domain: dict[str, frozenset[str] | Deferred | None]
     taints: tuple[Taint, ...]
     instance_types: tuple[str, ...]
     min_size: int | None
     ami_type: str | None = None
-    kubelet_version: str | None = None
+    kubelet: str | Deferred | None = None
     node_class: str | None = None
     os_hint: str | None = None  # OS derived from the AMI type / EC2NodeClass, when no label says it
     props: Any = field(default=None, repr=False, compare=False)
@@ -148,6 +172,11 @@ class Pool:
         """The resources the engine says property `prop` of this pool's resource was computed from."""
         deps = getattr(self.resource, "property_dependencies", None) or {}
         return list(deps.get(prop) or [])
+
+    @property
+    def kubelet_version(self) -> str | None:
+        """The nodes' kubelet version; reading it waits (raises) while the engine does not know it."""
+        return self.kubelet.value() if isinstance(self.kubelet, Deferred) else self.kubelet
 
     @property
     def os(self) -> str | None:
@@ -260,18 +289,26 @@ def _node_group_pool(urn: str, name: str, props: Any, templates: Mapping[str, An
         if template is not None and get(template, "instanceType"):
             instance_types = (str(get(template, "instanceType")),)
     ami_type = get(props, "amiType")
-    group_name = str(get(props, "nodeGroupName", default=name))
+    group_name = deferred_get(props, "nodeGroupName", default=name)
     capacity = str(get(props, "capacityType", default="ON_DEMAND"))
     domain = _domain(labels, instance_types)
-    domain["eks.amazonaws.com/nodegroup"] = frozenset({group_name})
+    domain["eks.amazonaws.com/nodegroup"] = group_name if isinstance(group_name, Deferred) else frozenset(
+        {str(group_name)})
     domain["eks.amazonaws.com/capacityType"] = frozenset({capacity})
     return Pool(
         urn=urn, name=labels.get(POOL_LABEL, name), kind="managed-node-group", labels=labels, label_domain=domain,
         taints=taints, instance_types=instance_types, min_size=_int(get(props, "scalingConfig", "minSize")),
         ami_type=str(ami_type) if ami_type else None,
-        kubelet_version=_opt_str(get(props, "version")) or _opt_str(get(props, "tags", KUBELET_VERSION_TAG)),
+        kubelet=_kubelet(props),
         os_hint=_BAKED_AMI_TYPES.get(str(ami_type)) if ami_type else None, props=props, resource=resource,
     )
+
+
+def _kubelet(props: Any) -> str | Deferred | None:
+    version = deferred_get(props, "version")
+    if isinstance(version, Deferred):
+        return version
+    return _opt_str(version) or _opt_str(get(props, "tags", KUBELET_VERSION_TAG))
 
 
 def _asg_pool(urn: str, name: str, props: Any, templates: Mapping[str, Any], resource: Any = None) -> Pool:
@@ -298,7 +335,7 @@ def _asg_pool(urn: str, name: str, props: Any, templates: Mapping[str, Any], res
     return Pool(
         urn=urn, name=labels.get(POOL_LABEL, name), kind="self-managed", labels=labels,
         label_domain=_domain(labels, types), taints=tuple(taints), instance_types=types,
-        min_size=_int(get(props, "minSize")), kubelet_version=kubelet, props=props, resource=resource,
+        min_size=_int(get(props, "minSize")), kubelet=kubelet, props=props, resource=resource,
     )
 
 
@@ -313,7 +350,8 @@ def _nodepool_pool(urn: str, name: str, props: Any, node_classes: Mapping[str, A
         operator = str(get(req, "operator", default=""))
         values = frozenset(str(v) for v in as_list(get(req, "values")))
         if operator == "In":
-            domain[key] = values if key not in domain or domain[key] is None else (domain[key] or frozenset()) & values
+            known = domain.get(key)
+            domain[key] = known & values if isinstance(known, frozenset) else values
             if key == INSTANCE_TYPE_LABEL:
                 instance_types = tuple(str(v) for v in as_list(get(req, "values")))
         elif operator == "Exists":
@@ -342,8 +380,8 @@ def _node_class_os(node_class: Any) -> str | None:
     return family if family in _BAKED_OS else None
 
 
-def _domain(labels: Mapping[str, str], instance_types: Sequence[str]) -> dict[str, frozenset[str] | None]:
-    domain: dict[str, frozenset[str] | None] = {k: frozenset({v}) for k, v in labels.items()}
+def _domain(labels: Mapping[str, str], instance_types: Sequence[str]) -> dict[str, frozenset[str] | Deferred | None]:
+    domain: dict[str, frozenset[str] | Deferred | None] = {k: frozenset({v}) for k, v in labels.items()}
     if instance_types:
         domain[INSTANCE_TYPE_LABEL] = frozenset(instance_types)
         domain[INSTANCE_FAMILY_LABEL] = frozenset(t.split(".", 1)[0] for t in instance_types)
@@ -414,12 +452,14 @@ def tolerates(tolerations: Iterable[Any], taint: Taint) -> bool:
     return False
 
 
-def _expression_matches(domain: Mapping[str, frozenset[str] | None], expr: Any) -> bool:
+def _expression_matches(domain: Mapping[str, frozenset[str] | Deferred | None], expr: Any) -> bool:
     key = str(get(expr, "key", default=""))
     operator = str(get(expr, "operator", default=""))
     values = {str(v) for v in as_list(get(expr, "values"))}
     present = key in domain
     possible = domain.get(key)
+    if isinstance(possible, Deferred):
+        possible = possible.value()  # a selector on a value the engine does not know yet: the verdict waits
     if operator == "Exists":
         return present
     if operator == "DoesNotExist":
@@ -441,7 +481,7 @@ def _expression_matches(domain: Mapping[str, frozenset[str] | None], expr: Any) 
     return False
 
 
-def _narrow(domain: Mapping[str, frozenset[str] | None], instance_types: tuple[str, ...],
+def _narrow(domain: Mapping[str, frozenset[str] | Deferred | None], instance_types: tuple[str, ...],
             exprs: Iterable[Any]) -> tuple[str, ...]:
     """The instance types of the pool that also satisfy instance-type/family expressions."""
     kept = list(instance_types)

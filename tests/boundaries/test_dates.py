@@ -155,3 +155,17 @@ def test_a_precompiled_build_list_applies_from_its_since_day(build):
     assert not stopped(build.since - DAY)
     assert stopped(build.since)
     assert stopped(build.since + DAY)
+
+
+ANNOUNCED = [r for r in MATRIX.data.eks_versions if r.released is None and r.available_by is not None]
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "Matrix.eks_lifecycle filters the offered versions on `released` only, so a version known only by "
+    "`available_by` (1.36) is offered as a choice before it is available, in the very finding that says "
+    "it is not released yet"))
+@pytest.mark.parametrize("row", ANNOUNCED, ids=[r.version for r in ANNOUNCED])
+def test_an_announced_eks_version_is_offered_from_its_available_by_day(row):
+    unknown = "1.2"
+    assert row.version not in MATRIX.eks_lifecycle(unknown, row.available_by - DAY)[0].nearest
+    assert row.version in MATRIX.eks_lifecycle(unknown, row.available_by)[0].nearest

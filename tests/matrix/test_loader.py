@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -89,3 +90,19 @@ def test_reports_a_file_that_is_not_yaml(tmp_path):
 def test_reports_a_missing_file(tmp_path):
     with pytest.raises(MatrixError, match="cannot read the compatibility matrix"):
         load_matrix_file(tmp_path / "absent.yaml")
+
+
+def _v25_3_0(data: dict[str, Any]) -> dict[str, Any]:
+    return next(row for row in data["operators"] if row["version"] == "v25.3.0")
+
+
+def test_rejects_an_override_without_a_source(tmp_path):
+    path = _write_variant(tmp_path, lambda data: _v25_3_0(data)["override"][0].pop("source"))
+    with pytest.raises(MatrixError, match=r"operators\.3\.override\.0\.source \(row 'v25\.3\.0'\): Field required"):
+        load_matrix_file(path)
+
+
+def test_rejects_an_override_without_a_reason(tmp_path):
+    path = _write_variant(tmp_path, lambda data: _v25_3_0(data)["override"][1].pop("reason"))
+    with pytest.raises(MatrixError, match=r"operators\.3\.override\.1\.reason \(row 'v25\.3\.0'\): Field required"):
+        load_matrix_file(path)

@@ -234,10 +234,11 @@ def test_stack_previews_deterministically(stack_preview, run_preview):
 
 def test_stack_json_is_one_document_with_the_contract_keys(stack_preview):
     doc = json.loads(stack_preview.stdout)
-    assert {"stack", "resources", "violations"} <= set(doc)
+    assert {"stack", "resources", "violations", "not_seen_offline"} <= set(doc)
     assert all(set(r) == {"urn", "type", "name", "parent", "inputs"} for r in doc["resources"])
     assert all(set(v) == {"policy", "enforcement", "urn", "message", "blocks"} for v in doc["violations"])
     assert all(v["enforcement"] in ("mandatory", "advisory") for v in doc["violations"])
+    assert all(v["blocks"] in ("before-create", "after-update") for v in doc["violations"])
     assert doc["resources"] == sorted(doc["resources"], key=lambda r: r["urn"])
 
 
@@ -273,3 +274,20 @@ def test_config_file_with_an_unknown_key_exits_2_naming_file_key_and_value(tmp_p
     assert str(bad) in run.stderr
     assert "colour" in run.stderr and "ultraviolet" in run.stderr
     assert "Traceback" not in run.stderr
+
+
+def _request(type_: str, inputs: dict[str, Any], mocks_: mocks.RecordingMocks) -> mocks.ResourceRequest:
+    return mocks.ResourceRequest(type=type_, name="web", urn=f"urn:pulumi:dev::tiny::{type_}::web", inputs=inputs,
+                                 custom=True, remote=False, ctx=mocks_.context())
+
+
+def test_first_preview_knows_names_assigned_in_check_and_nothing_the_cloud_computes() -> None:
+    first = mocks.RecordingMocks(unknown_outputs=True)
+    id_, role = first.answer_resource(_request("aws:iam/role:Role", {}, first))
+    _, prefixed = first.answer_resource(_request("aws:iam/role:Role", {"namePrefix": "web-"}, first))
+    _, config_map = first.answer_resource(_request("kubernetes:core/v1:ConfigMap", {"metadata": {}}, first))
+
+    assert id_ == ""  # the SDK reads "" as an unknown id during a dry run
+    assert re.fullmatch(r"web-[0-9a-f]{7}", role["name"]) and role["arn"] == UNKNOWN
+    assert prefixed["name"] == UNKNOWN  # a prefix means the cloud picks the name at create
+    assert re.fullmatch(r"web-[0-9a-f]{8}", config_map["metadata"]["name"])

@@ -19,26 +19,44 @@ from .core import Matrix
 from .findings import OS_NAMES, Finding, Level, MatrixError, OsName, worst_level
 from .loader import MATRIX_PATH, load_matrix, load_matrix_file, parse_matrix
 from .results import ImageCuda, InstanceType, NodeImage
-from .rows import CudaRelease, DriverBranch, EksVersion, GpuModel, MatrixData, OperatorRelease, PrecompiledBuild
+from .rows import (
+    BakedDriver,
+    CudaRelease,
+    DriverBranch,
+    DriverImages,
+    EksVersion,
+    GpuModel,
+    InstanceFamily,
+    MatrixData,
+    NodeImageRow,
+    OperatorRelease,
+    Override,
+    PrecompiledBuild,
+)
 
 __all__ = [
     "MATRIX_PATH",
     "OS_NAMES",
+    "BakedDriver",
     "CudaRelease",
     "DriverBranch",
+    "DriverImages",
     "DriverVersion",
     "EksVersion",
     "Finding",
     "GpuModel",
     "ImageCuda",
+    "InstanceFamily",
     "InstanceType",
     "Level",
     "Matrix",
     "MatrixData",
     "MatrixError",
     "NodeImage",
+    "NodeImageRow",
     "OperatorRelease",
     "OsName",
+    "Override",
     "PrecompiledBuild",
     "load_matrix",
     "load_matrix_file",

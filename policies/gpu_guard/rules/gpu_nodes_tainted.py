@@ -114,7 +114,8 @@ def gpu_reason(pool: Pool, gpu: Callable[[str], bool] = gpu_instance) -> str | N
         return f"label {POOL_LABEL}={pool.labels[POOL_LABEL]}"
     if pool.ami_type in GPU_AMI_TYPES:
         return f"GPU AMI type {pool.ami_type}"
-    families = pool.label_domain.get(INSTANCE_FAMILY_LABEL) or frozenset()
+    found = pool.label_domain.get(INSTANCE_FAMILY_LABEL)
+    families = found if isinstance(found, frozenset) else frozenset()
     gpu_families = sorted(f for f in families if gpu_family(f))
     if gpu_families:
         return f"GPU instance families {gpu_families}"

@@ -1,0 +1,357 @@
+"""The GitHub workflows validate, are zizmor-clean at medium and above, and run what the README documents.
+
+Every check runs on the real `.github/workflows/` and on a deliberately bad workflow in tmp_path, so
+each one is shown to catch something.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.shared import REPO
+
+WORKFLOWS = REPO / ".github" / "workflows"
+README = REPO / "README.md"
+BIN = Path(sys.executable).parent
+
+# Checked out with fetch (github:<owner>/<name>) and `git rev-parse <tag>^{commit}` on 2026-11-30.
+PINNED_ACTIONS = {
+    "actions/checkout": ("3d3c42e5aac5ba805825da76410c181273ba90b1", "v7.0.1"),
+    "actions/setup-python": ("5fda3b95a4ea91299a34e894583c3862153e4b97", "v7.0.0"),
+    "actions/upload-artifact": ("bbbca2ddaa5d8feaa63e36b76fdaad77386f024f", "v7.0.0"),
+    "aws-actions/configure-aws-credentials": ("e6de054238d6b7531b4efff3b6587d9aade6a06c", "v6.2.3"),
+    "pulumi/actions": ("8e5e406f4007fca908480587cb9893c07090f58d", "v7.0.0"),
+}
+SEVERITIES_THAT_FAIL = {"medium", "high"}
+USES_LINE = re.compile(r"^\s*(?:-\s+)?uses:\s*(?P<ref>\S+)(?:\s+#\s*(?P<comment>\S+))?\s*$")
+
+BAD_WORKFLOW = """\
+name: bad
+on:
+  pull_request_target:
+jobs:
+  build:
+    runs-on: ubuntu-24.04
+    steps:
+      - uses: actions/checkout@v4
+        with:
+          ref: ${{ github.event.pull_request.head.sha }}
+      - run: echo "${{ github.event.pull_request.title }}"
+      - run: curl -fsSL https://example.com/install.sh | sh
+"""
+
+
+def _tool(name: str) -> str:
+    path = BIN / name
+    found = str(path) if path.is_file() else shutil.which(name)
+    if found is None:
+        pytest.fail(f"{name} is not installed; it is pinned in requirements-dev.txt (make venv installs it)")
+    return found
+
+
+def workflow_files(directory: Path = WORKFLOWS) -> list[Path]:
+    return sorted([*directory.glob("*.yml"), *directory.glob("*.yaml")])
+
+
+def load(path: Path) -> dict[Any, Any]:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert isinstance(data, dict), f"{path}: not a mapping"
+    return data
+
+
+def jobs(path: Path) -> dict[str, dict[str, Any]]:
+    return dict(load(path)["jobs"])
+
+
+def steps(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    for job_id, job in jobs(path).items():
+        for step in job.get("steps", []):
+            yield job_id, step
+
+
+def check_schema(paths: list[Path]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([_tool("check-jsonschema"), "--builtin-schema", "vendor.github-workflows", *map(str, paths)],
+                          capture_output=True, text=True, check=False)
+
+
+def zizmor_findings(directory: Path) -> list[dict[str, Any]]:
+    """zizmor's findings of medium severity or above; a file it cannot parse fails the test."""
+    proc = subprocess.run([_tool("zizmor"), "--offline", "--strict-collection", "--format", "json",
+                           "--min-severity", "medium", str(directory)],
+                          capture_output=True, text=True, check=False, cwd=directory)
+    try:
+        findings = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        pytest.fail(f"zizmor printed no JSON (exit {proc.returncode}): {proc.stderr[-2000:]}")
+    assert isinstance(findings, list)
+    return [f for f in findings if f["determinations"]["severity"].lower() in SEVERITIES_THAT_FAIL]
+
+
+def readme_ci_section() -> str:
+    text = README.read_text(encoding="utf-8")
+    start = text.index("\n## CI/CD\n")
+    end = text.find("\n## ", start + 1)
+    return text[start: end if end != -1 else len(text)]
+
+
+def documented_commands(section: str) -> set[str]:
+    """Every line of the section's code blocks, without a trailing `# comment`, whitespace collapsed."""
+    commands: set[str] = set()
+    for block in re.findall(r"```[a-z]*\n(.*?)```", section, flags=re.S):
+        for line in block.splitlines():
+            command = re.sub(r"\s+#\s.*$", "", line).strip()
+            if command:
+                commands.add(" ".join(command.split()))
+    return commands
+
+
+def run_commands(paths: list[Path]) -> Iterator[tuple[Path, str]]:
+    for path in paths:
+        for _, step in steps(path):
+            for line in str(step.get("run", "")).splitlines():
+                command = line.strip()
+                if command and not command.startswith("#"):
+                    yield path, " ".join(command.split())
+
+
+def pulumi_action_commands(path: Path) -> Iterator[str]:
+    """What each pulumi/actions step runs, as the CLI spells it (matrix `include` rows expanded)."""
+    for job in jobs(path).values():
+        rows = job.get("strategy", {}).get("matrix", {}).get("include", [{}])
+        for step in job.get("steps", []):
+            if not str(step.get("uses", "")).startswith("pulumi/actions@"):
+                continue
+            inputs = step.get("with", {})
+            if "command" not in inputs:
+                continue  # install only
+            for row in rows:
+                values = {key: _expand_matrix(str(inputs.get(key, "")), row) for key in
+                          ("command", "stack-name", "policyPacks", "policyPackConfigs")}
+                command = f"pulumi {values['command']} --stack {values['stack-name']}"
+                command += "".join(f" --policy-pack {p}" for p in values["policyPacks"].split())
+                command += "".join(f" --policy-pack-config {c}" for c in values["policyPackConfigs"].split())
+                yield command
+
+
+def _expand_matrix(raw: str, row: dict[str, Any]) -> str:
+    return re.sub(r"\$\{\{\s*matrix\.([\w-]+)\s*\}\}", lambda m: str(row[m.group(1)]), raw)
+
+
+def undocumented(paths: list[Path], section: str) -> list[str]:
+    documented = documented_commands(section)
+    missing = [f"{p.name}: {c}" for p, c in run_commands(paths) if c not in documented]
+    missing += [f"{p.name}: {c}" for p in paths for c in pulumi_action_commands(p) if c not in documented]
+    return missing
+
+
+@pytest.fixture
+def bad_workflows(tmp_path: Path) -> Path:
+    directory = tmp_path / ".github" / "workflows"
+    directory.mkdir(parents=True)
+    (directory / "bad.yml").write_text(BAD_WORKFLOW, encoding="utf-8")
+    return directory
+
+
+def test_the_workflows_the_issue_asks_for_exist() -> None:
+    names = {p.name for p in workflow_files()}
+    assert {"pull-request.yml", "deploy.yml", "calendar.yml", "publish-policy-pack.yml"} <= names
+
+
+def test_every_workflow_validates_against_the_github_workflow_schema() -> None:
+    proc = check_schema(workflow_files())
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_schema_check_rejects_a_job_without_runs_on_or_uses(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yml"
+    broken.write_text("on: push\njobs:\n  build:\n    steps:\n      - run: make test\n", encoding="utf-8")
+    proc = check_schema([broken])
+    assert proc.returncode == 1
+    assert "broken.yml" in proc.stdout + proc.stderr
+
+
+def test_zizmor_finds_nothing_of_medium_severity_or_above() -> None:
+    findings = zizmor_findings(WORKFLOWS)
+    assert findings == [], [(f["ident"], f["determinations"]["severity"], f["desc"]) for f in findings]
+
+
+def test_zizmor_catches_injection_dangerous_trigger_and_unpinned_action(bad_workflows: Path) -> None:
+    idents = {f["ident"] for f in zizmor_findings(bad_workflows)}
+    assert {"template-injection", "dangerous-triggers", "unpinned-uses"} <= idents
+
+
+def test_zizmor_run_fails_on_a_workflow_it_cannot_parse(tmp_path: Path) -> None:
+    (tmp_path / "unparsable.yml").write_text("on: push\njobs:\n  x:\n    run: a: b: c\n", encoding="utf-8")
+    proc = subprocess.run([_tool("zizmor"), "--offline", "--strict-collection", "--format", "json", str(tmp_path)],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode != 0
+
+
+def test_third_party_actions_are_pinned_to_the_fetched_release_commit_with_the_tag_beside_it() -> None:
+    seen = set()
+    for path in workflow_files():
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            match = USES_LINE.match(line)
+            if match is None or match["ref"].startswith("./"):
+                continue
+            action, _, ref = match["ref"].partition("@")
+            where = f"{path.name}:{number}"
+            assert action in PINNED_ACTIONS, f"{where}: {action} is not in the table of fetched release commits"
+            sha, tag = PINNED_ACTIONS[action]
+            assert (ref, match["comment"]) == (sha, tag), f"{where}: pin {action} to {sha} # {tag}"
+            seen.add(action)
+    assert seen == set(PINNED_ACTIONS)
+
+
+def test_the_pin_check_rejects_a_tag_reference(bad_workflows: Path) -> None:
+    line = next(x for x in (bad_workflows / "bad.yml").read_text().splitlines() if "uses:" in x)
+    match = USES_LINE.match(line)
+    assert match is not None
+    _, _, ref = match["ref"].partition("@")
+    assert not re.fullmatch(r"[0-9a-f]{40}", ref)
+
+
+def test_workflows_grant_nothing_by_default_and_every_job_declares_its_permissions() -> None:
+    for path in workflow_files():
+        assert load(path).get("permissions") == {}, f"{path.name}: set `permissions: {{}}` at the top"
+        for job_id, job in jobs(path).items():
+            assert "permissions" in job, f"{path.name}: job {job_id} declares no permissions"
+            granted = job["permissions"]
+            assert isinstance(granted, dict), f"{path.name}: job {job_id}: list each permission"
+            assert set(granted.values()) <= {"read", "write", "none"}
+            writes = {k for k, v in granted.items() if v == "write"}
+            assert writes <= {"id-token", "pull-requests"}, f"{path.name}: job {job_id} writes {writes}"
+
+
+def test_only_jobs_that_assume_the_aws_role_ask_for_an_oidc_token() -> None:
+    for path in workflow_files():
+        for job_id, job in jobs(path).items():
+            assumes = any(str(s.get("uses", "")).startswith("aws-actions/configure-aws-credentials@")
+                          for s in job.get("steps", []))
+            calls = str(job.get("uses", "")).startswith("./")
+            if not calls:
+                assert (job.get("permissions", {}).get("id-token") == "write") == assumes, f"{path.name}: {job_id}"
+            if assumes:
+                inputs = next(s["with"] for s in job["steps"] if "configure-aws-credentials" in str(s.get("uses")))
+                assert "aws-access-key-id" not in inputs and "aws-secret-access-key" not in inputs
+                assert "environment" in job, f"{path.name}: {job_id} assumes a role outside an environment"
+
+
+def test_no_run_step_interpolates_an_expression_into_the_shell() -> None:
+    for path in workflow_files():
+        for job_id, step in steps(path):
+            assert "${{" not in str(step.get("run", "")), f"{path.name}: {job_id}: pass it through env instead"
+
+
+def test_every_workflow_command_is_documented_in_the_readme_ci_section() -> None:
+    assert undocumented(workflow_files(), readme_ci_section()) == []
+
+
+def test_an_undocumented_command_is_reported(bad_workflows: Path) -> None:
+    missing = undocumented(workflow_files(bad_workflows), readme_ci_section())
+    assert "bad.yml: curl -fsSL https://example.com/install.sh | sh" in missing
+
+
+def test_the_pulumi_cli_version_is_the_release_of_the_pinned_sdk() -> None:
+    pin = re.search(r"^pulumi==(\S+)$", (REPO / "requirements.txt").read_text(), flags=re.M)
+    assert pin is not None
+    versions = {str(s["with"]["pulumi-version"]) for p in workflow_files() for _, s in steps(p)
+                if str(s.get("uses", "")).startswith("pulumi/actions@")}
+    assert versions == {pin.group(1)}
+    assert f"CLI {pin.group(1)}" in readme_ci_section()
+
+
+def test_cloud_steps_use_the_policy_pack_and_each_stacks_own_policy_config() -> None:
+    commands = [c for p in workflow_files() for c in pulumi_action_commands(p)]
+    assert commands, "no pulumi/actions step runs a command"
+    for command in commands:
+        stack = command.split("--stack ")[1].split()[0]
+        assert "--policy-pack policies" in command
+        config = REPO / "policies" / "config" / f"{stack}.json"
+        assert (f"--policy-pack-config policies/config/{stack}.json" in command) == config.is_file(), command
+    assert {c.split()[1] for c in commands} == {"preview", "up"}
+
+
+def test_pull_requests_gate_offline_then_preview_only_where_secrets_exist() -> None:
+    pr = jobs(WORKFLOWS / "pull-request.yml")
+    assert pr["offline-gate"]["uses"] == "./.github/workflows/offline-gate.yml"
+    preview = pr["cloud-preview"]
+    assert preview["needs"] == "offline-gate"
+    assert "github.event.pull_request.head.repo.full_name == github.repository" in preview["if"]
+    assert next(s for s in preview["steps"] if "pulumi/actions" in str(s.get("uses")))["with"]["comment-on-pr"]
+    assert load(WORKFLOWS / "pull-request.yml")[True] == {"pull_request": {"branches": ["main"]}}
+
+
+def test_deploy_runs_the_gate_then_dev_then_prod_one_deployment_per_stack() -> None:
+    deploy = jobs(WORKFLOWS / "deploy.yml")
+    assert deploy["offline-gate"]["uses"] == "./.github/workflows/offline-gate.yml"
+    assert deploy["up-dev"]["needs"] == "offline-gate"
+    assert deploy["up-prod"]["needs"] == "up-dev"
+    for stack in ("dev", "prod"):
+        job = deploy[f"up-{stack}"]
+        assert job["environment"] == stack
+        assert job["concurrency"] == {"group": f"deploy-{stack}", "cancel-in-progress": False}
+    assert load(WORKFLOWS / "deploy.yml")[True] == {"push": {"branches": ["main"]}}
+
+
+def test_the_offline_gate_runs_make_test_and_the_gate_and_keeps_the_artefacts() -> None:
+    gate_steps = [s for _, s in steps(WORKFLOWS / "offline-gate.yml")]
+    runs = [s.get("run") for s in gate_steps]
+    assert runs.index("bash .ci/run") < runs.index("make gate")
+    upload = next(s for s in gate_steps if "upload-artifact" in str(s.get("uses")))
+    assert upload["if"] == "${{ always() }}" and upload["with"]["path"] == "out/"
+    ci_run = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    assert re.search(r"^make test$", ci_run, flags=re.M), ".ci/run must run make test (which runs tests/ci)"
+
+
+def test_the_calendar_runs_weekly_at_the_real_date_and_lists_stale_matrix_rows() -> None:
+    calendar = load(WORKFLOWS / "calendar.yml")
+    assert set(calendar[True]) == {"schedule", "workflow_dispatch"}
+    assert calendar["jobs"]["offline-gate-at-real-date"]["with"] == {"real-date": True}
+    real_date_steps = [s for _, s in steps(WORKFLOWS / "offline-gate.yml") if s.get("if") == "${{ inputs.real-date }}"]
+    assert "make gate TODAY=" in [s.get("run") for s in real_date_steps]
+    ahead = [s for _, s in steps(WORKFLOWS / "offline-gate.yml") if "+28 days" in str(s.get("run"))]
+    assert [s["if"] for s in ahead] == ["${{ inputs.real-date && !cancelled() }}"]
+    runs = [c for _, c in run_commands([WORKFLOWS / "calendar.yml"])]
+    assert ".venv/bin/python -m tools.matrix stale --days 180" in runs
+    assert ".venv/bin/python -m tools.matrix refresh --fetch" in runs
+
+
+def test_publishing_is_guarded_by_a_tag_and_an_environment_secret() -> None:
+    publish = load(WORKFLOWS / "publish-policy-pack.yml")
+    assert publish[True] == {"push": {"tags": ["policy-pack-v*"]}}
+    job = publish["jobs"]["publish"]
+    assert job["environment"] == "policy-publish"
+    step = next(s for s in job["steps"] if "pulumi policy publish" in str(s.get("run")))
+    assert step["env"]["PULUMI_ACCESS_TOKEN"] == "${{ secrets.PULUMI_ACCESS_TOKEN }}"
+    assert step["working-directory"] == "policies"
+
+
+def test_the_calendar_matrix_commands_are_ones_tools_matrix_accepts() -> None:
+    runs = [c for _, c in run_commands([WORKFLOWS / "calendar.yml"]) if "-m tools.matrix" in c]
+    assert runs
+    for command in runs:
+        argv = shlex.split(command)
+        assert argv[0] == ".venv/bin/python"
+        args = argv[3:]
+        if args[0] == "stale":  # offline and cheap: run it, at a pinned date
+            proc = subprocess.run([sys.executable, "-m", "tools.matrix", *args, "--today", "2026-11-30"], cwd=REPO,
+                                  capture_output=True, text=True, check=False)
+            assert proc.returncode == 0, proc.stderr
+            assert "180 days" in proc.stdout
+        else:  # --fetch reads the live sources: check that the options exist
+            proc = subprocess.run([sys.executable, "-m", "tools.matrix", args[0], "--help"], cwd=REPO,
+                                  capture_output=True, text=True, check=False)
+            assert proc.returncode == 0, proc.stderr
+            assert all(option in proc.stdout for option in args[1:]), proc.stdout
