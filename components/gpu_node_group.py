@@ -6,13 +6,15 @@ import base64
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import pulumi
 import pulumi_aws as aws
+import yaml
 
 from components import iam, labels, nodes
 from components.cluster import Cluster, cluster_dns_ip
-from components.config import GpuNodeGroupConfig, GpuPool, StackConfig
+from components.config import GpuNodeGroupConfig, GpuPool, StackConfig, load_stack_config
 from components.labels import Taint
 from policies.gpu_guard.matrix import load_matrix
 
@@ -337,3 +339,10 @@ def image_pins(config: StackConfig) -> list[ImagePin]:
         parameter = image.ssm_parameter if image is not None else "(no image in the compatibility matrix)"
         pins.append(ImagePin(group.name, group.os, pool.kubelet_version, parameter, group.image_id))
     return pins
+
+
+def stack_image_pins(stack_file: Path) -> list[str]:
+    """One line per GPU node group of a `Pulumi.<stack>.yaml`: its pinned image, or that it holds its first one."""
+    config = yaml.safe_load(stack_file.read_text()).get("config") or {}
+    stack = load_stack_config(config, stack_file=stack_file.name, check_matrix=False)
+    return [pin.describe() for pin in image_pins(stack)] or [f"{stack_file.name} has no GPU node group"]

@@ -230,6 +230,18 @@ def drivers(
 
 
 @app.command()
+def images(
+    stack: Annotated[str, typer.Option(help="Stack whose Pulumi.<stack>.yaml is read")] = "dev",
+    config_file: Annotated[Path | None, typer.Option(help="A stack file to read instead")] = None,
+) -> None:
+    """The node image of each GPU node group: the pinned imageId, or the first-deploy image it holds."""
+    from components.gpu_node_group import stack_image_pins  # noqa: PLC0415 - the program's modules, only here
+
+    for line in stack_image_pins(config_file or Path(__file__).resolve().parents[1] / f"Pulumi.{stack}.yaml"):
+        typer.echo(line)
+
+
+@app.command()
 def refresh(
     *,
     fetch: Annotated[bool, typer.Option(help="Read the live sources (GitHub, nvcr.io), not the snapshots")] = False,

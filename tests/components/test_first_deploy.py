@@ -295,3 +295,23 @@ def test_service_monitor_is_on_when_the_stack_says_so():
     config = GpuOperatorConfig.model_validate(
         {"version": "v26.7.0", "driverVersion": "580.173.02", "serviceMonitor": True})
     assert helm_values(config, [])["dcgmExporter"]["serviceMonitor"] == {"enabled": True}
+
+
+def test_matrix_command_line_shows_each_pool_image_pin(tmp_path: Any):
+    import yaml  # noqa: PLC0415
+    from typer.testing import CliRunner  # noqa: PLC0415
+
+    from tests.components.harness import REPO  # noqa: PLC0415
+    from tools.matrix import app  # noqa: PLC0415
+
+    stack = yaml.safe_load((REPO / "Pulumi.dev.yaml").read_text())
+    stack["config"]["gpu-platform:gpuNodeGroups"][0]["imageId"] = "ami-0123456789abcdef0"
+    pinned = tmp_path / "Pulumi.pinned.yaml"
+    pinned.write_text(yaml.safe_dump(stack))
+    result = CliRunner().invoke(app, ["images", "--config-file", str(pinned)])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(
+        "l4-spot: ubuntu-24.04, kubelet 1.35, pinned to ami-0123456789abcdef0; current image: "
+        "/aws/service/canonical/ubuntu/eks/24.04/1.35/stable/current/")
+    shipped = CliRunner().invoke(app, ["images", "--stack", "dev"])
+    assert "l4-spot: ubuntu-24.04, kubelet 1.35, not pinned (holds the image of its first deploy)" in shipped.output
