@@ -543,3 +543,55 @@ def test_without_an_operator_an_ubuntu_pool_has_no_driver_and_is_refused():
     config, problems = parse_stack_config(values)
     assert config is None
     assert [p.rule[:40] for p in problems] == ["Ubuntu GPU pools get their driver from t"]
+
+
+# --------------------------------------------------------------------------------------------------
+# Problems pydantic finds, in the project's words: rule, nearest choice and fix
+
+PYDANTIC_PROBLEMS: list[tuple[str, Any, str, tuple[str, ...], str | None]] = [
+    ("cluster.availabilityZones", 1, "must be >= 2", ("2",), None),
+    ("cluster.availabilityZones", 7, "must be <= 6", ("6",), None),
+    ("cluster.kubernetesVersion", 1.3, "must be a string", ('"1.3"',),
+     "quote it in YAML (an unquoted 1.30 reads as the number 1.3)"),
+    ("cluster.availabilityZones", "two", "must be an integer", (), None),
+    ("cluster.availabilityZones", " 3 ", "must be an integer", ("3",), "write the number without quotes"),
+    ("inferenceServices.0.port", 8000.5, "must be an integer", (), None),
+    ("gpuNodeGroups.0.minSize", True, "must be an integer", (), None),
+    ("cluster.existing", "True ", "must be true or false", ("true",), "write true or false without quotes"),
+    ("cluster.existing", "yes", "must be true or false", (), None),
+    ("cluster.singleNatGateway", 1, "must be true or false", (), None),
+    ("gpuNodeGroups.0.instanceTypes", "g5.xlarge", "must be a list", (), None),
+    ("inferenceServices.0.autoscaling.query", "", "String should have at least 1 character", (), None),
+]
+
+
+@pytest.mark.parametrize(("path", "value", "rule", "nearest", "fix"), PYDANTIC_PROBLEMS,
+                         ids=[f"{p}={v!r}" for p, v, _, _, _ in PYDANTIC_PROBLEMS])
+def test_a_type_or_bound_problem_is_worded_with_its_nearest_choice_and_fix(path, value, rule, nearest, fix):
+    problem = _only_problem(path, value)
+    assert (problem.path, problem.value, problem.rule, problem.nearest, problem.fix) == (
+        tuple(int(p) if p.isdigit() else p for p in path.split(".")), value, rule, nearest, fix)
+
+
+def test_a_missing_nested_key_names_its_path_and_its_description():
+    values = copy.deepcopy(VALID)
+    del values["cluster"]["name"]
+    (problem,) = _problems(values)
+    assert (problem.path, problem.rule, problem.nearest, problem.fix) == (
+        ("cluster", "name"), "required key is missing", (),
+        "add cluster.name (EKS cluster name; also tags the subnets for Karpenter discovery.)")
+
+
+@pytest.mark.parametrize(("where", "allowed"), [
+    (("cluster",), "name, kubernetesVersion, existing, vpcCidr, availabilityZones"),
+    (("inferenceServices", 0, "ingress"), "host, certificateArn, scheme, wafAclArn"),
+])
+def test_an_unknown_key_with_no_near_name_lists_the_allowed_keys(where, allowed):
+    values = copy.deepcopy(VALID)
+    target: Any = values
+    for part in where:
+        target = target[part]
+    target["zzz"] = 1
+    (problem,) = _problems(values)
+    assert (problem.path, problem.value, problem.rule, problem.nearest) == ((*where, "zzz"), 1, "unknown key 'zzz'", ())
+    assert problem.fix is not None and problem.fix.startswith(f"allowed keys: {allowed}")
