@@ -675,3 +675,24 @@ def test_an_unknown_key_with_no_near_name_lists_the_allowed_keys(where, allowed)
     (problem,) = _problems(values)
     assert (problem.path, problem.value, problem.rule, problem.nearest) == ((*where, "zzz"), 1, "unknown key 'zzz'", ())
     assert problem.fix is not None and problem.fix.startswith(f"allowed keys: {allowed}")
+
+
+@pytest.mark.parametrize(("path", "value", "nearest", "at", "shown"), [
+    ("cluster.name", "!" + "a" * 120, ("a" * 100,), (), None),  # cut to the 100 characters EKS allows
+    ("cluster.name", "!!!", ("gpu-cluster",), (), None),
+    ("cluster.name", "Gpu Dev", ("Gpu-Dev",), (), None),  # upper case is allowed in a cluster name
+    ("systemNodeGroup.name", "!!!", ("gpu",), (), None),
+    ("systemNodeGroup.name", "A" * 40, ("a" * 32,), (), None),
+    ("inferenceServices.0.name", "!!!", ("inference",), (), None),
+    ("inferenceServices.0.name", "9" + "a" * 45, ("svc-9" + "a" * 35,), (), None),
+    ("gpuOperator.version", "V26.7.0", ("v26.7.0",), (), None),
+    ("karpenter.version", "V1.14.1", ("1.14.1",), (), None),
+    ("gpuOperator.driverVersion", "r580.173.02", ("580.173.02",), (), None),
+    ("inferenceServices.0.nodePools", ["a10g", "gpu-spot", "a10g"], ('["a10g", "gpu-spot"]',), (2,), "a10g"),
+    ("karpenter.pools.0.capacityTypes", ["spot", "on-demand", "spot"], ('["spot", "on-demand"]',), (2,), "spot"),
+])
+def test_the_nearest_valid_choice_is_computed_from_the_bad_value(path, value, nearest, at, shown):
+    problem = _only_problem(path, value)
+    assert problem.path == (*(int(p) if p.isdigit() else p for p in path.split(".")), *at)
+    assert problem.nearest == nearest
+    assert problem.value == (value if shown is None else shown)
