@@ -9,6 +9,7 @@ kubelet skew), so a mistake in how an instance is put together cannot hide behin
 from __future__ import annotations
 
 from datetime import date
+from typing import Any
 
 from policies.gpu_guard.matrix import Matrix, load_matrix, load_matrix_file
 from policies.gpu_guard.matrix.loader import MATRIX_PATH
@@ -16,7 +17,7 @@ from policies.gpu_guard.matrix.loader import MATRIX_PATH
 TODAY = date(2026, 11, 29)
 
 
-def _answers(matrix: Matrix) -> list[object]:
+def _answers(matrix: Matrix) -> list[Any]:
     return [
         matrix.cuda_min_driver("12.2.2"),
         matrix.cuda_min_driver("12.8"),
