@@ -8,6 +8,7 @@ The program's own config check judges it instead, on the same day the pack judge
 
 from __future__ import annotations
 
+import json
 from datetime import date
 
 import pytest
@@ -42,8 +43,8 @@ def test_prod_the_day_after_standard_support_is_refused_by_the_program(run_previ
 def test_the_policy_config_today_reaches_the_program_too(run_preview: RunPreview, tmp_path) -> None:
     day_after = date.fromordinal(_end_standard("1.35").toordinal() + 1)
     config = tmp_path / "prod-later.json"
-    config.write_text('{"gpu-driver-branch-lifecycle": {"enforcementLevel": "mandatory", "today": "%s"}}'
-                      % day_after.isoformat())
+    config.write_text(json.dumps({"gpu-driver-branch-lifecycle": {"enforcementLevel": "mandatory",
+                                                                  "today": day_after.isoformat()}}))
     run = run_preview("--stack", "prod", "--policy-config", str(config))
     assert run.returncode == 2, run.stdout
     assert "left standard support" in run.stderr
