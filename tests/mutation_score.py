@@ -21,6 +21,8 @@ GROUPS = (
     ("policies/gpu_guard/matrix", "policies/gpu_guard/matrix/"),
     ("policies/gpu_guard/versions.py", "policies/gpu_guard/versions.py"),
     ("policies/gpu_guard/inventory.py", "policies/gpu_guard/inventory.py"),
+    ("  (its split: props.py)", "policies/gpu_guard/props.py"),
+    ("  (its split: scheduling.py)", "policies/gpu_guard/scheduling.py"),
     ("policies/gpu_guard/rules", "policies/gpu_guard/rules/"),
     ("components/config", "components/config"),
 )

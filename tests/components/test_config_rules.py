@@ -82,80 +82,160 @@ def test_the_valid_stack_passes_every_rule():
     assert _problems(VALID) == []
 
 
-# (key, bad value, words of the rule, nearest valid choice or None when the rule offers none)
-FIELD_RULES: list[tuple[str, Any, str, tuple[str, ...] | None]] = [
-    ("cluster.name", "gpu dev!", "an EKS cluster name is 1-100 letters", ("gpu-dev",)),
-    ("cluster.name", "-gpu", "an EKS cluster name is 1-100 letters", ("gpu",)),
-    ("cluster.kubernetesVersion", "v1.35.2", "a Kubernetes version is <major>.<minor> in quotes", ("1.35",)),
-    ("cluster.kubernetesVersion", "latest", "a Kubernetes version is <major>.<minor> in quotes", ()),
-    ("cluster.vpcCidr", "10.0.0.0/15", "the VPC CIDR must be between /16 and /24", ("10.0.0.0/16",)),
-    ("cluster.vpcCidr", "10.0.0.0/25", "the VPC CIDR must be between /16 and /24", ("10.0.0.0/24",)),
-    ("cluster.vpcCidr", "54.0.0.0/16", "the VPC CIDR must be an RFC 1918 private range", ("10.0.0.0/16",)),
-    ("cluster.vpcCidr", "10.0.0.1/16", "not an IPv4 network in CIDR notation", ("10.0.0.0/16",)),
-    ("cluster.vpcCidr", "ten/16", "not an IPv4 network in CIDR notation", ()),
-    ("cluster.endpointPublicAccessCidrs", ["0.0.0.0/0"], "must not be open to the whole internet", None),
-    ("cluster.endpointPublicAccessCidrs", ["203.0.113.7/24"], "not an IPv4 network in CIDR notation",
-     ("203.0.113.0/24",)),
-    ("cluster.opsReadOnlyPrincipalArn", "arn:aws:sts::111122223333:assumed-role/ops/session",
-     "an access entry principal is an IAM role or user ARN", ("arn:aws:iam::111122223333:role/ops",)),
-    ("cluster.adminPrincipalArns", ["arn:aws:iam::1111:role/admin"],
-     "an access entry principal is an IAM role or user ARN", ()),
-    ("systemNodeGroup.name", "System_Nodes", "a pool name is 1-32 lowercase letters", ("system-nodes",)),
-    ("systemNodeGroup.instanceTypes", ["m7i_large"], "an EC2 instance type is <family>.<size>", ("m7i.large",)),
-    ("systemNodeGroup.instanceTypes", ["large"], "an EC2 instance type is <family>.<size>", ()),
-    ("gpuOperator.version", "26.7.0", "a GPU Operator version is the Helm chart version", ("v26.7.0",)),
-    ("gpuOperator.version", "v26.7", "a GPU Operator version is the Helm chart version", ()),
-    ("gpuOperator.driverVersion", "R580", "write the driver version without the R prefix", ("580",)),
-    ("gpuOperator.driverVersion", "580.173.02.1", "is not an NVIDIA driver version", ()),
-    ("gpuOperator.driverVersion", "v580.173.02", "is not an NVIDIA driver version", ("580.173.02",)),
-    ("karpenter.version", "v1.14.1", "a chart version is <major>.<minor>.<patch> without a leading v", ("1.14.1",)),
-    ("karpenter.version", "1.14", "a chart version is <major>.<minor>.<patch> without a leading v", ()),
-    ("karpenter.pools.0.expireAfter", "30d", "a Karpenter duration is digits with s, m or h", ("720h",)),
-    ("karpenter.pools.0.expireAfter", "never", "a Karpenter duration is digits with s, m or h", ("Never",)),
-    ("karpenter.pools.0.consolidateAfter", "600", "a Karpenter duration is digits with s, m or h", ("600s",)),
-    ("karpenter.pools.0.consolidateAfter", "soon", "a Karpenter duration is digits with s, m or h", ()),
-    ("karpenter.pools.0.capacityTypes", ["spot", "spot"], "each entry may appear only once", ('["spot"]',)),
-    ("inferenceServices.0.name", "9triton", "a service name is a DNS-1035 label", ("svc-9triton",)),
-    ("inferenceServices.0.name", "Triton_Server", "a service name is a DNS-1035 label", ("triton-server",)),
-    ("inferenceServices.0.image", "nvcr.io/nvidia/tritonserver", "pin the image",
-     ("nvcr.io/nvidia/tritonserver:<tag>",)),
-    ("inferenceServices.0.image", "nvcr.io/nvidia/tritonserver:latest", "instead of 'latest'", ()),
-    ("inferenceServices.0.image", "Not An Image", "not a container image reference", ()),
-    ("inferenceServices.0.cudaVersion", "cuda12", "is not a CUDA release", ()),
-    ("inferenceServices.0.nodePools", ["a10g", "a10g"], "each entry may appear only once", ('["a10g"]',)),
-    ("inferenceServices.0.autoscaling.threshold", "100rps", "a KEDA threshold is a number written as a string",
-     ("100",)),
-    ("inferenceServices.0.autoscaling.activationThreshold", "one",
-     "a KEDA threshold is a number written as a string", ()),
-    ("inferenceServices.0.ingress.host", "Inference.Example.com.", "an ingress host is a lowercase DNS name",
-     ("inference.example.com",)),
-    ("inferenceServices.0.ingress.host", "localhost", "an ingress host is a lowercase DNS name", ()),
-    ("inferenceServices.0.ingress.certificateArn", "arn:aws:acm:us-west-2:111122223333:certificate/abc",
-     "an ACM certificate ARN looks like", None),
-    ("inferenceServices.0.ingress.wafAclArn", WAF.replace(":regional/", ":global/"),
-     "a regional WAFv2 web ACL ARN looks like", None),
-    ("inferenceServices.0.modelVolume.snapshotId", "SNAP-0123456789ABCDEF0", "an EBS snapshot id is snap-",
-     ("snap-0123456789abcdef0",)),
-    ("inferenceServices.0.modelVolume.snapshotId", "snap-0123", "an EBS snapshot id is snap-", ()),
-    ("inferenceServices.0.modelVolume.mountPath", "models", "a mount path is an absolute path below /",
-     ("/models",)),
-    ("inferenceServices.0.modelVolume.mountPath", "/", "a mount path is an absolute path below /", ("/models",)),
-    ("inferenceServices.0.modelVolume.mountPath", "/models//v1", "a mount path is an absolute path below /",
-     ("/models",)),
+# (key, bad value, the rule's words, the nearest valid choice, the fix)
+FIELD_RULES: list[tuple[str, Any, str, tuple[str, ...], str | None]] = [
+    ('cluster.name', 'gpu dev!',
+     "an EKS cluster name is 1-100 letters, digits, '-' or '_' and starts with a letter or digit",
+     ('gpu-dev',), None),
+    ('cluster.name', '-gpu',
+     "an EKS cluster name is 1-100 letters, digits, '-' or '_' and starts with a letter or digit",
+     ('gpu',), None),
+    ('cluster.kubernetesVersion', 'v1.35.2',
+     'a Kubernetes version is <major>.<minor> in quotes, such as "1.35"',
+     ('1.35',), None),
+    ('cluster.kubernetesVersion', 'latest',
+     'a Kubernetes version is <major>.<minor> in quotes, such as "1.35"',
+     (), None),
+    ('cluster.vpcCidr', '10.0.0.0/15',
+     'the VPC CIDR must be between /16 and /24 (it is cut into 16 subnets)',
+     ('10.0.0.0/16',), None),
+    ('cluster.vpcCidr', '10.0.0.0/25',
+     'the VPC CIDR must be between /16 and /24 (it is cut into 16 subnets)',
+     ('10.0.0.0/24',), None),
+    ('cluster.vpcCidr', '54.0.0.0/16',
+     'the VPC CIDR must be an RFC 1918 private range',
+     ('10.0.0.0/16',), None),
+    ('cluster.vpcCidr', '10.0.0.1/16',
+     'not an IPv4 network in CIDR notation (10.0.0.1/16 has host bits set)',
+     ('10.0.0.0/16',), None),
+    ('cluster.vpcCidr', 'ten/16',
+     "not an IPv4 network in CIDR notation (Expected 4 octets in 'ten')",
+     (), None),
+    ('cluster.endpointPublicAccessCidrs', ['0.0.0.0/0'],
+     'the public API endpoint must not be open to the whole internet (EKS best practices: restrict '
+     'public access CIDRs)',
+     (), 'list your office/VPN egress ranges, or use [] for a private-only endpoint'),
+    ('cluster.endpointPublicAccessCidrs', ['203.0.113.7/24'],
+     'not an IPv4 network in CIDR notation (203.0.113.7/24 has host bits set)',
+     ('203.0.113.0/24',), None),
+    ('cluster.opsReadOnlyPrincipalArn', 'arn:aws:sts::111122223333:assumed-role/ops/session',
+     'an access entry principal is an IAM role or user ARN, arn:aws:iam::<12-digit account>:role/<name>',
+     ('arn:aws:iam::111122223333:role/ops',), None),
+    ('cluster.adminPrincipalArns', ['arn:aws:iam::1111:role/admin'],
+     'an access entry principal is an IAM role or user ARN, arn:aws:iam::<12-digit account>:role/<name>',
+     (), None),
+    ('systemNodeGroup.name', 'System_Nodes',
+     "a pool name is 1-32 lowercase letters, digits or '-', starting and ending with a letter or "
+     'digit (it becomes a node label value and part of AWS resource names)',
+     ('system-nodes',), None),
+    ('systemNodeGroup.instanceTypes', ['m7i_large'],
+     'an EC2 instance type is <family>.<size>, such as g6.xlarge',
+     ('m7i.large',), None),
+    ('systemNodeGroup.instanceTypes', ['large'],
+     'an EC2 instance type is <family>.<size>, such as g6.xlarge',
+     (), None),
+    ('gpuOperator.version', '26.7.0',
+     'a GPU Operator version is the Helm chart version, v<YY>.<MM>.<patch> such as v26.7.0',
+     ('v26.7.0',), None),
+    ('gpuOperator.version', 'v26.7',
+     'a GPU Operator version is the Helm chart version, v<YY>.<MM>.<patch> such as v26.7.0',
+     (), None),
+    ('gpuOperator.driverVersion', 'R580',
+     'write the driver version without the R prefix',
+     ('580',), None),
+    ('gpuOperator.driverVersion', '580.173.02.1',
+     "driver version '580.173.02.1' is not an NVIDIA driver version; expected "
+     '<branch>.<minor>[.<patch>] such as 580.173.02, or a branch such as 580',
+     (), None),
+    ('gpuOperator.driverVersion', 'v580.173.02',
+     "driver version 'v580.173.02' is not an NVIDIA driver version; expected "
+     '<branch>.<minor>[.<patch>] such as 580.173.02, or a branch such as 580',
+     ('580.173.02',), None),
+    ('karpenter.version', 'v1.14.1',
+     'a chart version is <major>.<minor>.<patch> without a leading v, such as 1.14.1',
+     ('1.14.1',), None),
+    ('karpenter.version', '1.14',
+     'a chart version is <major>.<minor>.<patch> without a leading v, such as 1.14.1',
+     (), None),
+    ('karpenter.pools.0.expireAfter', '30d',
+     'a Karpenter duration is digits with s, m or h (720h, 10m, 1h30m) or Never',
+     ('720h',), None),
+    ('karpenter.pools.0.expireAfter', 'never',
+     'a Karpenter duration is digits with s, m or h (720h, 10m, 1h30m) or Never',
+     ('Never',), None),
+    ('karpenter.pools.0.consolidateAfter', '600',
+     'a Karpenter duration is digits with s, m or h (720h, 10m, 1h30m) or Never',
+     ('600s',), None),
+    ('karpenter.pools.0.consolidateAfter', 'soon',
+     'a Karpenter duration is digits with s, m or h (720h, 10m, 1h30m) or Never',
+     (), None),
+    ('karpenter.pools.0.capacityTypes', ['spot', 'spot'],
+     'each entry may appear only once',
+     ('["spot"]',), None),
+    ('inferenceServices.0.name', '9triton',
+     "a service name is a DNS-1035 label: 1-40 lowercase letters, digits or '-', starting with a letter",
+     ('svc-9triton',), None),
+    ('inferenceServices.0.name', 'Triton_Server',
+     "a service name is a DNS-1035 label: 1-40 lowercase letters, digits or '-', starting with a letter",
+     ('triton-server',), None),
+    ('inferenceServices.0.image', 'nvcr.io/nvidia/tritonserver',
+     "pin the image: a reference without a tag or digest pulls whatever 'latest' is",
+     ('nvcr.io/nvidia/tritonserver:<tag>',), None),
+    ('inferenceServices.0.image', 'nvcr.io/nvidia/tritonserver:latest',
+     "pin the image to a release tag or digest instead of 'latest'",
+     (), None),
+    ('inferenceServices.0.image', 'Not An Image',
+     'not a container image reference; expected registry/repository:tag',
+     (), None),
+    ('inferenceServices.0.cudaVersion', 'cuda12',
+     "CUDA version 'cuda12' is not a CUDA release; expected <major>.<minor>[.<update>] such as 12.8 or 12.2.2",
+     (), None),
+    ('inferenceServices.0.nodePools', ['a10g', 'a10g'],
+     'each entry may appear only once',
+     ('["a10g"]',), None),
+    ('inferenceServices.0.autoscaling.threshold', '100rps',
+     'a KEDA threshold is a number written as a string, such as "100"',
+     ('100',), None),
+    ('inferenceServices.0.autoscaling.activationThreshold', 'one',
+     'a KEDA threshold is a number written as a string, such as "100"',
+     (), None),
+    ('inferenceServices.0.ingress.host', 'Inference.Example.com.',
+     'an ingress host is a lowercase DNS name such as inference.example.com',
+     ('inference.example.com',), None),
+    ('inferenceServices.0.ingress.host', 'localhost',
+     'an ingress host is a lowercase DNS name such as inference.example.com',
+     (), None),
+    ('inferenceServices.0.ingress.certificateArn', 'arn:aws:acm:us-west-2:111122223333:certificate/abc',
+     'an ACM certificate ARN looks like arn:aws:acm:<region>:<12-digit account>:certificate/<uuid>',
+     (), 'copy the CertificateArn from `aws acm list-certificates`'),
+    ('inferenceServices.0.ingress.wafAclArn', WAF.replace(':regional/', ':global/'),
+     'a regional WAFv2 web ACL ARN looks like arn:aws:wafv2:<region>:<12-digit account>:regional/webacl/<name>/<uuid>',
+     (), 'copy the ARN from `aws wafv2 list-web-acls --scope REGIONAL`'),
+    ('inferenceServices.0.modelVolume.snapshotId', 'SNAP-0123456789ABCDEF0',
+     'an EBS snapshot id is snap- followed by 8 or 17 lowercase hex digits',
+     ('snap-0123456789abcdef0',), 'copy the SnapshotId from `aws ec2 describe-snapshots --owner-ids self`'),
+    ('inferenceServices.0.modelVolume.snapshotId', 'snap-0123',
+     'an EBS snapshot id is snap- followed by 8 or 17 lowercase hex digits',
+     (), 'copy the SnapshotId from `aws ec2 describe-snapshots --owner-ids self`'),
+    ('inferenceServices.0.modelVolume.mountPath', 'models',
+     'a mount path is an absolute path below /, such as /models',
+     ('/models',), None),
+    ('inferenceServices.0.modelVolume.mountPath', '/',
+     'a mount path is an absolute path below /, such as /models',
+     ('/models',), None),
+    ('inferenceServices.0.modelVolume.mountPath', '/models//v1',
+     'a mount path is an absolute path below /, such as /models',
+     ('/models',), None),
 ]
 
 
-@pytest.mark.parametrize(("path", "value", "rule", "nearest"), FIELD_RULES,
-                         ids=[f"{p}={v!r}" for p, v, _, _ in FIELD_RULES])
-def test_field_rule_rejects_a_bad_value_naming_the_key_and_the_nearest_choice(path, value, rule, nearest):
+@pytest.mark.parametrize(("path", "value", "rule", "nearest", "fix"), FIELD_RULES,
+                         ids=[f"{p}={v!r}" for p, v, _, _, _ in FIELD_RULES])
+def test_field_rule_rejects_a_bad_value_naming_the_key_and_the_nearest_choice(path, value, rule, nearest, fix):
     problem = _only_problem(path, value)
     key_path = tuple(int(p) if p.isdigit() else p for p in path.split("."))
     assert problem.path[:len(key_path)] == key_path
-    assert rule in problem.rule
-    if nearest is None:
-        assert problem.fix, "a rule without a nearest choice names the fix"
-    else:
-        assert problem.nearest == nearest
+    assert (problem.rule, problem.nearest, problem.fix) == (rule, nearest, fix)
 
 
 @pytest.mark.parametrize(("path", "value"), [
@@ -543,3 +623,76 @@ def test_without_an_operator_an_ubuntu_pool_has_no_driver_and_is_refused():
     config, problems = parse_stack_config(values)
     assert config is None
     assert [p.rule[:40] for p in problems] == ["Ubuntu GPU pools get their driver from t"]
+
+
+# --------------------------------------------------------------------------------------------------
+# Problems pydantic finds, in the project's words: rule, nearest choice and fix
+
+PYDANTIC_PROBLEMS: list[tuple[str, Any, str, tuple[str, ...], str | None]] = [
+    ("cluster.availabilityZones", 1, "must be >= 2", ("2",), None),
+    ("cluster.availabilityZones", 7, "must be <= 6", ("6",), None),
+    ("cluster.kubernetesVersion", 1.3, "must be a string", ('"1.3"',),
+     "quote it in YAML (an unquoted 1.30 reads as the number 1.3)"),
+    ("cluster.availabilityZones", "two", "must be an integer", (), None),
+    ("cluster.availabilityZones", " 3 ", "must be an integer", ("3",), "write the number without quotes"),
+    ("inferenceServices.0.port", 8000.5, "must be an integer", (), None),
+    ("gpuNodeGroups.0.minSize", True, "must be an integer", (), None),
+    ("cluster.existing", "True ", "must be true or false", ("true",), "write true or false without quotes"),
+    ("cluster.existing", "yes", "must be true or false", (), None),
+    ("cluster.singleNatGateway", 1, "must be true or false", (), None),
+    ("gpuNodeGroups.0.instanceTypes", "g5.xlarge", "must be a list", (), None),
+    ("inferenceServices.0.autoscaling.query", "", "String should have at least 1 character", (), None),
+]
+
+
+@pytest.mark.parametrize(("path", "value", "rule", "nearest", "fix"), PYDANTIC_PROBLEMS,
+                         ids=[f"{p}={v!r}" for p, v, _, _, _ in PYDANTIC_PROBLEMS])
+def test_a_type_or_bound_problem_is_worded_with_its_nearest_choice_and_fix(path, value, rule, nearest, fix):
+    problem = _only_problem(path, value)
+    assert (problem.path, problem.value, problem.rule, problem.nearest, problem.fix) == (
+        tuple(int(p) if p.isdigit() else p for p in path.split(".")), value, rule, nearest, fix)
+
+
+def test_a_missing_nested_key_names_its_path_and_its_description():
+    values = copy.deepcopy(VALID)
+    del values["cluster"]["name"]
+    (problem,) = _problems(values)
+    assert (problem.path, problem.rule, problem.nearest, problem.fix) == (
+        ("cluster", "name"), "required key is missing", (),
+        "add cluster.name (EKS cluster name; also tags the subnets for Karpenter discovery.)")
+
+
+@pytest.mark.parametrize(("where", "allowed"), [
+    (("cluster",), "name, kubernetesVersion, existing, vpcCidr, availabilityZones"),
+    (("inferenceServices", 0, "ingress"), "host, certificateArn, scheme, wafAclArn"),
+])
+def test_an_unknown_key_with_no_near_name_lists_the_allowed_keys(where, allowed):
+    values = copy.deepcopy(VALID)
+    target: Any = values
+    for part in where:
+        target = target[part]
+    target["zzz"] = 1
+    (problem,) = _problems(values)
+    assert (problem.path, problem.value, problem.rule, problem.nearest) == ((*where, "zzz"), 1, "unknown key 'zzz'", ())
+    assert problem.fix is not None and problem.fix.startswith(f"allowed keys: {allowed}")
+
+
+@pytest.mark.parametrize(("path", "value", "nearest", "at", "shown"), [
+    ("cluster.name", "!" + "a" * 120, ("a" * 100,), (), None),  # cut to the 100 characters EKS allows
+    ("cluster.name", "!!!", ("gpu-cluster",), (), None),
+    ("cluster.name", "Gpu Dev", ("Gpu-Dev",), (), None),  # upper case is allowed in a cluster name
+    ("systemNodeGroup.name", "!!!", ("gpu",), (), None),
+    ("systemNodeGroup.name", "A" * 40, ("a" * 32,), (), None),
+    ("inferenceServices.0.name", "!!!", ("inference",), (), None),
+    ("inferenceServices.0.name", "9" + "a" * 45, ("svc-9" + "a" * 35,), (), None),
+    ("gpuOperator.version", "V26.7.0", ("v26.7.0",), (), None),
+    ("karpenter.version", "V1.14.1", ("1.14.1",), (), None),
+    ("gpuOperator.driverVersion", "r580.173.02", ("580.173.02",), (), None),
+    ("inferenceServices.0.nodePools", ["a10g", "gpu-spot", "a10g"], ('["a10g", "gpu-spot"]',), (2,), "a10g"),
+    ("karpenter.pools.0.capacityTypes", ["spot", "on-demand", "spot"], ('["spot", "on-demand"]',), (2,), "spot"),
+])
+def test_the_nearest_valid_choice_is_computed_from_the_bad_value(path, value, nearest, at, shown):
+    problem = _only_problem(path, value)
+    assert problem.path == (*(int(p) if p.isdigit() else p for p in path.split(".")), *at)
+    assert problem.nearest == nearest
+    assert problem.value == (value if shown is None else shown)

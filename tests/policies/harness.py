@@ -30,6 +30,10 @@ demoted finding fails its fixture.
 `expect:` then lists the violations the policy still reports besides (none when omitted), and those are
 checked like any other.
 
+A resource may also carry `dependsOn: [NAME, ...]` and `propertyDependencies: {PROP: [NAME, ...]}`: the
+resources the engine says it (or its property PROP) was computed from, as stack policies receive them
+(`PolicyResource.dependencies` / `.property_dependencies`, resolved to the other resources).
+
 Patch operations, each an item of `patch:`:
   `{resource: NAME, set: PATH, value: V}`   set a value (PATH is a list of keys / indexes)
   `{resource: NAME, delete: PATH}`          delete a key or list item
@@ -121,6 +125,12 @@ def _walk(container: Any, path: list[Any]) -> tuple[Any, Any]:
     return container, path[-1]
 
 
+def _named(by_name: Mapping[str, PolicyResource], resource: Mapping[str, Any], name: str) -> PolicyResource:
+    if name not in by_name:
+        raise KeyError(f"resource {resource['name']!r} depends on {name!r}, which the fixture does not have")
+    return by_name[name]
+
+
 def apply_patch(resources: list[dict[str, Any]], patch: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = copy.deepcopy(resources)
     for op in patch:
@@ -182,10 +192,13 @@ def run_policy(policy: Any, resources: list[dict[str, Any]], config: Mapping[str
                                r["name"], _opts(r), None, None, [], {})
                 for r in resources
             ]
-            by_urn = {p.urn: p for p in policy_resources}
+            by_name = {r["name"]: pr for pr, r in zip(policy_resources, resources, strict=True)}
             for pr, r in zip(policy_resources, resources, strict=True):
                 if r.get("parent"):
-                    pr.parent = by_urn.get(f"urn:pulumi:test::gpu-platform::{r['parent']}")
+                    pr.parent = by_name.get(r["parent"])
+                pr.dependencies = [_named(by_name, r, n) for n in r.get("dependsOn", [])]
+                pr.property_dependencies = {prop: [_named(by_name, r, n) for n in names]
+                                            for prop, names in (r.get("propertyDependencies") or {}).items()}
             policy.validate(StackValidationArgs(policy_resources, properties), report)
         elif isinstance(policy, ResourceValidationPolicy):
             for r in resources:
