@@ -38,15 +38,13 @@ from datetime import date
 from pathlib import Path
 from typing import Any, TextIO
 
+from tools.gate import PHASES
+from tools.preview import EXIT_MANDATORY, EXIT_OK, EXIT_REJECTED
+
 REPO = Path(__file__).resolve().parent.parent
 POLICY_CONFIG_DIR = Path("policies") / "config"
 SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
-PHASES = ("preview", "update", "up")
 DEFAULT_PHASES = ("preview", "update")
-
-EXIT_OK = 0
-EXIT_MANDATORY = 1
-EXIT_REJECTED = 2
 
 
 class GateUsageError(Exception):

@@ -7,6 +7,7 @@ looks the token up here.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -281,9 +282,16 @@ def _get_iam_role(args: dict[str, Any], ctx: MockContext) -> dict[str, Any]:
 
 
 def _get_session_context(args: dict[str, Any], ctx: MockContext) -> dict[str, Any]:
+    # An assumed-role session's issuer is the role (path dropped in the session ARN); any other ARN is its own.
+    # Source: https://registry.terraform.io/providers/hashicorp/aws/latest/docs/data-sources/iam_session_context
     arn = str(args["arn"])
-    return {"id": arn, "arn": arn, "issuerArn": arn, "issuerId": "AROA" + stable_hex("session", arn).upper(),
-            "issuerName": arn.rsplit("/", 1)[-1], "sessionName": ""}
+    session = _ASSUMED_ROLE.match(arn)
+    issuer = f"arn:{session[1]}:iam::{session[2]}:role/{session[3]}" if session else arn
+    return {"id": arn, "arn": arn, "issuerArn": issuer, "issuerId": "AROA" + stable_hex("session", arn).upper(),
+            "issuerName": issuer.rsplit("/", 1)[-1], "sessionName": session[4] if session else ""}
+
+
+_ASSUMED_ROLE = re.compile(r"^arn:([^:]+):sts::(\d{12}):assumed-role/([^/]+)/(.+)$")
 
 
 def _eks_kubeconfig_method(args: dict[str, Any], ctx: MockContext) -> dict[str, Any]:

@@ -23,6 +23,8 @@ import jsonschema  # type: ignore[import-untyped]
 from google.protobuf import json_format
 from pulumi.runtime.proto import analyzer_pb2
 
+from policies.gpu_guard.calendar import judging_day
+
 EnforcementLevel = Literal["advisory", "mandatory", "remediate", "disabled"]
 
 # The levels `pulumi preview --policy-pack-config` accepts.
@@ -301,4 +303,4 @@ def resolve_today(cli_today: date | None, policy_config: Mapping[str, Any] | Non
         except ValueError:
             raise ConfigError(f"{source}: `today` = {value!r} is not an ISO date; fix: write it as YYYY-MM-DD",
                               source=source, key=TODAY, value=value) from None
-    return date.today()
+    return judging_day()

@@ -44,6 +44,7 @@ from pulumi.runtime.mocks import MockSettings
 from pulumi.runtime.proto import engine_pb2
 from pulumi.runtime.stack import run_in_stack
 
+from policies.gpu_guard.calendar import TODAY_ENV
 from tools import render
 from tools.engine_view import not_seen_offline, stack_tags
 from tools.gate import PHASES, Phase
@@ -234,11 +235,14 @@ class Recording:
 
 
 @contextlib.contextmanager
-def _program_environment(project: Project, config: StackConfig) -> Iterator[None]:
+def _program_environment(project: Project, config: StackConfig, today: datetime.date | None) -> Iterator[None]:
     saved_cwd = Path.cwd()
     saved_path = list(sys.path)
     saved_env = os.environ.get(CONFIG_FILE_ENV)
+    saved_today = os.environ.get(TODAY_ENV)
     os.environ[CONFIG_FILE_ENV] = str(config.path)
+    if today is not None:  # the program's lifecycle checks judge on the same day as the pack
+        os.environ[TODAY_ENV] = today.isoformat()
     sys.path.insert(0, str(project.main.parent))
     os.chdir(project.directory)
     try:
@@ -250,6 +254,10 @@ def _program_environment(project: Project, config: StackConfig) -> Iterator[None
             os.environ.pop(CONFIG_FILE_ENV, None)
         else:
             os.environ[CONFIG_FILE_ENV] = saved_env
+        if saved_today is None:
+            os.environ.pop(TODAY_ENV, None)
+        else:
+            os.environ[TODAY_ENV] = saved_today
 
 
 def _exception_chain(exc: BaseException) -> Iterator[BaseException]:
@@ -278,7 +286,8 @@ def _rejection(exc: BaseException, project: Project) -> str:
     return f"the program {project.main} failed: {type(exc).__name__}: {exc}{location}"
 
 
-def run_program(project: Project, stack: str, config: StackConfig, phase: Phase = "preview") -> Recording:
+def run_program(project: Project, stack: str, config: StackConfig, phase: Phase = "preview",
+                today: datetime.date | None = None) -> Recording:
     """Run the program once under the recording mocks, as the engine runs it in `phase`.
 
     `preview` and `update` are dry runs (`pulumi.runtime.is_dry_run()` is true, as in `pulumi preview`);
@@ -316,7 +325,7 @@ def run_program(project: Project, stack: str, config: StackConfig, phase: Phase 
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     try:
-        with _program_environment(project, config), contextlib.redirect_stdout(sys.stderr):
+        with _program_environment(project, config, today), contextlib.redirect_stdout(sys.stderr):
             loop.run_until_complete(run_in_stack(program))
     except Exception as exc:
         raise PreviewError(_rejection(exc, project)) from exc
@@ -366,6 +375,17 @@ class GateReport:
             "policies": self.policies,
             "notApplicable": [{"policy": p, "reason": r} for p, r in self.not_applicable],
         }
+
+
+def judging_day(cli_today: datetime.date | None, policy_config: Path | None) -> datetime.date:
+    """The one day of this run (`tools.policy_config.resolve_today`), for the program and the pack alike."""
+    from tools import gate  # noqa: PLC0415
+    from tools.policy_config import resolve_today  # noqa: PLC0415
+    try:
+        loaded = gate.load_policy_config(policy_config) if policy_config is not None else None
+        return resolve_today(cli_today, loaded, str(policy_config))
+    except gate.GateError as exc:
+        raise PreviewError(f"policy gate: {exc}") from exc
 
 
 def run_policy_gate(recording: Recording, config: StackConfig, policy_config: Path | None,
@@ -481,9 +501,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"available: {', '.join(stacks) or 'none'}"
             )
         config = load_stack_config(config_path, project.name, program_dir)
-        recording = run_program(project, args.stack, config, args.phase)
         policy_config = args.policy_config.resolve() if args.policy_config else None
-        report = run_policy_gate(recording, config, policy_config, args.today)
+        today = judging_day(args.today, policy_config)
+        recording = run_program(project, args.stack, config, args.phase, today)
+        report = run_policy_gate(recording, config, policy_config, today)
     except PreviewError as exc:
         return _reject(str(exc), stderr)
 

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from components.config.issues import CONFIG_FILE_ENV, PROJECT, ConfigError, Path, PoolOs, _close
 from components.config.models import GpuPool, StackConfig
 from components.config.problems import Problem, _problem_from_error
+from policies.gpu_guard.calendar import program_day
 from policies.gpu_guard.eks_support import with_support_type
 from policies.gpu_guard.matrix import load_matrix
 
@@ -25,7 +26,7 @@ from policies.gpu_guard.matrix import load_matrix
 def _matrix_problems(stack: StackConfig, today: date | None) -> tuple[list[Problem], list[Problem]]:
     """(mandatory problems, advisories) from the compatibility matrix for the cluster and every GPU pool."""
     matrix = load_matrix()
-    when = today or date.today()
+    when = today or program_day()
     mandatory: list[Problem] = []
     advisory: list[Problem] = []
 

@@ -20,11 +20,14 @@ import re
 import ssl
 import threading
 import time
+import typing
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from email.message import Message
+from typing import Any, TypeVar
 
 # Manifest media types a driver image tag may resolve to (NGC driver tags are multi-arch indexes).
 # Source: https://github.com/opencontainers/image-spec/blob/main/media-types.md
@@ -269,27 +272,44 @@ def manifest_exists(image_ref: str, *, timeout_s: float = 5.0, registry_override
     ref = parse_image_ref(image_ref)
     base = base_url(ref, registry_override)
     deadline = _Deadline(timeout_s)
-    outcome: list[RegistryAnswer | BaseException] = []
+    try:
+        return _bounded(lambda: _ask(ref, base, deadline), timeout_s, f"registry-check {image_ref}")
+    except _NoAnswer as err:
+        return RegistryAnswer(None, str(err))
+    except _Overdue:
+        return RegistryAnswer(None, f"{base}: no complete answer for {image_ref} within {timeout_s:g}s")
 
-    def work() -> None:
+
+_T = TypeVar("_T")
+
+
+class _Overdue(Exception):
+    """`_bounded`'s work did not finish in time."""
+
+
+def _bounded(work: Callable[[], _T], timeout_s: float, name: str) -> _T:
+    """`work()` on a worker thread, its result or its exception, or `_Overdue` after `timeout_s` (+0.5 s).
+
+    Each socket operation is bounded by the time left, but a registry that trickles bytes could still
+    stretch one; the worker thread makes the total bound hard.
+    """
+    outcome: list[tuple[bool, Any]] = []
+
+    def run() -> None:
         try:
-            outcome.append(_ask(ref, base, deadline))
-        except _NoAnswer as err:
-            outcome.append(RegistryAnswer(None, str(err)))
+            outcome.append((True, work()))
         except BaseException as err:  # noqa: BLE001 - handed to the caller's thread and re-raised there
-            outcome.append(err)
+            outcome.append((False, err))
 
-    # Each socket operation is bounded by the time left, but a registry that trickles bytes could
-    # still stretch one; the worker thread makes the total bound hard.
-    worker = threading.Thread(target=work, name=f"registry-check {image_ref}", daemon=True)
+    worker = threading.Thread(target=run, name=name, daemon=True)
     worker.start()
     worker.join(timeout_s + 0.5)
     if not outcome:
-        return RegistryAnswer(None, f"{base}: no complete answer for {image_ref} within {timeout_s:g}s")
-    result = outcome[0]
-    if isinstance(result, BaseException):
-        raise result
-    return result
+        raise _Overdue(name)
+    done, value = outcome[0]
+    if not done:
+        raise value
+    return typing.cast(_T, value)
 
 
 # A tags/list page may be long (nvcr.io/nvidia/driver has thousands of tags); pages are asked `n` at a time.
@@ -315,25 +335,13 @@ def list_tags(repository_ref: str, *, timeout_s: float = 30.0, registry_override
     ref = parse_image_ref(f"{repository_ref}:latest")
     base = base_url(ref, registry_override)
     deadline = _Deadline(timeout_s)
-    outcome: list[list[str] | BaseException] = []
-
-    def work() -> None:
-        try:
-            outcome.append(_all_tags(ref, base, deadline))
-        except BaseException as err:  # noqa: BLE001 - handed to the caller's thread and re-raised there
-            outcome.append(err)
-
-    worker = threading.Thread(target=work, name=f"tags-list {repository_ref}", daemon=True)
-    worker.start()
-    worker.join(timeout_s + 0.5)
-    if not outcome:
-        raise RegistryUnavailable(f"{base}: no complete tag list for {repository_ref} within {timeout_s:g}s")
-    result = outcome[0]
-    if isinstance(result, _NoAnswer):
-        raise RegistryUnavailable(str(result)) from result
-    if isinstance(result, BaseException):
-        raise result
-    return result
+    try:
+        return _bounded(lambda: _all_tags(ref, base, deadline), timeout_s, f"tags-list {repository_ref}")
+    except _NoAnswer as err:
+        raise RegistryUnavailable(str(err)) from err
+    except _Overdue:
+        raise RegistryUnavailable(
+            f"{base}: no complete tag list for {repository_ref} within {timeout_s:g}s") from None
 
 
 def _all_tags(ref: ImageRef, base: str, deadline: _Deadline) -> list[str]:

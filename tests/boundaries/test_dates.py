@@ -160,10 +160,6 @@ def test_a_precompiled_build_list_applies_from_its_since_day(build):
 ANNOUNCED = [r for r in MATRIX.data.eks_versions if r.released is None and r.available_by is not None]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "Matrix.eks_lifecycle filters the offered versions on `released` only, so a version known only by "
-    "`available_by` (1.36) is offered as a choice before it is available, in the very finding that says "
-    "it is not released yet"))
 @pytest.mark.parametrize("row", ANNOUNCED, ids=[r.version for r in ANNOUNCED])
 def test_an_announced_eks_version_is_offered_from_its_available_by_day(row):
     unknown = "1.2"

@@ -9,16 +9,18 @@ branch's end of life turns the gate red.
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import shlex
 import subprocess
 import sys
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
 
+from policies.gpu_guard.matrix import load_matrix
 from tests.shared import REPO
 from tools import ci_gate
 
@@ -166,13 +168,35 @@ def test_the_gate_summary_for_dev_is_what_make_preview_writes_for_dev(tmp_path: 
 
 @needs_contract_flags
 def test_the_calendar_catches_what_the_stacks_hit_later(tmp_path: Path) -> None:
-    # Five years on, NVIDIA's R580 branch is past its end of life; prod's policy config makes
-    # gpu-driver-branch-lifecycle mandatory, so the gate turns red in both phases.
+    # The first lifecycle prod hits is EKS 1.35 leaving standard support (before R580's end of life). The
+    # control plane's version is inside pulumi-eks's Cluster, which no policy sees offline, so the program's
+    # own check refuses it, on the gate's --today (passed to the program as GPU_PLATFORM_TODAY).
+    row = next(r for r in load_matrix().data.eks_versions if r.version == "1.35")
+    assert row.end_standard is not None
+    day_after = row.end_standard + timedelta(days=1)
     summary = tmp_path / "step-summary.md"
-    status = ci_gate.main(["--stack", "prod", "--today", "2031-11-30", "--out", str(tmp_path / "out"),
+    status = ci_gate.main(["--stack", "prod", "--today", day_after.isoformat(), "--out", str(tmp_path / "out"),
                            "--summary", str(summary)], stdout=io.StringIO(), stderr=io.StringIO())
     text = summary.read_text(encoding="utf-8")
-    assert status == ci_gate.EXIT_MANDATORY, text
-    assert "| mandatory | after-update | gpu-driver-branch-lifecycle |" in text
-    assert "| prod | preview | blocked: mandatory violation | 1 |" in text
-    assert "| prod | update | blocked: mandatory violation | 1 |" in text
+    assert status == ci_gate.EXIT_REJECTED, text
+    assert "| prod | preview | rejected |" in text and "| prod | update | rejected |" in text
+    assert 'cluster.kubernetesVersion = "1.35": EKS 1.35 left standard support' in text
+
+
+@needs_contract_flags
+def test_the_calendar_catches_a_driver_end_of_life(tmp_path: Path) -> None:
+    # A prod stack on a control plane without known support dates (1.36), judged after R580's end of life:
+    # prod's policy config makes gpu-driver-branch-lifecycle mandatory, so the gate turns red.
+    r580 = load_matrix().branch(580)
+    assert r580 is not None and r580.eol is not None
+    stack = tmp_path / "Pulumi.prod.yaml"
+    stack.write_text((REPO / "Pulumi.prod.yaml").read_text(encoding="utf-8").replace(
+        'kubernetesVersion: "1.35"', 'kubernetesVersion: "1.36"'), encoding="utf-8")
+    assert 'kubernetesVersion: "1.36"' in stack.read_text(encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "tools.preview", "--stack", "prod", "--config-file", str(stack),
+         "--policy-config", "policies/config/prod.json", "--today", "2028-07-01", "--json"],
+        cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == ci_gate.EXIT_MANDATORY, proc.stderr
+    found = [v for v in json.loads(proc.stdout)["violations"] if v["enforcement"] == "mandatory"]
+    assert [v["policy"] for v in found] == ["gpu-driver-branch-lifecycle"], found

@@ -315,3 +315,13 @@ def test_matrix_command_line_shows_each_pool_image_pin(tmp_path: Any):
         "/aws/service/canonical/ubuntu/eks/24.04/1.35/stable/current/")
     shipped = CliRunner().invoke(app, ["images", "--stack", "dev"])
     assert "l4-spot: ubuntu-24.04, kubelet 1.35, not pinned (holds the image of its first deploy)" in shipped.output
+
+
+def test_the_offline_caller_listed_as_admin_is_rejected_too():
+    # The mocks' caller is the assumed role gpu-platform-preview in their account (tools/mock_invokes.py).
+    from tools.mock_values import ACCOUNT_ID  # noqa: PLC0415
+
+    values = copy.deepcopy(stack_values("dev"))
+    values["cluster"]["adminPrincipalArns"] = [f"arn:aws:iam::{ACCOUNT_ID}:role/gpu-platform-preview"]
+    _, error = run_rejected(values)
+    assert "cluster.adminPrincipalArns[0]" in str(error) and "this is the identity running Pulumi" in str(error)

@@ -62,7 +62,9 @@ class NodeQueries(CudaQueries):
         wanted = parse_kube_minor(kubernetes)
         row = self._eks.get(str(wanted))
         standard = [r.version for r in self.data.eks_versions if r.end_standard is None or today <= r.end_standard]
-        standard = [v for v in standard if (r := self._eks[v]).released is None or r.released <= today]
+        # A version is offered from its release day, or from `available_by` while the release day is unknown.
+        standard = [v for v in standard if (on := self._eks[v].released or self._eks[v].available_by) is None
+                    or on <= today]
         choices = tuple(reversed(standard))
         if row is None:
             return [

@@ -29,6 +29,7 @@ from typing import Any
 from pulumi_policy import ReportViolation
 
 from ..base import CAVEAT_MARK
+from ..calendar import judging_day
 from ..inventory import DriverSpec, Inventory, Pool, Reach, Workload
 from ..matrix import Finding, Matrix, OsName
 from ..versions import parse_cuda_version
@@ -46,16 +47,8 @@ TODAY_PROPERTY: dict[str, Any] = {
 
 
 def config_today(config: Mapping[str, Any]) -> date:
-    """The policy config `today` (ISO date), else the real date."""
-    value = config.get("today") if config else None
-    if value is None or value == "":
-        return date.today()
-    try:
-        return date.fromisoformat(str(value))
-    except ValueError as err:
-        raise ValueError(
-            f"policy config today={value!r} is not an ISO date; set it as YYYY-MM-DD (e.g. 2026-11-29) or leave it out"
-        ) from err
+    """The policy config `today` (ISO date), else the real date (`calendar.judging_day`)."""
+    return judging_day(config.get("today") if config else None, what="policy config today")
 
 
 def as_os(value: str | None) -> OsName | None:

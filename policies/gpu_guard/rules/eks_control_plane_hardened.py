@@ -31,6 +31,7 @@ from __future__ import annotations
 from typing import Any
 
 from pulumi_policy import PolicyConfigSchema, ResourceValidationArgs
+from pulumi_policy.proxy import UnknownValueError
 
 from ..base import EnforcementLevel, ReportViolation, resource_policy
 from ..eks_support import EXTENDED_SUPPORT_PRICE_PER_HOUR, support_type_of
@@ -57,7 +58,12 @@ def _has_kms_secrets(props: Any) -> bool:
     if hasattr(configs, "keys"):  # one block (the provider's schema), or a list of them
         configs = [configs]
     for config in configs or []:
-        if get(config, "provider", "keyArn") and "secrets" in (get(config, "resources") or []):
+        try:
+            key = get(config, "provider", "keyArn")
+        except UnknownValueError:
+            # The key's ARN is an output of the KMS key, unknown in a first preview; a key is configured.
+            key = True
+        if key and "secrets" in (get(config, "resources") or []):
             return True
     return False
 

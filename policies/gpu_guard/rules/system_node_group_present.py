@@ -130,18 +130,19 @@ def _exclusion(pool: Pool) -> str | None:
     return None
 
 
-def _zones(pool: Pool) -> set[str]:
+def _zones(pool: Pool) -> tuple[str, set[str]]:
+    """What the pool's placement is counted in ("zone(s)" or "subnet(s)"), and the distinct values."""
     key = "subnetIds" if pool.kind == "managed-node-group" else "vpcZoneIdentifiers"
     subnets = [r for r in pool.depends_on(key) if r.resource_type == SUBNET]
     if subnets:
         # Linked through the property's dependencies (URNs), not ids: the subnets' ids are unknown until they
         # exist, their zones are inputs the program knows at preview.
-        return {str(get(s.props, "availabilityZone", default="") or get(s.props, "availabilityZoneId", default="")
-                    or s.urn) for s in subnets}
+        return "zone(s)", {str(get(s.props, "availabilityZone", default="")
+                               or get(s.props, "availabilityZoneId", default="") or s.urn) for s in subnets}
     zones = {str(s) for s in as_list(get(pool.props, key))}
     if not zones and pool.kind == "self-managed":
-        zones = {str(z) for z in as_list(get(pool.props, "availabilityZones"))}
-    return zones
+        return "zone(s)", {str(z) for z in as_list(get(pool.props, "availabilityZones"))}
+    return "subnet(s)", zones
 
 
 def _config_int(config: Mapping[str, Any], key: str, default: int) -> int:
@@ -193,10 +194,12 @@ def validate(args: Any, report_violation: ReportViolation) -> None:
             system[0].urn,
         )
     if min_zones > 1:
-        zones = set().union(*(_zones(p) for p in system))
+        placements = [_zones(p) for p in system]
+        zones = set().union(*(values for _, values in placements))
+        unit = "zone(s)" if all(u == "zone(s)" for u, _ in placements) else "subnet(s)"
         if len(zones) < min_zones:
             report_violation(
-                f"The system node groups ({', '.join(p.name for p in system)}) span {len(zones)} subnet(s) "
+                f"The system node groups ({', '.join(p.name for p in system)}) span {len(zones)} {unit} "
                 f"{sorted(zones)}, i.e. at most {len(zones)} Availability Zone(s); this stack requires {min_zones} "
                 f"(policy config minZones). Fix: give the system node group subnets in {min_zones} zones.",
                 system[0].urn,
