@@ -41,6 +41,9 @@ from typing import Any, TextIO
 from tools.gate import PHASES
 from tools.preview import EXIT_MANDATORY, EXIT_OK, EXIT_REJECTED
 
+# The exit codes and phases are tools.preview's and tools.gate's own; re-exported for the workflows' tests.
+__all__ = ["DEFAULT_PHASES", "EXIT_MANDATORY", "EXIT_OK", "EXIT_REJECTED", "PHASES", "main"]
+
 REPO = Path(__file__).resolve().parent.parent
 POLICY_CONFIG_DIR = Path("policies") / "config"
 SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
