@@ -6,6 +6,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from policies.gpu_guard.inventory import build_inventory
 
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -58,3 +60,68 @@ def test_listed_instance_types_win_over_the_template():
     bare = _resource(LT, "bare-lt", {"name": "bare"})
     no_type = _resource(NG, "gpu-dev-a10g", _group(launchTemplate={"name": "bare"}))
     assert build_inventory([bare, no_type]).pools[0].instance_types == ()
+
+
+NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
+NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+ASG = "aws:autoscaling/group:Group"
+
+
+def _node_class(name: str, spec: dict[str, Any]) -> SimpleNamespace:
+    return _resource(NODE_CLASS, name, {"metadata": {"name": name}, "spec": spec})
+
+
+def _node_pool(class_name: str, **template_spec: Any) -> SimpleNamespace:
+    return _resource(NODE_POOL, "gpu-spot", {"metadata": {"name": "gpu-spot-k8s"}, "spec": {"template": {
+        "metadata": {"labels": {"team": "ml"}},
+        "spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": class_name},
+                 **template_spec}}}})
+
+
+@pytest.mark.parametrize(("spec", "os"), [
+    ({"amiSelectorTerms": [{"alias": "bottlerocket@v1.50.0"}]}, "bottlerocket"),
+    ({"amiSelectorTerms": [{"id": "ami-0123"}, {"alias": "AL2023@latest"}]}, "al2023"),
+    ({"amiSelectorTerms": [{"alias": "ubuntu@latest"}], "amiFamily": "Bottlerocket"}, "bottlerocket"),
+    ({"amiSelectorTerms": [{"id": "ami-0123"}], "amiFamily": "Custom"}, None),
+    ({"amiSelectorTerms": [{"alias": "al2@latest"}]}, None),
+])
+def test_a_nodepool_takes_the_os_its_node_class_bakes_a_driver_into(spec, os):
+    (pool,) = build_inventory([_node_class("gpu", spec), _node_pool("gpu")]).pools
+    assert (pool.node_class, pool.os_hint) == ("gpu", os)
+
+
+def test_a_nodepool_reads_its_name_labels_taints_and_requirements():
+    requirements = [
+        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["g6.xlarge", "g5.xlarge"]},
+        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["g5.xlarge", "p5.48xlarge"]},
+        {"key": "topology.kubernetes.io/zone", "operator": "Exists"},
+        {"key": "karpenter.sh/capacity-type", "operator": "NotIn", "values": ["on-demand"]},
+    ]
+    taints = [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]
+    (pool,) = build_inventory([_node_pool("missing", requirements=requirements, taints=taints)]).pools
+    assert (pool.name, pool.kind, pool.labels, pool.min_size, pool.node_class, pool.os_hint) == (
+        "gpu-spot-k8s", "karpenter-nodepool", {"team": "ml"}, 0, "missing", None)
+    assert [(t.key, t.value, t.effect) for t in pool.taints] == [("nvidia.com/gpu", "true", "NoSchedule")]
+    assert pool.instance_types == ("g5.xlarge", "p5.48xlarge")  # the last In requirement names the types
+    assert pool.label_domain["node.kubernetes.io/instance-type"] == frozenset({"g5.xlarge"})  # both In: narrowed
+    assert pool.label_domain["topology.kubernetes.io/zone"] is None  # exists with a value we cannot tell
+    assert "karpenter.sh/capacity-type" not in pool.label_domain
+    assert pool.label_domain["karpenter.sh/nodepool"] == frozenset({"gpu-spot-k8s"})
+
+
+def test_a_self_managed_group_reads_labels_taints_and_kubelet_from_its_tags():
+    tags = [
+        {"key": "k8s.io/cluster-autoscaler/node-template/label/gpu-platform.io/pool", "value": "l4"},
+        {"key": "k8s.io/cluster-autoscaler/node-template/taint/nvidia.com/gpu", "value": "true:NoSchedule"},
+        {"key": "gpu-platform.io/kubelet-version", "value": "1.34"},
+        {"key": "Name", "value": "gpu-l4"},
+    ]
+    template = _resource(LT, "l4-lt", {"name": "l4-lt", "instanceType": "g6.xlarge"})
+    group = _resource(ASG, "gpu-l4", {"minSize": 1, "tags": tags, "launchTemplate": {"name": "l4-lt"},
+                                      "mixedInstancesPolicy": {"launchTemplate": {"overrides": [
+                                          {"instanceType": "g6.2xlarge"}, {"instanceType": "g6.xlarge"}, {}]}}})
+    (pool,) = build_inventory([template, group]).pools
+    assert (pool.name, pool.kind, pool.labels, pool.min_size, pool.kubelet_version) == (
+        "l4", "self-managed", {"gpu-platform.io/pool": "l4"}, 1, "1.34")
+    assert [(t.key, t.value, t.effect) for t in pool.taints] == [("nvidia.com/gpu", "true", "NoSchedule")]
+    assert pool.instance_types == ("g6.xlarge", "g6.2xlarge")
