@@ -76,6 +76,7 @@ class Violation:
     policy: str
     level: str  # "advisory" | "mandatory" | "remediate": the level the engine reports it at
     message: str
+    urn: str | None = None  # the resource the violation is reported against (None: the stack itself)
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,8 @@ def _unknowns(value: Any) -> Any:
     return value
 
 
-def _urn(resource: Mapping[str, Any]) -> str:
+def resource_urn(resource: Mapping[str, Any]) -> str:
+    """The URN the harness gives a fixture resource (as the engine would, in stack `test`, project `gpu-platform`)."""
     return f"urn:pulumi:test::gpu-platform::{resource['type']}::{resource['name']}"
 
 
@@ -182,13 +184,13 @@ def run_policy(policy: Any, resources: list[dict[str, Any]], config: Mapping[str
     violations: list[Violation] = []
 
     def report(message: str, urn: str | None = None) -> None:
-        violations.append(Violation(policy.name, level, message))
+        violations.append(Violation(policy.name, level, message, urn))
 
     unknown: str | None = None
     try:
         if isinstance(policy, StackValidationPolicy):
             policy_resources = [
-                PolicyResource(r["type"], unknown_checking_proxy(_unknowns(r.get("props", {}))), _urn(r),
+                PolicyResource(r["type"], unknown_checking_proxy(_unknowns(r.get("props", {}))), resource_urn(r),
                                r["name"], _opts(r), None, None, [], {})
                 for r in resources
             ]
@@ -203,7 +205,7 @@ def run_policy(policy: Any, resources: list[dict[str, Any]], config: Mapping[str
         elif isinstance(policy, ResourceValidationPolicy):
             for r in resources:
                 args = ResourceValidationArgs(r["type"], unknown_checking_proxy(_unknowns(r.get("props", {}))),
-                                              _urn(r), r["name"], _opts(r), None, properties)
+                                              resource_urn(r), r["name"], _opts(r), None, properties)
                 try:
                     policy.validate(args, report)
                 except UnknownValueError as err:

@@ -12,11 +12,12 @@ from policies.gpu_guard import registry
 from policies.gpu_guard.base import all_policies, companions_of
 from policies.gpu_guard.registry import RegistryAnswer
 from policies.gpu_guard.rules._matrix_common import ADVISORY_PREFIX, config_today
-from tests.policies.harness import FIXTURES, apply_patch, run_policy, run_with_caveats
+from tests.policies.harness import FIXTURES, Outcome, apply_patch, resource_urn, run_policy, run_with_caveats
 
 POLICY = {p.name: p for p in all_policies()}["gpu-driver-image-published"]
 TWINS = companions_of("gpu-driver-image-published")
 BASELINE = yaml.safe_load((FIXTURES / "gpu-driver-image-published" / "baseline.yaml").read_text())
+OPERATOR_URN = resource_urn(next(r for r in BASELINE["resources"] if r["name"] == "gpu-operator"))
 CONFIG = {"today": "2026-11-29", "verifyRegistry": True, "registry": "http://127.0.0.1:5000",
           "registryTimeoutSeconds": 2}
 
@@ -31,6 +32,13 @@ def asked(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, float, str | None]
     calls: list[tuple[str, float, str | None]] = []
     monkeypatch.setattr(registry, "manifest_exists", lambda *a, **k: pytest.fail("answer not configured"))
     return calls
+
+
+def _single(outcome: Outcome) -> str:
+    """The one violation's message, after checking it is reported against the operator release."""
+    (violation,) = outcome.violations
+    assert violation.urn == OPERATOR_URN
+    return violation.message
 
 
 def _answer(monkeypatch: pytest.MonkeyPatch, calls: list[Any], exists: bool | None, detail: str) -> None:
@@ -53,14 +61,14 @@ def test_registry_is_asked_for_the_conventional_image_with_the_configured_overri
 
 def test_rejects_an_image_the_registry_does_not_have_even_when_the_catalogue_lists_it(monkeypatch, asked):
     _answer(monkeypatch, asked, False, "MANIFEST_UNKNOWN")
-    (message,) = run_policy(POLICY, BASELINE["resources"], CONFIG).messages
+    message = _single(run_policy(POLICY, BASELINE["resources"], CONFIG))
     assert not message.startswith(ADVISORY_PREFIX)
     assert "the registry has no image nvcr.io/nvidia/driver:580.173.02-ubuntu24.04 (MANIFEST_UNKNOWN)" in message
 
 
 def test_unreachable_registry_falls_back_to_the_catalogue_and_says_so(monkeypatch, asked):
     _answer(monkeypatch, asked, None, "connection refused")
-    (message,) = run_policy(POLICY, _with_driver("535.15.04"), CONFIG).messages
+    message = _single(run_policy(POLICY, _with_driver("535.15.04"), CONFIG))
     assert "driver 535.15.04 has no published image" in message
     assert "The registry could not be reached: connection refused; the pinned catalogue decided." in message
 
@@ -68,7 +76,9 @@ def test_unreachable_registry_falls_back_to_the_catalogue_and_says_so(monkeypatc
 def test_unreachable_registry_with_a_catalogued_image_blocks_nothing_and_says_so_as_a_caveat(monkeypatch, asked):
     _answer(monkeypatch, asked, None, "timed out")
     assert run_policy(POLICY, BASELINE["resources"], CONFIG).messages == ()
-    (message,) = run_with_caveats(POLICY, TWINS, BASELINE["resources"], CONFIG).messages
+    outcome = run_with_caveats(POLICY, TWINS, BASELINE["resources"], CONFIG)
+    _single(outcome)
+    (message,) = outcome.messages  # a caveat: marked as advisory
     assert message.startswith(ADVISORY_PREFIX)
     assert "the registry could not be asked for nvcr.io/nvidia/driver:580.173.02-ubuntu24.04 (timed out)" in message
 
@@ -76,7 +86,9 @@ def test_unreachable_registry_with_a_catalogued_image_blocks_nothing_and_says_so
 def test_registry_serving_an_uncatalogued_image_turns_the_verdict_into_an_advisory(monkeypatch, asked):
     _answer(monkeypatch, asked, True, "published (sha256:abc)")
     assert run_policy(POLICY, _with_driver("580.99.99"), CONFIG).messages == ()
-    (message,) = run_with_caveats(POLICY, TWINS, _with_driver("580.99.99"), CONFIG).messages
+    outcome = run_with_caveats(POLICY, TWINS, _with_driver("580.99.99"), CONFIG)
+    _single(outcome)
+    (message,) = outcome.messages  # a caveat: marked as advisory
     assert message.startswith(ADVISORY_PREFIX)
     assert "Update matrix.yaml" in message
 
@@ -84,7 +96,7 @@ def test_registry_serving_an_uncatalogued_image_turns_the_verdict_into_an_adviso
 def test_precompiled_images_are_judged_by_the_catalogue_only(monkeypatch, asked):
     resources = apply_patch(BASELINE["resources"], [{"resource": "gpu-operator", "set": ["values", "driver"],
                                                      "value": {"version": "535", "usePrecompiled": True}}])
-    (message,) = run_policy(POLICY, resources, CONFIG).messages
+    message = _single(run_policy(POLICY, resources, CONFIG))
     assert "precompiled driver R535 is not built for ubuntu-24.04" in message
 
 

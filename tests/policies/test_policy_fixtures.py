@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from pulumi_policy import StackValidationPolicy
 
 from policies.gpu_guard.base import all_meta, all_policies, companions_of
-from tests.policies.harness import FIXTURES, assert_case, load_cases
+from tests.policies.harness import FIXTURES, assert_case, load_cases, resource_urn
 
 POLICIES = {p.name: p for p in all_policies()}
 COMPANIONS = {name for name, meta in all_meta().items() if meta.companion_of}
@@ -15,6 +16,18 @@ CASES = [case for name in sorted(POLICIES) if (FIXTURES / name).is_dir() for cas
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.policy}/{c.name}" for c in CASES])
 def test_policy_gives_the_expected_verdict_on_its_fixture(case):
     assert_case(POLICIES[case.policy], case, companions_of(case.policy))
+
+
+STACK_CASES = [c for c in CASES if isinstance(POLICIES[c.policy], StackValidationPolicy) and c.expect]
+
+
+@pytest.mark.parametrize("case", STACK_CASES, ids=[f"{c.policy}/{c.name}" for c in STACK_CASES])
+def test_a_stack_policy_reports_each_violation_against_a_resource_of_the_stack(case):
+    # A stack policy's violation without a URN is attached to the stack as a whole: the engine and the
+    # gate show it under no resource (a resource policy's is always the analyzed resource's, whatever it names).
+    urns = {resource_urn(r) for r in case.resources}
+    for violation in assert_case(POLICIES[case.policy], case, companions_of(case.policy)):
+        assert violation.urn in urns, f"{violation.policy}: {violation.message!r} names no resource of the stack"
 
 
 def test_every_policy_has_a_baseline_and_at_least_one_failing_fixture():
