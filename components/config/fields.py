@@ -78,7 +78,8 @@ def _kube_version(value: str) -> str:
         except ValueError:
             nearest: list[str] = []
         else:
-            nearest = [str(minor)]
+            # Only a choice the rule itself accepts ("1.3" parses, but is no EKS version).
+            nearest = [str(minor)] if _KUBE_VERSION_RE.match(str(minor)) else []
         raise ConfigIssue("a Kubernetes version is <major>.<minor> in quotes, such as \"1.35\"", nearest=nearest)
     return value
 

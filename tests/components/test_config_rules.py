@@ -93,6 +93,9 @@ FIELD_RULES: list[tuple[str, Any, str, tuple[str, ...], str | None]] = [
     ('cluster.kubernetesVersion', 'v1.35.2',
      'a Kubernetes version is <major>.<minor> in quotes, such as "1.35"',
      ('1.35',), None),
+    ('cluster.kubernetesVersion', '1.3',  # parses as a minor version, but the rule refuses it: no suggestion
+     'a Kubernetes version is <major>.<minor> in quotes, such as "1.35"',
+     (), None),
     ('cluster.kubernetesVersion', 'latest',
      'a Kubernetes version is <major>.<minor> in quotes, such as "1.35"',
      (), None),
