@@ -7,13 +7,13 @@ The parser tests run on small texts written here and need no snapshot.
 
 from __future__ import annotations
 
-import os
 from datetime import date
 from pathlib import Path
 
 import pytest
 
 from policies.gpu_guard.matrix import MATRIX_PATH, parse_matrix
+from tests.shared import missing_shared
 from tools.matrix_refresh import compare
 from tools.nvidia_upstream import (
     CiSnapshot,
@@ -34,10 +34,8 @@ REPO = Path(__file__).resolve().parents[2]
 def upstream_dir() -> Path:
     folder = default_upstream_dir(REPO)
     if not folder.is_dir():
-        reason = f"{folder} is absent: the NVIDIA snapshots live in ../shared/upstream/nvidia next to the repository"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true but {reason}")
-        pytest.skip(reason)
+        missing_shared(f"{folder} is absent: the NVIDIA snapshots live in ../shared/upstream/nvidia next to the "
+                       "repository")
     return folder
 
 

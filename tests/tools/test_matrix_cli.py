@@ -7,7 +7,6 @@ repository root, as CONFIG.md section 3 documents it.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ import pytest
 from policies.gpu_guard.matrix import MATRIX_PATH, parse_matrix
 from policies.gpu_guard.registry import list_tags
 from tests.policies.conftest_registry import fake_server, run_registry, silent_server
+from tests.shared import missing_shared
 from tools.matrix import main
 
 REPO = Path(__file__).resolve().parents[2]
@@ -227,10 +227,7 @@ UPSTREAM = REPO.parent / "shared" / "upstream" / "nvidia"
 
 def _require_upstream() -> Path:
     if not UPSTREAM.is_dir():
-        reason = f"{UPSTREAM} is absent: the NVIDIA snapshots live in ../shared/upstream/nvidia"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true but {reason}")
-        pytest.skip(reason)
+        missing_shared(f"{UPSTREAM} is absent: the NVIDIA snapshots live in ../shared/upstream/nvidia")
     return UPSTREAM
 
 
