@@ -377,28 +377,38 @@ class GateReport:
         }
 
 
-def judging_day(cli_today: datetime.date | None, policy_config: Path | None) -> datetime.date:
+def read_policy_config(policy_config: Path | None) -> dict[str, Any] | None:
+    """The `--policy-config` file, read and validated once per run (None when none is named)."""
+    from tools import gate  # noqa: PLC0415
+    try:
+        return gate.load_policy_config(policy_config) if policy_config is not None else None
+    except gate.GateError as exc:
+        raise PreviewError(f"policy gate: {exc}") from exc
+
+
+def judging_day(cli_today: datetime.date | None, loaded: Mapping[str, Any] | None, source: Path | None
+                ) -> datetime.date:
     """The one day of this run (`tools.policy_config.resolve_today`), for the program and the pack alike."""
     from tools import gate  # noqa: PLC0415
     from tools.policy_config import resolve_today  # noqa: PLC0415
     try:
-        loaded = gate.load_policy_config(policy_config) if policy_config is not None else None
-        return resolve_today(cli_today, loaded, str(policy_config))
+        return resolve_today(cli_today, loaded, str(source))
     except gate.GateError as exc:
         raise PreviewError(f"policy gate: {exc}") from exc
 
 
 def run_policy_gate(recording: Recording, config: StackConfig, policy_config: Path | None,
-                    today: datetime.date | None = None) -> GateReport:
-    """Hand every resource to the policy pack in policies/, as `pulumi preview --policy-pack` would."""
+                    loaded: Mapping[str, Any] | None, today: datetime.date) -> GateReport:
+    """Hand every resource to the policy pack in policies/, as `pulumi preview --policy-pack` would.
+
+    `loaded` is `policy_config` as `read_policy_config` returned it; `today` is the run's `judging_day`.
+    """
     if not (REPO / "tools" / "gate.py").is_file():
         return GateReport(ran=False, detail="no policy pack ran: tools/gate.py does not exist yet")
     if not (PACK_DIR / "PulumiPolicy.yaml").is_file():
         return GateReport(ran=False, detail=f"no policy pack ran: {PACK_DIR}/PulumiPolicy.yaml does not exist")
     from tools import gate  # noqa: PLC0415 -- the gate starts a process; import it only when it runs
-    from tools.policy_config import resolve_today  # noqa: PLC0415
     try:
-        loaded = gate.load_policy_config(policy_config) if policy_config is not None else None
         result = gate.run_gate(
             list(recording.resources),
             pack_dir=PACK_DIR,
@@ -407,7 +417,7 @@ def run_policy_gate(recording: Recording, config: StackConfig, policy_config: Pa
             policy_config=loaded,
             stack_config=config.values,
             phase=recording.phase,
-            today=resolve_today(today, loaded, str(policy_config)),
+            today=today,
             tags=recording.tags,
         )
     except gate.GateError as exc:
@@ -502,9 +512,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         config = load_stack_config(config_path, project.name, program_dir)
         policy_config = args.policy_config.resolve() if args.policy_config else None
-        today = judging_day(args.today, policy_config)
+        loaded = read_policy_config(policy_config)
+        today = judging_day(args.today, loaded, policy_config)
         recording = run_program(project, args.stack, config, args.phase, today)
-        report = run_policy_gate(recording, config, policy_config, today)
+        report = run_policy_gate(recording, config, policy_config, loaded, today)
     except PreviewError as exc:
         return _reject(str(exc), stderr)
 
