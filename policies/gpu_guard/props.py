@@ -59,6 +59,21 @@ def as_list(value: Any) -> list[Any]:
 
 
 
+def properties_pending(resource_type: str, props: Any) -> bool:
+    """True when a Kubernetes object reaches AnalyzeStack with no properties at all.
+
+    In a first `pulumi preview` the Kubernetes provider's kubeconfig comes from the cluster and is
+    unknown, so the engine leaves that provider unconfigured; its preview `Create` returns an empty
+    property map, which becomes the object's outputs, and `AnalyzeStack` sends outputs (pulumi/pulumi
+    `pkg/resource/plugin/provider_plugin.go`, `pkg/resource/deploy/step.go`, `step_generator.go`; see
+    `tools/engine_view.py`). Such an object is present but not yet known: a stack policy waits on it
+    instead of judging it absent or empty. Resource policies still get the program's inputs.
+    """
+    if not resource_type.startswith("kubernetes:"):
+        return False
+    return isinstance(props, Mapping) and len(props) == 0
+
+
 def to_int(value: Any) -> int | None:
     try:
         return int(value)
