@@ -276,3 +276,16 @@ def test_a_vpc_overlapping_the_service_range_is_refused_at_config_time(cidr: str
 @pytest.mark.parametrize("cidr", ["172.16.0.0/16", "172.21.0.0/16", "10.40.0.0/16"])
 def test_a_vpc_beside_the_service_range_is_accepted(cidr: str):
     assert load_stack_config(_dev(vpcCidr=cidr), stack_file="Pulumi.dev.yaml", today=TODAY).cluster.vpc_cidr == cidr
+
+
+# --- the GPU Operator chart upgrade, CRDs included ------------------------------------------------------
+
+
+def test_an_operator_chart_bump_upgrades_its_crds_through_the_chart_hook():
+    # Helm leaves CRDs alone on upgrade; the chart's pre-upgrade hook applies them when `operator.upgradeCRD`
+    # is on, and Helm must skip OpenAPI validation (chart v26.7.0 values.yaml 87-89; NVIDIA's upgrade guide).
+    release = run(stack_values("dev")).one("kubernetes:helm.sh/v3:Release", "gpu-operator")
+    assert release.inputs["disableOpenapiValidation"] is True
+    assert release.inputs["values"]["operator"]["upgradeCRD"] is True
+    assert release.inputs["version"] == "v26.7.0"
+    assert release.inputs.get("skipCrds") in (None, False)  # the chart's crds/ on the first install
