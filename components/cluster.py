@@ -204,6 +204,7 @@ class Cluster(pulumi.ComponentResource):
     - EKS MCP server read-only mode: https://awslabs.github.io/mcp/servers/eks-mcp-server/
     """
 
+    eks_name: str
     cluster_name: pulumi.Output[str]
     kubernetes_version: pulumi.Output[str]
     endpoint: pulumi.Output[str]
@@ -231,6 +232,7 @@ class Cluster(pulumi.ComponentResource):
         super().__init__("gpu-platform:components:Cluster", name, None, opts)
         self._name = name
         self._config = config
+        self.eks_name = config.name
         region = aws.get_region().region
 
         node_role, node_attachments = iam.node_role(name, self)

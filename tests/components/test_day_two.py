@@ -289,3 +289,81 @@ def test_an_operator_chart_bump_upgrades_its_crds_through_the_chart_hook():
     assert release.inputs["values"]["operator"]["upgradeCRD"] is True
     assert release.inputs["version"] == "v26.7.0"
     assert release.inputs.get("skipCrds") in (None, False)  # the chart's crds/ on the first install
+
+
+# --- an unpinned GPU image rolls when the pool's kubelet version changes ---------------------------------
+
+
+@pytest.fixture
+def ignored() -> Iterator[dict[str, list[str]]]:
+    """`<type>::<name>` -> the `ignoreChanges` option the resource was registered with."""
+    seen: dict[str, list[str]] = {}
+    original = RecordingMonitor.RegisterResource
+
+    def recording(self: RecordingMonitor, request: Any) -> Any:
+        seen[f"{request.type}::{request.name}"] = list(request.ignoreChanges)
+        return original(self, request)
+
+    RecordingMonitor.RegisterResource = recording  # type: ignore[method-assign]
+    try:
+        yield seen
+    finally:
+        RecordingMonitor.RegisterResource = original  # type: ignore[method-assign]
+
+
+def _deployed_pool(monkeypatch: pytest.MonkeyPatch, kubelet: str, *, self_managed: bool = False) -> None:
+    """The dev cluster exists and its GPU pool l4-spot was deployed with images of kubelet `kubelet`."""
+    _cluster_exists(monkeypatch, "gpu-dev", with_entries={CALLER})
+    tag = "gpu-platform.io/kubelet-version"
+    if self_managed:
+        monkeypatch.setitem(mocks.INVOKES, "aws:autoscaling/getAmiIds:getAmiIds", lambda a, c: {
+            "id": c.region, "arns": [], "names": ["l4-spot-asg-1234567"]})
+        monkeypatch.setitem(mocks.INVOKES, "aws:autoscaling/getGroup:getGroup", lambda a, c: {
+            "id": a["name"], "name": a["name"],
+            "tags": [{"key": "gpu-platform.io/pool", "value": "l4-spot", "propagateAtLaunch": True},
+                     {"key": tag, "value": kubelet, "propagateAtLaunch": True}]})
+    else:
+        monkeypatch.setitem(mocks.INVOKES, "aws:eks/getNodeGroups:getNodeGroups", lambda a, c: {
+            "id": a["clusterName"], "clusterName": a["clusterName"], "names": ["l4-spot"]})
+        monkeypatch.setitem(mocks.INVOKES, "aws:eks/getNodeGroup:getNodeGroup", lambda a, c: {
+            "id": f"{a['clusterName']}:{a['nodeGroupName']}", "clusterName": a["clusterName"],
+            "nodeGroupName": a["nodeGroupName"], "tags": {tag: kubelet, "gpu-platform.io/pool": "l4-spot"}})
+
+
+def _template_ignores(result: Run, ignored: dict[str, list[str]]) -> list[str]:
+    (template,) = [r for r in result.of_type("aws:ec2/launchTemplate:LaunchTemplate") if "l4-spot" in r.name]
+    return ignored[f"aws:ec2/launchTemplate:LaunchTemplate::{template.name}"]
+
+
+@pytest.mark.parametrize("self_managed", [False, True])
+def test_an_unpinned_pool_rolls_when_its_kubelet_version_changes(
+    monkeypatch: pytest.MonkeyPatch, ignored: dict[str, list[str]], self_managed: bool
+):
+    _deployed_pool(monkeypatch, "1.34", self_managed=self_managed)
+    values = _dev()
+    values["gpuNodeGroups"][0]["selfManaged"] = self_managed
+    result = run(values)
+    assert _template_ignores(result, ignored) == []  # the template takes 1.35's current image now
+    (template,) = [r for r in result.of_type("aws:ec2/launchTemplate:LaunchTemplate") if "l4-spot" in r.name]
+    assert "/eks/24.04/1.35/" in str(result.invokes) and template.inputs["imageId"].startswith("ami-")
+
+
+@pytest.mark.parametrize("self_managed", [False, True])
+def test_an_unpinned_pool_on_its_version_holds_its_image(
+    monkeypatch: pytest.MonkeyPatch, ignored: dict[str, list[str]], self_managed: bool
+):
+    _deployed_pool(monkeypatch, "1.35", self_managed=self_managed)
+    values = _dev()
+    values["gpuNodeGroups"][0]["selfManaged"] = self_managed
+    assert _template_ignores(run(values), ignored) == ["imageId"]
+
+
+def test_a_first_deploy_holds_the_image_it_takes(ignored: dict[str, list[str]]):
+    assert _template_ignores(run(_dev()), ignored) == ["imageId"]
+
+
+def test_a_self_managed_pool_replaces_its_instances_on_a_new_template_version():
+    values = _dev()
+    values["gpuNodeGroups"][0]["selfManaged"] = True
+    group = run(values).one("aws:autoscaling/group:Group", "l4-spot")
+    assert group.inputs["instanceRefresh"] == {"strategy": "Rolling"}

@@ -192,6 +192,16 @@ def _get_access_entry(args: dict[str, Any], ctx: MockContext) -> dict[str, Any]:
             "tags": {}, "tagsAll": {}}
 
 
+def _get_node_groups(args: dict[str, Any], ctx: MockContext) -> dict[str, Any]:
+    # The offline account holds no node group of the stack's yet (an adopted cluster's are not the stack's).
+    return {"id": str(args["clusterName"]), "clusterName": str(args["clusterName"]), "names": []}
+
+
+def _get_auto_scaling_groups(args: dict[str, Any], ctx: MockContext) -> dict[str, Any]:
+    # aws:autoscaling/getAmiIds is the aws_autoscaling_groups data source: no group of the stack's yet.
+    return {"id": ctx.region, "arns": [], "names": [], "filters": args.get("filters")}
+
+
 def _get_eks_cluster_auth(args: dict[str, Any], ctx: MockContext) -> dict[str, Any]:
     name = str(args["name"])
     return {"id": name, "name": name, "token": "k8s-aws-v1." + stable_hex("token", name, length=64)}
@@ -341,6 +351,8 @@ INVOKES: dict[str, InvokeHandler] = {
     "aws:eks/getClusterAuth:getClusterAuth": _get_eks_cluster_auth,
     "aws:eks/getClusters:getClusters": _get_eks_clusters,
     "aws:eks/getAccessEntry:getAccessEntry": _get_access_entry,
+    "aws:eks/getNodeGroups:getNodeGroups": _get_node_groups,
+    "aws:autoscaling/getAmiIds:getAmiIds": _get_auto_scaling_groups,
     "aws:iam/getPolicyDocument:getPolicyDocument": _get_policy_document,
     "aws:iam/getRole:getRole": _get_iam_role,
     "aws:iam/getSessionContext:getSessionContext": _get_session_context,
