@@ -271,11 +271,7 @@ class Cluster(pulumi.ComponentResource):
         # exported kubeconfig, which pulumi-eks builds without the profile for people to use.
         self.provider = k8s.Provider(
             f"{name}-k8s",
-            kubeconfig=pulumi.Output.secret(
-                pulumi.Output.all(self.cluster_name, self.endpoint, self.certificate_authority_data).apply(
-                    lambda args: kubeconfig_json(args[0], args[1], args[2], region, credentials=credentials)
-                )
-            ),
+            kubeconfig=self._provider_kubeconfig(region, credentials),
             # Kubernetes steps start once the access entries exist: a deployer listed for the first time
             # gets its entry before its first Kubernetes request.
             opts=pulumi.ResourceOptions(parent=self, depends_on=access),
@@ -294,6 +290,15 @@ class Cluster(pulumi.ComponentResource):
         )
 
     # ---------------------------------------------------------------------------------------------
+    def _provider_kubeconfig(self, region: str, credentials: AwsCredentials) -> pulumi.Output[str]:
+        """The Kubernetes provider's kubeconfig: `aws eks get-token` with the AWS provider's profile and role."""
+        def build(args: list[str]) -> str:
+            return kubeconfig_json(args[0], args[1], args[2], region, credentials=credentials)
+
+        config: pulumi.Output[str] = pulumi.Output.all(
+            self.cluster_name, self.endpoint, self.certificate_authority_data).apply(build)
+        return pulumi.Output.secret(config)
+
     def _adopt(self, config: ClusterConfig) -> None:
         existing = aws.eks.get_cluster(name=config.name)
         if existing.version != config.kubernetes_version:

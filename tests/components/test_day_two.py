@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import pytest
@@ -202,13 +202,18 @@ def test_an_unlisted_deployer_without_an_entry_stops_the_up_with_the_fix(monkeyp
     assert result.of_type("aws:eks/nodeGroup:NodeGroup") == []
 
 
+def _caller(role: str) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
+    """getCallerIdentity answering a session of `role` (an assumed-role ARN; the mocks map it back to the role)."""
+    session = role.replace(":iam::", ":sts::").replace(":role/", ":assumed-role/") + "/session"
+    return lambda args, ctx: {"id": "210987654321", "accountId": "210987654321", "userId": "AROAEXAMPLE:x",
+                              "arn": session}
+
+
 def test_the_ci_role_and_a_person_deploy_in_either_order(monkeypatch: pytest.MonkeyPatch):
     # Whoever creates the cluster is left to EKS's entry; the other one's entry is ours from the first run.
     person = "arn:aws:iam::210987654321:role/alice"
     for creator, other in ((person, CI), (CI, person)):
-        monkeypatch.setitem(mocks.INVOKES, "aws:index/getCallerIdentity:getCallerIdentity", lambda a, c, who=creator: {
-            "id": "210987654321", "accountId": "210987654321", "userId": "AROAEXAMPLE:x",
-            "arn": who.replace(":iam::", ":sts::").replace(":role/", ":assumed-role/") + "/session"})
+        monkeypatch.setitem(mocks.INVOKES, "aws:index/getCallerIdentity:getCallerIdentity", _caller(creator))
         first = run(_dev(deployerPrincipalArns=[person, CI], endpointPublicAccessCidrs=[REAL_CIDR]), preview=False)
         assert sorted(entries(first).values()) == [other]
         _cluster_exists(monkeypatch, "gpu-dev", with_entries={person, CI})
