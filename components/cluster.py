@@ -173,10 +173,12 @@ class Cluster(pulumi.ComponentResource):
     """An EKS cluster for GPU inference, or an adopted existing one, plus its system node group.
 
     New cluster (`existing: false`): a VPC with a public and a private subnet in each of the region's
-    own zones (IGW, NAT gateways, route tables; subnets tagged for the load balancer controller and
-    Karpenter discovery) and a `pulumi_eks.Cluster` with no default node group, authentication mode
-    `API` (access entries: the admins, the read-only operations role with AmazonEKSViewPolicy; the
-    identity running `pulumi up` gets the creator's admin entry, which pulumi-eks always grants),
+    own zones, chosen by zone ID without the IDs EKS refuses (IGW, NAT gateways, route tables; subnets
+    tagged for the load balancer controller and Karpenter discovery) and a `pulumi_eks.Cluster` with no
+    default node group, authentication mode `API` (access entries, this component's children keyed by
+    principal, components/access.py: deployers, admins and preview roles with cluster-admin, the
+    read-only operations role with AmazonEKSViewPolicy; the identity running the creating `pulumi up`
+    has EKS's creator entry, which pulumi-eks always grants and a later run adopts),
     Secrets encrypted with a rotating customer-managed KMS key, all five log types into a
     `/aws/eks/<name>/cluster` group with a retention (adopted when a destroyed cluster left it behind),
     the private endpoint on and the public endpoint limited to `endpointPublicAccessCidrs` (off when
@@ -189,12 +191,15 @@ class Cluster(pulumi.ComponentResource):
 
     Requires: AWS credentials for the target account and region; `aws` CLI on the machine running
     Pulumi (the kubeconfig authenticates with `aws eks get-token`); the pulumi-eks provider plugin.
-    Conflicts: `existing: true` with a cluster whose version differs from `kubernetesVersion`;
-    the deploying identity listed in `adminPrincipalArns` (checked by components.deploy_checks).
+    Conflicts: `existing: true` with a cluster whose version differs from `kubernetesVersion`; an
+    existing cluster where the identity running `pulumi up` has no access entry and is not listed
+    (components.deploy_checks.check_deployer_access stops the up).
     Sources:
     - pulumi-eks Cluster inputs: https://www.pulumi.com/registry/packages/eks/api-docs/cluster/
     - pulumi-eks grants the creator admin (`bootstrapClusterCreatorAdminPermissions: true` whenever
-      `authenticationMode` is set): https://github.com/pulumi/pulumi-eks/blob/master/nodejs/eks/cluster/cluster.ts
+      `authenticationMode` is set, in `ignoreChanges`): nodejs/eks/cluster/cluster.ts 733-752 at
+      https://github.com/pulumi/pulumi-eks/blob/7bf0c1b1/nodejs/eks/cluster/cluster.ts#L733-L752
+      (the same lines at v4.3.0)
     - Access entries and policies: https://docs.aws.amazon.com/eks/latest/userguide/access-entries.html
     - Secrets envelope encryption: https://docs.aws.amazon.com/eks/latest/userguide/envelope-encryption.html
     - Endpoint access: https://docs.aws.amazon.com/eks/latest/userguide/cluster-endpoint.html
@@ -546,6 +551,11 @@ class Cluster(pulumi.ComponentResource):
         self, config: ClusterConfig
     ) -> dict[str, tuple[list[pulumi.Alias], list[pulumi.Alias]]]:
         """The names the entries had when they were keyed by position, so that a deployed stack keeps them.
+
+        Each principal is aliased to the name its position gives it now, which is its old name only when
+        the lists are the same as at the last `pulumi up` of the position-keyed release: change the
+        lists in a later run than the one that moves a stack to this release. Once the stack holds the
+        principal-keyed names, the engine ignores these aliases (no old resource carries them).
 
         New clusters: pulumi-eks children `<name>-eks-<key>` (association `<name>-eks-<key>-<policy>`, child
         of the entry); adopted clusters: `<name>-<key>` for both. Keys: `ops-readonly`, `admin-<index>`.
