@@ -17,9 +17,9 @@ the next run adopts it, whoever runs it.
 Sources:
 - One access entry per principal, 409 on a second: https://docs.aws.amazon.com/eks/latest/APIReference/API_CreateAccessEntry.html
 - The creator's entry: https://docs.aws.amazon.com/eks/latest/userguide/access-entries.html and pulumi-eks
-  v4.3.0 `nodejs/eks/cluster/cluster.ts:733-755` (the v4.4.0 tag of our pin is not in the stored mirror;
-  the lines are unchanged at master 7bf0c1b1):
-  https://github.com/pulumi/pulumi-eks/blob/v4.3.0/nodejs/eks/cluster/cluster.ts#L733-L755
+  `nodejs/eks/cluster/cluster.ts:733-752` (`bootstrapClusterCreatorAdminPermissions: true` at 739, in
+  `ignoreChanges` at 751-752), the same at v4.3.0 and master 7bf0c1b1 (the v4.4.0 tag of our pin is not
+  in the stored mirror): https://github.com/pulumi/pulumi-eks/blob/v4.3.0/nodejs/eks/cluster/cluster.ts#L733-L752
 - Replacement creates before it deletes unless `deleteBeforeReplace`:
   https://www.pulumi.com/docs/iac/concepts/resources/options/deletebeforereplace/
 - The import option, and that an `import` id equal to the id in the state is no import:
