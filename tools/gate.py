@@ -105,6 +105,11 @@ class GateResult:
     def mandatory(self) -> tuple[Violation, ...]:
         return tuple(v for v in self.violations if v.enforcement == "mandatory")
 
+    @property
+    def engine_mandatory(self) -> tuple[Violation, ...]:
+        """The mandatory violations the real engine reports in this phase (not the offline-only ones)."""
+        return tuple(v for v in self.mandatory if not v.offline_only)
+
 
 # --------------------------------------------------------------------------------------------------
 # The analyzer conversation
@@ -345,7 +350,7 @@ class _Conversation:
             urn = d.urn if d.urn in by_urn else root
             if (d.policyName, urn, d.message) not in known:
                 only.append(Violation(policy=d.policyName, enforcement=_enforcement(d.enforcementLevel, d.policyName),
-                                      urn=urn, message=d.message, blocks="after-update"))
+                                      urn=urn, message=d.message, blocks="after-update", offline_only=True))
         self.violations.extend(only)
         return only
 
