@@ -163,7 +163,9 @@ def test_the_pack_gets_full_options_default_provider_tags_and_references_as_the_
     assert "default_1_2_3" in echoed and "default" in echoed
     stack_view = next(json.loads(v.message.split("\n", 1)[1]) for v in result.violations if v.policy == "stack")
     assert [holder.urn, None, {"role": [role.urn]}] in stack_view
-    assert all(v.blocks == ("before-create" if v.policy == "echo" else "after-update") for v in result.violations)
+    # A preview's stack verdict stops a CLI `pulumi up` before anything is created: it previews first
+    # (pulumi/pulumi pkg/backend/apply.go lines 287-303).
+    assert all(v.blocks == "before-create" for v in result.violations)
 
 
 def test_the_gate_runs_the_pack_with_its_own_venv_when_it_exists(tmp_path: Path) -> None:

@@ -72,6 +72,7 @@ class Violation:
     # (first preview); the real engine reaches it after every step of the first `pulumi up`.
     offline_only: bool = False
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> dict[str, str]:
+        # The contract's keys (CONFIG.md section 3); the offline-only ones are listed apart (`offlineOnly`).
         return {"policy": self.policy, "enforcement": self.enforcement, "urn": self.urn, "message": self.message,
-                "blocks": self.blocks, "offlineOnly": self.offline_only}
+                "blocks": self.blocks}
