@@ -142,3 +142,27 @@ def test_the_summary_names_what_the_real_preview_will_judge(run_preview: RunPrev
     run = run_preview("--program", str(REMOTE_PROGRAM), *TODAY)
 
     assert "Not seen offline eks:index:Cluster" in " ".join(run.stdout.split())
+
+
+@pytest.mark.parametrize("phase", [*PHASES, "up --skip-preview"])
+def test_our_stack_with_a_broken_driver_fails_in_every_phase(
+    run_preview: RunPreview, stack_files: dict[str, Path], tmp_path: Path, phase: str,
+) -> None:
+    broken = tmp_path / "Pulumi.dev.yaml"
+    broken.write_text(stack_files["dev"].read_text().replace("driverVersion: 580.173.02", "driverVersion: 535.15.04"))
+    run = run_preview("--stack", "dev", "--config-file", str(broken), "--phase", *phase.split(), *TODAY, "--json")
+
+    # The program refuses it before it registers anything, in a preview and in the update alike.
+    assert run.returncode == 2, run.explain()
+    assert 'gpuOperator.driverVersion = "535.15.04"' in run.stderr
+
+
+def test_the_first_preview_summary_lists_what_only_the_offline_gate_judged(
+    run_preview: RunPreview, stack_files: dict[str, Path],
+) -> None:
+    run = run_preview("--stack", "dev", "--config-file", str(stack_files["dev"]), *TODAY)
+    text = " ".join(run.stdout.split())
+
+    assert run.returncode == 0, run.explain()
+    assert "offline only one-driver-per-pool (the real engine sent `{}` in this phase)" in text
+    assert "one-driver-per-pool-pending" in text  # the one advisory that says what it waits on
