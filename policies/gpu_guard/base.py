@@ -150,7 +150,7 @@ def _pending_twin(name: str, reads: tuple[str, ...], config_schema: PolicyConfig
 
     In the first preview of a new stack (and the preview a CLI `pulumi up` runs first) every Kubernetes
     object reaches the stack policies with no properties (`props.properties_pending`; the engine source is
-    cited in tools/engine_view.py). The policy itself never judges such an object absent: its verdict waits,
+    cited in tools/engine/view.py). The policy itself never judges such an object absent: its verdict waits,
     and since the engine gives a policy one enforcement level, a mandatory policy cannot say so itself.
     """
 

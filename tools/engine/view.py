@@ -12,7 +12,7 @@ verbatim; these are the differences that decide what a policy can see:
   350-351 (AnalyzeStack) with KeepUnknowns and KeepSecrets.
 - Checked inputs: Analyze gets the inputs after the provider's Check (step_generator.go lines 1326-1350,
   `new.Inputs = inputs`, handed to analyzeAll at line 1469), so an auto-name the provider assigns in
-  Check is there (`_checked_names` in tools/mocks.py says which). Schema defaults a real provider adds
+  Check is there (`_with_checked_names` below; the names from tools/engine/mocks). Schema defaults a real provider adds
   in Check are not reproduced offline.
 - Unconfigured providers: a provider whose inputs hold an unknown (the Kubernetes provider's
   `kubeconfig` in a first preview: it comes from the cluster) is not configured
