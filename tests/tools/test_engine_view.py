@@ -182,7 +182,8 @@ def _first_preview_objects() -> list[RecordedResource]:
                            type="pulumi:providers:kubernetes", name="k8s", parent=None, custom=True,
                            inputs={"kubeconfig": UNKNOWN}, properties=_struct({"kubeconfig": UNKNOWN}))
     ns = RecordedResource(urn="urn:pulumi:dev::sample::kubernetes:core/v1:Namespace::gpu",
-                          type="kubernetes:core/v1:Namespace", name="gpu", parent=None, custom=True, inputs={"metadata": {"labels": {"a": "b"}}},
+                          type="kubernetes:core/v1:Namespace", name="gpu", parent=None, custom=True,
+                          inputs={"metadata": {"labels": {"a": "b"}}},
                           properties=_struct({"metadata": {"labels": {"a": "b"}}}), provider=f"{k8s.urn}::{UNKNOWN}",
                           outputs={"metadata": {"name": "gpu-1a2b3c", "labels": {"a": "b"}}})
     role = RecordedResource(urn="urn:pulumi:dev::sample::aws:iam/role:Role::node", type="aws:iam/role:Role",
