@@ -1,7 +1,9 @@
 """What the Pulumi engine hands a policy pack, built from what the offline preview recorded.
 
 The recording is what the program sent to the resource monitor. The engine does not pass that on
-verbatim; these are the differences that decide what a policy can see:
+verbatim; these are the differences that decide what a policy can see. Every line number below is at
+pulumi/pulumi commit 1b5949891b3c (pkg/v3.259.0-14), the newest commit the source mirror holds (re-read
+2026-12-01); the project pins SDK/CLI 3.272.0, whose source could not be read here, so no pin moved.
 
 - Properties: a reference to a custom resource becomes its id, the unknown sentinel while the id is
   unknown (a first preview); a reference to a component, which has no id, becomes its URN. Output values
