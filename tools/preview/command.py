@@ -59,7 +59,7 @@ from tools.engine.mocks.monitor import (
     UnknownInvokeError,
 )
 from tools.engine.records import Violation
-from tools.engine.view import not_seen_offline, stack_tags
+from tools.engine.view import emulated_children, not_seen_offline, stack_tags
 from tools.preview import render
 from tools.preview.model import GateReport, LogEntry, Recording, StackConfig
 
@@ -440,6 +440,7 @@ def document(recording: Recording, report: GateReport) -> dict[str, Any]:
         "resources": [r.as_json() for r in sorted(recording.resources, key=lambda r: r.urn)],
         "violations": [v.as_json() for v in _sorted_violations(report.violations)],
         "not_seen_offline": not_seen_offline(recording.resources),
+        "emulated_children": emulated_children(recording.resources),
         "policyPack": report.as_json(),
         "offlineOnly": report.as_json()["offlineOnly"],
     }
