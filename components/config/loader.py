@@ -151,13 +151,18 @@ def parse_stack_config(raw: Mapping[str, Any]) -> tuple[StackConfig | None, list
         return None, problems
 
 
-def raise_problems(problems: Sequence[Problem], stack_file: str) -> typing.NoReturn:
-    """Raise one ConfigError listing every problem (the message `pulumi up` prints)."""
+def problems_message(problems: Sequence[Problem], stack_file: str) -> str:
+    """One message listing every problem (what `raise_problems` raises)."""
     lines = [p.render(stack_file) for p in problems]
     if len(lines) == 1:
-        raise ConfigError(lines[0])
+        return lines[0]
     header = f"{stack_file}: the stack configuration has {len(lines)} problems; nothing was created:"
-    raise ConfigError("\n".join([header, *(f"  - {line}" for line in lines)]))
+    return "\n".join([header, *(f"  - {line}" for line in lines)])
+
+
+def raise_problems(problems: Sequence[Problem], stack_file: str) -> typing.NoReturn:
+    """Raise one ConfigError listing every problem (the message `pulumi up` prints)."""
+    raise ConfigError(problems_message(problems, stack_file))
 
 
 def load_stack_config(

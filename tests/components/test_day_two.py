@@ -376,6 +376,6 @@ def test_a_self_managed_pool_replaces_its_instances_on_a_new_template_version():
 
 def test_a_real_up_still_refuses_a_deployer_of_the_documentation_account():
     values = _dev(deployerPrincipalArns=["arn:aws:iam::111122223333:role/ci"], endpointPublicAccessCidrs=[REAL_CIDR])
-    result, error = run_rejected(values, preview=False)
+    result, error = run_rejected(values, preview=False, account="210987654321")
     assert 'cluster.deployerPrincipalArns[0] = "arn:aws:iam::111122223333:role/ci": account 111122223333' in str(error)
     assert result.registered == []

@@ -24,7 +24,7 @@ from policies.gpu_guard.rules.gpu_nodes_tainted import is_gpu_pool
 from tools.engine.records import RecordedResource
 from tools.engine.mocks.eks_children import PULUMI_EKS_DESCRIBE
 from tools.engine.view import emulated_children, not_seen_offline
-from tools.preview.model import GateReport, Recording, StackConfig
+from tools.preview.model import REAL_UP_REFUSED, GateReport, Recording, StackConfig, real_up_refusals
 
 HELM_TYPES = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v4:Chart", "kubernetes:helm.sh/v3:Chart")
 # Kubernetes provider types that are not one API object (components that expand into many, or Helm).
@@ -122,6 +122,7 @@ class Summary:
     phase: str = "preview"
     not_seen_offline: tuple[dict[str, str], ...] = ()
     emulated: tuple[dict[str, str], ...] = ()  # `tools.engine.view.emulated_children`
+    refused: tuple[str, ...] = ()  # what a real `pulumi up` would be refused for (`model.real_up_refusals`)
 
 
 def emulated_lines(emulated: Sequence[Mapping[str, str]]) -> list[str]:
@@ -186,6 +187,7 @@ def summarize(recording: Recording) -> Summary:
         phase=recording.phase,
         not_seen_offline=tuple(not_seen_offline(recording.resources)),
         emulated=tuple(emulated_children(recording.resources)),
+        refused=tuple(real_up_refusals(recording.logs)),
     )
 
 
@@ -215,6 +217,9 @@ def run_notes(report: GateReport) -> list[str]:
 def summary_markdown(summary: Summary, report: GateReport, config: StackConfig) -> str:
     lines = [f"# Offline preview: stack `{summary.stack}`", "", f"Config: `{config.path.name}`. "
              f"{sum(n for _, n in summary.counts)} resources, {summary.objects} Kubernetes objects.", ""]
+    for message in summary.refused:
+        lines += [f"**{REAL_UP_REFUSED}**{message}", "", "(The offline gate runs in no real account, so it judges "
+                  "the update all the same; fix the stack file before a real `pulumi up`.)", ""]
     lines += ["## Resources by type", ""]
     lines += _md_table(["type", "count"], [(f"`{t}`", str(n)) for t, n in summary.counts])
     lines += ["", "## GPU pools", ""]
@@ -297,6 +302,9 @@ def print_summary(stream: TextIO, recording: Recording, report: GateReport, conf
     total = sum(n for _, n in summary.counts)
     console.print(f"[bold]Offline preview[/bold] of stack [bold]{summary.stack}[/bold] ({config.path}): "
                   f"{total} resources, {summary.objects} Kubernetes objects")
+    for message in summary.refused:
+        console.print(f"[bold red]{REAL_UP_REFUSED}[/bold red]{message}\n(The offline gate runs in no real "
+                      "account, so it judges the update all the same; fix the stack file before a real `pulumi up`.)")
 
     counts = Table(title="Resources by type", title_justify="left")
     counts.add_column("type")
