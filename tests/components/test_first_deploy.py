@@ -112,7 +112,7 @@ def test_the_account_decides_only_when_there_is_something_to_refuse():
     refuse_documentation_values(cluster(deployable("dev")), dry_run=False)
     documented = cluster(stack_values("dev"))
     refuse_documentation_values(documented, dry_run=True)  # a preview never refuses
-    with pytest.raises(ConfigError, match="203.0.113.0/24"):
+    with pytest.raises(ConfigError, match=r"203\.0\.113\.0/24"):
         refuse_documentation_values(documented, dry_run=False, caller_account=REAL_ACCOUNT)
     refuse_documentation_values(documented, dry_run=False, caller_account="111122223333")  # a warning
 

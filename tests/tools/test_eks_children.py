@@ -15,11 +15,12 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.tools.test_phases import POLICY_CONFIG, TODAY, deployable_stack_file
 from tests.conftest import RunPreview
+from tests.tools.test_phases import POLICY_CONFIG, TODAY, deployable_stack_file
 from tools.engine.mocks.eks_children import (
     PULUMI_EKS_COMMIT,
     SOURCE,
+    Child,
     Cite,
     construct_cluster,
     sha1hash,
@@ -46,12 +47,12 @@ INPUTS: dict[str, Any] = {
 def _construct(inputs: dict[str, Any]) -> dict[str, tuple[str, dict[str, Any], Cite]]:
     children: dict[str, tuple[str, dict[str, Any], Cite]] = {}
 
-    def register(type_: str, name: str, parent: str, child_inputs: dict[str, Any], custom: bool, cite: Cite,
-                 depends_on: tuple[str, ...], ignore: tuple[str, ...]) -> tuple[str, dict[str, Any]]:
-        children[name] = (type_, child_inputs, cite)
-        return f"urn:{name}", {**child_inputs, "id": UNKNOWN, "arn": UNKNOWN}
+    def register(child: Child) -> tuple[str, dict[str, Any]]:
+        children[child.name] = (child.type, child.inputs, child.cite)
+        return f"urn:{child.name}", {**child.inputs, "id": UNKNOWN, "arn": UNKNOWN}
 
-    construct_cluster("urn:eks", "gpu-prod-eks", inputs, {"kubeconfig": UNKNOWN}, "aws", register)
+    construct_cluster("urn:eks", "gpu-prod-eks", inputs, outputs={"kubeconfig": UNKNOWN}, partition="aws",
+                      register=register)
     return children
 
 

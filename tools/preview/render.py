@@ -21,8 +21,8 @@ from rich.table import Table
 
 from policies.gpu_guard import inventory
 from policies.gpu_guard.rules.gpu_nodes_tainted import is_gpu_pool
-from tools.engine.records import RecordedResource
 from tools.engine.mocks.eks_children import PULUMI_EKS_DESCRIBE
+from tools.engine.records import RecordedResource
 from tools.engine.view import emulated_children, not_seen_offline
 from tools.preview.model import REAL_UP_REFUSED, GateReport, Recording, StackConfig, real_up_refusals
 

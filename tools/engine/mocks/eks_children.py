@@ -75,14 +75,16 @@ SOURCE: dict[str, Cite] = {
     "cluster": Cite(CLUSTER_TS, 687, "const eksCluster = new aws.eks.Cluster("),
     "cluster.name": Cite(CLUSTER_TS, 688, "`${name}-eksCluster`"),
     "cluster.bootstrapSelfManagedAddons": Cite(CLUSTER_TS, 700, ": args.bootstrapSelfManagedAddons ?? true,"),
-    "cluster.publicAccessCidrs": Cite(CLUSTER_TS, 710, ".all([args.publicAccessCidrs, args.endpointPublicAccess ?? true])"),
+    "cluster.publicAccessCidrs": Cite(CLUSTER_TS, 710,
+                                      ".all([args.publicAccessCidrs, args.endpointPublicAccess ?? true])"),
     "cluster.version": Cite(CLUSTER_TS, 722, "version: args.version,"),
     "cluster.tags": Cite(CLUSTER_TS, 727, "Name: `${name}-eksCluster`,"),
     "cluster.encryptionConfig": Cite(CLUSTER_TS, 732, "encryptionConfig,"),
     "cluster.accessConfig": Cite(CLUSTER_TS, 739, "bootstrapClusterCreatorAdminPermissions: true,"),
     "cluster.upgradePolicy": Cite(CLUSTER_TS, 742, "upgradePolicy: args.upgradePolicy,"),
     "cluster.deletionProtection": Cite(CLUSTER_TS, 743, "deletionProtection: args.deletionProtection,"),
-    "kubernetesNetworkConfig": Cite(CLUSTER_TS, 616, "serviceIpv4Cidr: ipFamily === \"ipv4\" ? serviceIpv4Cidr : undefined,"),
+    "kubernetesNetworkConfig": Cite(CLUSTER_TS, 616,
+                                    'serviceIpv4Cidr: ipFamily === "ipv4" ? serviceIpv4Cidr : undefined,'),
     "kubeProxy": Cite(CLUSTER_TS, 779, "const kubeProxyAddon = new aws.eks.Addon("),
     "kubeProxy.name": Cite(CLUSTER_TS, 780, "`${name}-kube-proxy`"),
     "k8sProvider": Cite(CLUSTER_TS, 914, "const k8sProvider = new k8s.Provider("),
@@ -100,22 +102,35 @@ UNCOVERED: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
     ("skipDefaultNodeGroup", lambda v: v is not True, "a default node group and its instance role"),
     ("skipDefaultSecurityGroups", lambda v: v is not True, "the cluster and node security groups"),
     ("authenticationMode", lambda v: v != "API", "the aws-auth ConfigMap"),
-    ("accessEntries", lambda v: bool(v), "access entries"),
+    ("accessEntries", bool, "access entries"),
     ("createOidcProvider", lambda v: v is True, "the OIDC provider"),
     ("corednsAddonOptions", lambda v: isinstance(v, Mapping) and v.get("enabled") is True, "the CoreDNS add-on"),
-    ("fargate", lambda v: bool(v), "a Fargate profile"),
+    ("fargate", bool, "a Fargate profile"),
     ("autoMode", lambda v: isinstance(v, Mapping) and bool(v.get("enabled")), "EKS Auto Mode's node role"),
     ("serviceRole", lambda v: v is not None, "a cluster without its own service role"),
     ("instanceRole", lambda v: v is not None, "an instance profile and access entry"),
     ("instanceRoles", lambda v: v is not None, "instance role mappings"),
     ("createInstanceRole", lambda v: v is True, "an instance role and its access entry"),
-    ("storageClasses", lambda v: bool(v), "StorageClasses"),
+    ("storageClasses", bool, "StorageClasses"),
     ("creationRoleProvider", lambda v: v is not None, "a creation-role provider"),
 )
 
-# register(type, name, parent_urn, inputs, custom, cite, depends_on, ignore_changes) -> (urn, outputs)
-Register = Callable[[str, str, str, dict[str, Any], bool, Cite, tuple[str, ...], tuple[str, ...]],
-                    tuple[str, dict[str, Any]]]
+@dataclass(frozen=True)
+class Child:
+    """One registration pulumi-eks makes: type, name, parent URN, inputs, whether custom, where it comes from."""
+
+    type: str
+    name: str
+    parent: str
+    inputs: dict[str, Any]
+    custom: bool
+    cite: Cite
+    depends_on: tuple[str, ...] = ()
+    ignore_changes: tuple[str, ...] = ()
+
+
+# Registers a child the way the engine does; hands back its URN and state (with `id`).
+Register = Callable[[Child], tuple[str, dict[str, Any]]]
 
 
 def _has_unknown(value: Any) -> bool:
@@ -135,7 +150,7 @@ def applied(*sources: Any, build: Callable[[], Any]) -> Any:
 
 def sha1hash(text: str) -> str:
     """pulumi-eks's `sha1hash` (servicerole.ts): the first 8 hex digits of the SHA-1 of `text`."""
-    return hashlib.sha1(text.encode()).hexdigest()[:8]  # noqa: S324 - a resource name, as pulumi-eks does
+    return hashlib.sha1(text.encode()).hexdigest()[:8]
 
 
 def uncovered(inputs: Mapping[str, Any]) -> list[str]:
@@ -147,7 +162,7 @@ def _without_none(value: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in value.items() if v is not None}
 
 
-def construct_cluster(urn: str, name: str, inputs: Mapping[str, Any], outputs: Mapping[str, Any],
+def construct_cluster(urn: str, name: str, inputs: Mapping[str, Any], *, outputs: Mapping[str, Any],
                       partition: str, register: Register) -> None:
     """Register, through `register`, the children pulumi-eks registers for an `eks:index:Cluster`.
 
@@ -160,20 +175,20 @@ def construct_cluster(urn: str, name: str, inputs: Mapping[str, Any], outputs: M
     policy_id = "arn:aws:iam::aws:policy/AmazonEKSClusterPolicy"
     policy_arn = f"arn:{partition}:iam::aws:policy/AmazonEKSClusterPolicy"
     actions = ["sts:AssumeRole", "sts:TagSession"]
-    role_urn, _ = register("eks:index:ServiceRole", role_component, urn, _without_none({
+    role_urn, _ = register(Child("eks:index:ServiceRole", role_component, urn, _without_none({
         "service": "eks.amazonaws.com", "description": "Allows EKS to manage clusters on your behalf.",
         "managedPolicyArns": [{"id": policy_id, "arn": policy_arn}], "tags": tags, "assumeRoleActions": actions,
-    }), False, SOURCE["serviceRole"], (), ())
+    }), False, SOURCE["serviceRole"], (), ()))
     assume = json.dumps({"Version": "2012-10-17", "Statement": [
         {"Action": actions, "Effect": "Allow", "Principal": {"Service": ["eks.amazonaws.com"]}}]},
         separators=(",", ":"))
-    iam_role, role_out = register("aws:iam/role:Role", f"{role_component}-role", role_urn, _without_none({
+    iam_role, role_out = register(Child("aws:iam/role:Role", f"{role_component}-role", role_urn, _without_none({
         "description": "Allows EKS to manage clusters on your behalf.", "assumeRolePolicy": assume, "tags": tags,
-    }), True, SOURCE["role"], (), ())
-    attachment, _ = register("aws:iam/rolePolicyAttachment:RolePolicyAttachment",
+    }), True, SOURCE["role"], (), ()))
+    attachment, _ = register(Child("aws:iam/rolePolicyAttachment:RolePolicyAttachment",
                              f"{role_component}-{sha1hash(policy_id)}", role_urn,
                              {"policyArn": policy_arn, "role": role_out.get("id", UNKNOWN)}, True,
-                             SOURCE["attachment"], (iam_role,), ())
+                             SOURCE["attachment"], (iam_role,), ()))
 
     # The cluster (cluster.ts 592-606 and 687-760).
     key_arn = inputs.get("encryptionConfigKeyArn")
@@ -209,31 +224,31 @@ def construct_cluster(urn: str, name: str, inputs: Mapping[str, Any], outputs: M
         "upgradePolicy": inputs.get("upgradePolicy"),
         "deletionProtection": inputs.get("deletionProtection"),
     })
-    cluster_urn, cluster_out = register(
+    cluster_urn, cluster_out = register(Child(
         "aws:eks/cluster:Cluster", f"{name}-eksCluster", urn, cluster_inputs, True, SOURCE["cluster"],
-        (iam_role, attachment), ("accessConfig.bootstrapClusterCreatorAdminPermissions", "bootstrapSelfManagedAddons"))
+        (iam_role, attachment), ("accessConfig.bootstrapClusterCreatorAdminPermissions", "bootstrapSelfManagedAddons")))
     cluster_name = cluster_out.get("name", UNKNOWN)
 
     kube_proxy = inputs.get("kubeProxyAddonOptions") or {}
     if kube_proxy.get("enabled", True):  # cluster.ts 764: on unless Auto Mode
-        register("aws:eks/addon:Addon", f"{name}-kube-proxy", urn, _without_none({
+        register(Child("aws:eks/addon:Addon", f"{name}-kube-proxy", urn, _without_none({
             "clusterName": cluster_name, "addonName": "kube-proxy", "preserve": True, "tags": tags,
             "resolveConflictsOnCreate": kube_proxy.get("resolveConflictsOnCreate", "OVERWRITE"),
             "resolveConflictsOnUpdate": kube_proxy.get("resolveConflictsOnUpdate", "OVERWRITE"),
             "addonVersion": kube_proxy.get("version", UNKNOWN),
-        }), True, SOURCE["kubeProxy"], (cluster_urn,), ())
+        }), True, SOURCE["kubeProxy"], (cluster_urn,), ()))
 
     kubeconfig = outputs.get("kubeconfig", UNKNOWN)
-    register("pulumi:providers:kubernetes", f"{name}-eks-k8s", urn, {
+    register(Child("pulumi:providers:kubernetes", f"{name}-eks-k8s", urn, {
         "kubeconfig": applied(kubeconfig, build=lambda: json.dumps(kubeconfig, separators=(",", ":"))),
-    }, True, SOURCE["k8sProvider"], (), ())
+    }, True, SOURCE["k8sProvider"], (), ()))
 
     if inputs.get("useDefaultVpcCni") is not True:  # cluster.ts 1091-1092
-        cni_urn, _ = register("eks:index:VpcCniAddon", f"{name}-vpc-cni", urn, _without_none({
+        cni_urn, _ = register(Child("eks:index:VpcCniAddon", f"{name}-vpc-cni", urn, _without_none({
             "clusterName": cluster_name, "clusterVersion": inputs.get("version"), "tags": tags,
-        }), False, SOURCE["vpcCni"], (), ())
-        register("aws:eks/addon:Addon", f"{name}-vpc-cni", cni_urn, _without_none({
+        }), False, SOURCE["vpcCni"], (), ()))
+        register(Child("aws:eks/addon:Addon", f"{name}-vpc-cni", cni_urn, _without_none({
             "clusterName": cluster_name, "addonVersion": UNKNOWN, "addonName": "vpc-cni",
             "resolveConflictsOnCreate": "OVERWRITE", "resolveConflictsOnUpdate": "OVERWRITE", "preserve": True,
             "tags": tags,
-        }), True, SOURCE["vpcCniAddon"], (cluster_urn,), ())
+        }), True, SOURCE["vpcCniAddon"], (cluster_urn,), ()))
