@@ -37,4 +37,9 @@ scenario right-pin-host-built site-13.0 13.0 "$driver" --image-dir "$carry/img-1
 for cuda in 12.8 13.2 13.5; do
   scenario "runtime-$cuda" "site-$cuda" "$cuda" "$driver" --image-dir "$carry/img-$cuda"
 done
+# The workload's runtime is 13.0, but a library in it ships PTX built by a newer toolkit (Triton-style).
+for cuda in 13.2 13.5; do
+  scenario "ptx-$cuda-on-runtime-13.0" site-13.0 13.0 "$driver" --code ptx --image-dir "$carry/img-$cuda"
+done
+uname -r > "$out/uname.txt"
 rm -f "$out/stderr.tmp"

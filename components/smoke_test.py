@@ -17,7 +17,8 @@ PROBE_DIR = Path(__file__).resolve().parent / "probe"
 PROBE_MOUNT = "/opt/probe"
 PROBE_SITE = "/opt/probe-site"
 # The probe needs only the standard library and the wheels it installs: the official slim Python image.
-# Source: https://hub.docker.com/_/python (tag 3.12-slim-bookworm; the wheels are manylinux_2_17, bookworm is glibc 2.36)
+# Source: https://hub.docker.com/_/python (tag 3.12-slim-bookworm; the wheels are manylinux_2_17,
+# bookworm has glibc 2.36)
 PROBE_IMAGE = "python:3.12-slim-bookworm"
 
 

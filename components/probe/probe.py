@@ -126,7 +126,8 @@ def parse_nvidia_smi(text: str) -> list[Gpu]:
             continue
         cells = [cell.strip() for cell in line.split(",")]
         if len(cells) != 4 or not cells[0].isdigit() or not re.fullmatch(r"\d+(\.\d+)+", cells[2]):
-            raise ProbeError(f"unexpected nvidia-smi line {line!r}; expected 'index, name, driver_version, compute_cap'")
+            raise ProbeError(
+                f"unexpected nvidia-smi line {line!r}; expected 'index, name, driver_version, compute_cap'")
         gpus.append(Gpu(int(cells[0]), cells[1], cells[2], cells[3]))
     if not gpus:
         raise ProbeError("nvidia-smi listed no GPU: the container got none (is nvidia.com/gpu requested?)")
@@ -137,7 +138,7 @@ def driver_matches(found: str, expected: str) -> bool:
     """A full pin (580.159.04) must match exactly; a bare branch (580, baked images) matches its releases."""
     if "." in expected:
         return found == expected
-    return found.split(".")[0] == expected
+    return found.split(".", maxsplit=1)[0] == expected
 
 
 def driver_problems(pool: str, gpus: Sequence[Gpu], expected: str) -> list[str]:
@@ -336,7 +337,8 @@ def check(
                                f"{report.gpus[0].driver}: {err}")
         return report
     if report.runtime != f"{major}.{minor}":
-        report.problems.append(f"pool {pool}: the probe loaded CUDA runtime {report.runtime}, not the workload's {cuda}")
+        report.problems.append(
+            f"pool {pool}: the probe loaded CUDA runtime {report.runtime}, not the workload's {cuda}")
     images, built_with = _images(cuda, major, arch, image_dir)
     for code in codes:
         image = images[code]
