@@ -407,6 +407,18 @@ def test_smoke_test_mounts_the_probe_file_of_the_repo_and_its_pinned_wheels():
     assert "--target" in init["command"] and "--no-deps" in init["command"]
 
 
+def test_smoke_test_pod_gets_only_dns_and_https_egress_and_bounded_cpu():
+    result = dev()
+    policy = result.one("kubernetes:networking.k8s.io/v1:NetworkPolicy").inputs["spec"]
+    pod = result.one("kubernetes:batch/v1:Job").inputs["spec"]["template"]
+    assert policy["podSelector"]["matchLabels"].items() <= pod["metadata"]["labels"].items()
+    assert policy["policyTypes"] == ["Ingress", "Egress"] and "ingress" not in policy
+    assert {(p["protocol"], p["port"]) for p in policy["egress"][0]["ports"]} == {("UDP", 53), ("TCP", 53),
+                                                                                  ("TCP", 443)}
+    for container in (*pod["spec"]["containers"], *pod["spec"]["initContainers"]):
+        assert container["resources"]["limits"]["cpu"] == "1" and container["imagePullPolicy"] == "Always"
+
+
 def test_smoke_test_cuda_and_wheels_follow_the_pool_driver():
     job = field_report().one("kubernetes:batch/v1:Job").inputs
     assert job["spec"]["template"]["spec"]["containers"][0]["command"][-4:] == [
