@@ -1,8 +1,9 @@
 """`python -m tools.matrix`: ask the compatibility matrix offline.
 
     python -m tools.matrix check --os ubuntu-24.04 --driver 580.173.02 --operator v26.7.0 \
-        [--instance-type g5.xlarge] [--cuda 12.8] [--kubernetes 1.35] [--kubelet 1.35] [--json]
-    python -m tools.matrix drivers --os ubuntu-24.04 --operator v26.7.0 [--instance-type p6-b200.48xlarge] [--json]
+        [--instance-type g5.xlarge] [--cuda 12.8] [--kubernetes 1.35] [--kubelet 1.35] [--image-version v20260917] [--json]
+    python -m tools.matrix drivers --os ubuntu-24.04 --operator v26.7.0 [--instance-type p6-b200.48xlarge]
+        [--image-version v1.68.0] [--json]
     python -m tools.matrix refresh [--fetch] [--write] [--upstream DIR] [--matrix FILE]
     python -m tools.matrix stale [--days 180] [--today YYYY-MM-DD] [--matrix FILE]
 
@@ -33,6 +34,7 @@ from policies.gpu_guard.matrix import (
     OsName,
     load_matrix,
     load_matrix_file,
+    parse_image_version,
     worst_level,
 )
 from policies.gpu_guard.versions import parse_cuda_version, parse_driver_version, parse_kube_minor
@@ -87,6 +89,22 @@ def _instance(matrix: Matrix, value: str | None) -> str | None:
     return value
 
 
+IMAGE_VERSION_HELP = (
+    "AL2023 / Bottlerocket image release the pool pins (v20260917, al2023@v20260917, v1.68.0); default: the newest"
+)
+
+
+def _image_version(os_value: OsName, value: str | None) -> None:
+    if value is None:
+        return
+    if os_value not in ("al2023", "bottlerocket"):
+        raise UsageProblem(f"--image-version applies to al2023 and bottlerocket (their images bake the driver), not {os_value}")
+    try:
+        parse_image_version(os_value, value)
+    except ValueError as err:
+        raise UsageProblem(f"--image-version: {err}") from err
+
+
 def _validate(kind: str, value: str | None, parse: Any) -> None:
     if value is None:
         return
@@ -128,6 +146,7 @@ def check(
     kubernetes: Annotated[str | None, typer.Option(help="EKS control plane version, e.g. 1.35")] = None,
     kubelet: Annotated[str | None, typer.Option(help="Node kubelet version (default: --kubernetes)")] = None,
     precompiled: Annotated[bool, typer.Option(help="Precompiled driver containers (driver.usePrecompiled)")] = False,
+    image_version: Annotated[str | None, typer.Option(help=IMAGE_VERSION_HELP)] = None,
     today: Annotated[str | None, typer.Option(help="Judge lifecycles at this ISO date (default: today)")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document")] = False,
 ) -> int:
@@ -141,6 +160,7 @@ def check(
         _validate("cuda", cuda, parse_cuda_version)
     if kubelet is not None and kubernetes is None:
         raise UsageProblem("--kubelet needs --kubernetes (the control plane version it is compared with)")
+    _image_version(os_value, image_version)
     findings = matrix.check(
         os=os_value,
         driver=driver,
@@ -150,6 +170,7 @@ def check(
         instance_type=_instance(matrix, instance_type),
         cuda=cuda,
         precompiled=precompiled,
+        image_version=image_version,
         today=_today(today),
     )
     verdict = _verdict(findings)
@@ -166,6 +187,7 @@ def check(
                 "kubernetes": kubernetes,
                 "kubelet": kubelet,
                 "precompiled": precompiled,
+                "image_version": image_version,
             },
             "findings": [_finding_json(f) for f in findings],
         }
@@ -187,6 +209,7 @@ def drivers(
     os_name: Annotated[str, typer.Option("--os", help=f"Node OS: {', '.join(OS_NAMES)}")],
     operator: Annotated[str, typer.Option(help="GPU Operator release, e.g. v26.7.0")],
     instance_type: Annotated[str | None, typer.Option(help="EC2 instance type the pool launches")] = None,
+    image_version: Annotated[str | None, typer.Option(help=IMAGE_VERSION_HELP)] = None,
     today: Annotated[str | None, typer.Option(help="Judge lifecycles at this ISO date (default: today)")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document")] = False,
 ) -> int:
@@ -195,8 +218,11 @@ def drivers(
     os_value = _os(os_name)
     _operator(matrix, operator)
     _instance(matrix, instance_type)
+    _image_version(os_value, image_version)
     when = _today(today)
-    versions = matrix.drivers(os=os_value, operator=operator, instance_type=instance_type, today=when)
+    versions = matrix.drivers(
+        os=os_value, operator=operator, instance_type=instance_type, image_version=image_version, today=when
+    )
     op = matrix.operator(operator)
     rows: list[dict[str, Any]] = []
     for version in versions:

@@ -25,7 +25,7 @@ def _describe_error(error: dict[str, Any], raw: dict[str, Any]) -> str:
         if isinstance(rows, list) and loc[1] < len(rows) and isinstance(rows[loc[1]], dict):
             row = rows[loc[1]]
             key = next(
-                (row[k] for k in ("version", "cuda", "branch", "family", "model", "os", "os_tag") if k in row), None
+                (row[k] for k in ("version", "release", "cuda", "branch", "family", "model", "os", "os_tag") if k in row), None
             )
             if key is not None:
                 row_hint = f" (row {key!r})"

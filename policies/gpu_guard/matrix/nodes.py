@@ -154,13 +154,6 @@ class NodeQueries(CudaQueries):
         step = cls._baked_row(row, today, kubernetes)
         return step.branch if step else None
 
-    def baked_driver_branch(self, os: OsName, kubernetes: str, today: date) -> int | None:
-        """Driver branch a Bottlerocket/AL2023 NVIDIA image ships on `today` (None for Ubuntu)."""
-        row = self._node_image_row(os)
-        if row is None or not row.baked_driver:
-            return None
-        return self._baked_branch(row, today, str(parse_kube_minor(kubernetes)))
-
     def node_image_findings(
         self, os: OsName, kubernetes: str, arch: str = "x86_64", today: date | None = None
     ) -> list[Finding]:
