@@ -1,7 +1,8 @@
 """`python -m tools.matrix`: ask the compatibility matrix offline.
 
     python -m tools.matrix check --os ubuntu-24.04 --driver 580.173.02 --operator v26.7.0 \
-        [--instance-type g5.xlarge] [--cuda 12.8] [--kubernetes 1.35] [--kubelet 1.35] [--image-version v20260917] [--json]
+        [--instance-type g5.xlarge] [--cuda 12.8] [--kubernetes 1.35] [--kubelet 1.35]
+        [--image-version v20260917] [--json]
     python -m tools.matrix drivers --os ubuntu-24.04 --operator v26.7.0 [--instance-type p6-b200.48xlarge]
         [--image-version v1.68.0] [--json]
     python -m tools.matrix refresh [--fetch] [--write] [--upstream DIR] [--matrix FILE]
@@ -97,7 +98,9 @@ def _image_version(os_value: OsName, value: str | None) -> None:
     if value is None:
         return
     if os_value not in ("al2023", "bottlerocket"):
-        raise UsageProblem(f"--image-version applies to al2023 and bottlerocket (their images bake the driver), not {os_value}")
+        raise UsageProblem(
+            f"--image-version applies to al2023 and bottlerocket (their images bake the driver), not {os_value}"
+        )
     try:
         parse_image_version(os_value, value)
     except ValueError as err:

@@ -17,8 +17,8 @@ from __future__ import annotations
 from ..versions import DriverVersion
 from .core import Matrix
 from .findings import OS_NAMES, Finding, Level, MatrixError, OsName, worst_level
-from .loader import MATRIX_PATH, load_matrix, load_matrix_file, parse_matrix
 from .images import parse_image_version, release_key
+from .loader import MATRIX_PATH, load_matrix, load_matrix_file, parse_matrix
 from .results import ImageCuda, ImageDriver, InstanceType, NodeImage
 from .rows import (
     BakedDriver,

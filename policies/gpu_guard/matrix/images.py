@@ -276,11 +276,12 @@ class ImageQueries(NodeQueries):
                 nearest,
             )
         fix = f"pin a release that does ({', '.join(nearest)})" if nearest else "use a Kubernetes version it publishes"
+        newest = image.published_versions[-1] if image.published_versions else "?"
         return Finding(
             "mandatory",
             rule,
             f"{image.os} {image.image_version or image.release} publishes no {name} (published there: {published}); "
-            f"{fix}, or move the pool to Kubernetes {image.published_versions[-1] if image.published_versions else '?'}.",
+            f"{fix}, or move the pool to Kubernetes {newest}.",
             image.source,
             nearest or image.published_versions[-1:],
         )
