@@ -216,6 +216,35 @@ class ImageQueries(NodeQueries):
             step.branch, f"{label} ship driver branch R{branch}", step.source, step.confirmed,
         )
 
+    def driver_branch_for_image(
+        self,
+        os: str,
+        image_version: str | None,
+        instance_type: str | None,
+        kubernetes: str,
+        *,
+        today: date | None = None,
+    ) -> int | None:
+        """THE call for a pool that pins a node image: the NVIDIA driver branch its nodes load.
+
+        `os`: al2023 or bottlerocket (None for Ubuntu: the operator installs the driver there).
+        `image_version`: Karpenter alias (`al2023@v20260917`, `bottlerocket@v1.68.0`), bare tag, AL2023 AMI
+        release version (`1.35.2-20260917`), or None / `latest` (the newest recorded release as of `today`).
+        `instance_type`: decides between trees on releases with two (AL2023 >= v20260917); None gives the
+        release's default tree. None also when no source tells (Bottlerocket 1.37 variants carry two drivers
+        with no documented selection: see `driver_for_image(...).drivers`).
+        Raises ValueError for an image version or Kubernetes version that does not parse.
+        """
+        today = today or date.today()
+        image = self.driver_for_image(os, image_version, instance_type, kubernetes, today=today)
+        if image is None or not image.drivers:
+            return None
+        if image.branch is not None:
+            return image.branch
+        if image.resolution == "undocumented":
+            return None
+        return parse_driver_version(image.drivers[0]).branch
+
     def baked_driver_branch(
         self,
         os: str,
