@@ -79,3 +79,61 @@ def test_g7_al2023_pool_before_v20260917_is_rejected_by_the_pack():
 def test_g7_al2023_pool_from_v20260917_passes_the_pack():
     patch = al2023_karpenter_pool("al2023@v20260917", ["g6.xlarge", "g7.2xlarge"])
     assert pack("gpu-architecture-supported", patch) == ()
+
+
+# --- 3. GPU Operator v26.7.0 supports Kubernetes up to 1.37 (cloud-native-docs PR #488); EKS 1.37 not yet ---------
+
+
+def test_v26_7_0_on_1_37_by_check(capsys):
+    code, out = check(capsys, "--os", "ubuntu-24.04", "--driver", "595.91.07", "--operator", "v26.7.0",
+                      "--kubernetes", "1.37", *TODAY)
+    assert "[ok] operator-kubernetes-supported: GPU Operator v26.7.0 supports Kubernetes 1.37 on ubuntu-24.04" in out
+    # The operator no longer blocks 1.37; EKS does not offer it yet, with the source that says so.
+    assert code == 1
+    assert ("[mandatory] kubernetes-version-lifecycle: Kubernetes 1.37 (released upstream 2026-08-26) is not an "
+            "Amazon EKS version yet; choose one of 1.36, 1.35, 1.34.") in out
+    assert "source: https://github.com/aws/containers-roadmap/issues/2864" in out
+
+
+def test_v26_7_0_on_1_37_passes_the_pack():
+    patch = [{"resource": "gpu-dev", "set": ["version"], "value": "1.37"}]
+    assert pack("gpu-operator-kubernetes-supported", patch) == ()
+
+
+def test_eks_1_37_is_not_an_eks_version_yet_in_the_pack():
+    violations = pack("kubernetes-version-lifecycle", [{"resource": "gpu-dev", "set": ["version"], "value": "1.37"}])
+    assert [level for level, _ in violations] == ["advisory"]
+    assert "Kubernetes 1.37 (released upstream 2026-08-26) is not an Amazon EKS version yet" in violations[0][1]
+
+
+# --- 4. Bottlerocket NVIDIA variants per release: 1.29 gone from v1.58.0, 1.37 from v1.68.0 ---------------------
+
+
+def bottlerocket(capsys: pytest.CaptureFixture[str], kubernetes: str, release: str) -> tuple[int, str]:
+    return check(capsys, "--os", "bottlerocket", "--driver", "580", "--operator", "v26.7.0", "--kubernetes",
+                 kubernetes, "--image-version", release, "--instance-type", "g6.xlarge", *TODAY)
+
+
+def test_bottlerocket_1_29_variant_is_published_until_v1_58_0_by_check(capsys):
+    _, out = bottlerocket(capsys, "1.29", "v1.54.0")
+    assert "[ok] node-image-published: aws-k8s-1.29-nvidia variant is published in bottlerocket v1.54.0" in out
+    _, out = bottlerocket(capsys, "1.29", "bottlerocket@v1.58.0")
+    assert ("[mandatory] node-image-published: bottlerocket v1.58.0 publishes no aws-k8s-1.29-nvidia variant "
+            "(published there: 1.30, 1.31, 1.32, 1.33, 1.34, 1.35); pin a release that does (v1.54.0") in out
+    assert "source: https://github.com/bottlerocket-os/bottlerocket/pull/4797" in out
+
+
+def test_bottlerocket_1_37_variant_from_v1_68_0_by_check(capsys):
+    _, out = bottlerocket(capsys, "1.37", "v1.65.0")
+    assert "[mandatory] node-image-published: bottlerocket v1.65.0 publishes no aws-k8s-1.37-nvidia variant" in out
+    _, out = bottlerocket(capsys, "1.37", "v1.68.0")
+    assert "[ok] node-image-published: aws-k8s-1.37-nvidia variant is published in bottlerocket v1.68.0" in out
+    assert ("[advisory] baked-driver-branch: bottlerocket v1.68.0 carries R580 (580.178.04) and R595 (595.91.07); "
+            "no primary source says which one a node loads") in out
+
+
+def test_bottlerocket_1_37_branch_is_not_asserted(matrix: Matrix):
+    image = matrix.driver_for_image("bottlerocket", "v1.68.0", "g6.xlarge", "1.37", today=DAY)
+    assert image is not None and image.drivers == ("580.178.04", "595.91.07")
+    assert matrix.driver_branch_for_image("bottlerocket", "v1.68.0", "g6.xlarge", "1.37", today=DAY) is None
+    assert matrix.driver_branch_for_image("bottlerocket", "v1.68.0", "g6.xlarge", "1.36", today=DAY) == 580

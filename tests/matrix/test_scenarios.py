@@ -324,7 +324,7 @@ def test_operator_kubernetes_support_per_os(matrix):
     assert worst_level(matrix.operator_kubernetes("v26.7.0", "1.32", "ubuntu-24.04")) == "ok"
     finding = matrix.operator_kubernetes("v26.7.0", "1.32", "ubuntu-22.04")[0]
     assert finding.level == "mandatory"
-    assert "1.33-1.36" in finding.message
+    assert "1.33-1.37" in finding.message
     assert "v26.3.3" in finding.nearest
 
 

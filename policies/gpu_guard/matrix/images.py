@@ -132,14 +132,14 @@ class ImageQueries(NodeQueries):
         where = f"{os} {row.release}" if exact else f"{os} {pinned} (recorded step: {row.release})"
         if not versions:
             return ImageDriver(
-                os, image_version, row.release, exact, minor, published, self._published_set(row, ever_published),
+                os, pinned, row.release, exact, minor, published, self._published_set(row, ever_published),
                 (), None, None, f"{where} carries no driver for Kubernetes {minor}", row.source,
                 row.confirmed and exact,
             )
         version, rule = self._resolve(row, versions, instance_type, where)
         branch = parse_driver_version(version).branch if version is not None else None
         return ImageDriver(
-            os, image_version, row.release, exact, minor, published, self._published_set(row, ever_published),
+            os, pinned, row.release, exact, minor, published, self._published_set(row, ever_published),
             versions, version, branch, rule, row.source, row.confirmed and exact, row.resolution,
         )
 
@@ -290,7 +290,8 @@ class ImageQueries(NodeQueries):
         rule = "node-image-published"
         name = self._image_name(image)
         if image.published:
-            return Finding("ok", rule, f"{name} is published in {image.os} {image.release}", image.source)
+            caveat = "" if image.confirmed or not image.exact else " (unconfirmed: that release's table was not read)"
+            return Finding("ok", rule, f"{name} is published in {image.os} {image.release}{caveat}", image.source)
         with_minor = [r.release for r in self.image_releases(image.os) if image.kubernetes in r.drivers]
         nearest = tuple(reversed(with_minor[-3:]))
         published = ", ".join(image.published_versions) or "none recorded"

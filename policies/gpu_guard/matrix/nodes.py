@@ -66,6 +66,18 @@ class NodeQueries(CudaQueries):
         standard = [v for v in standard if (on := self._eks[v].released or self._eks[v].available_by) is None
                     or on <= today]
         choices = tuple(reversed(standard))
+        pending = next((p for p in self.data.eks_pending if p.version == str(wanted)), None)
+        if row is None and pending is not None:
+            return [
+                Finding(
+                    "mandatory",
+                    rule,
+                    f"Kubernetes {wanted} (released upstream {pending.upstream_released.isoformat()}) is not an "
+                    f"Amazon EKS version yet; choose one of {', '.join(choices)}.",
+                    pending.source,
+                    choices,
+                )
+            ]
         if row is None:
             return [
                 Finding(

@@ -62,7 +62,7 @@ class ImageDriver:
     """
 
     os: str
-    image_version: str | None  # as pinned (None or "latest": the newest release as of the judging day)
+    image_version: str | None  # the pinned release tag (v20260917, v1.68.0); None: the newest as of the judging day
     release: str | None  # the recorded release whose step applies; None: an older, date-based step
     exact: bool  # the pinned release is itself a recorded row (False: a nearer earlier step is used)
     kubernetes: str

@@ -321,6 +321,15 @@ class EksVersion(_Row):
     _strict = field_validator("version", mode="before")(_strict_str)
 
 
+class PendingEksVersion(_Row):
+    """A Kubernetes minor released upstream that Amazon EKS does not offer yet (no primary source shows it)."""
+
+    version: str = Field(description="Kubernetes minor, e.g. 1.37")
+    upstream_released: date = Field(description="Upstream Kubernetes release date")
+
+    _strict = field_validator("version", mode="before")(_strict_str)
+
+
 class KubeletSkewRow(_Row):
     """The kubelet/kube-apiserver version skew rule."""
 
@@ -367,6 +376,9 @@ class MatrixData(BaseModel):
     node_images: tuple[NodeImageRow, ...] = Field(description="EKS node images")
     image_releases: tuple[ImageRelease, ...] = Field(default=(), description="What each node image release ships")
     eks_versions: tuple[EksVersion, ...] = Field(description="EKS versions and support dates")
+    eks_pending: tuple[PendingEksVersion, ...] = Field(
+        default=(), description="Kubernetes minors released upstream, not (yet) an Amazon EKS version"
+    )
     kubelet_skew: tuple[KubeletSkewRow, ...] = Field(description="Kubelet skew rule", min_length=1, max_length=1)
     ngc_images: tuple[NgcImage, ...] = Field(description="NGC releases and their CUDA")
     cuda_image_repositories: tuple[CudaImageRepository, ...] = Field(description="nvidia/cuda repositories")
