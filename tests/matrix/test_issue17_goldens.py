@@ -137,3 +137,79 @@ def test_bottlerocket_1_37_branch_is_not_asserted(matrix: Matrix):
     assert image is not None and image.drivers == ("580.178.04", "595.91.07")
     assert matrix.driver_branch_for_image("bottlerocket", "v1.68.0", "g6.xlarge", "1.37", today=DAY) is None
     assert matrix.driver_branch_for_image("bottlerocket", "v1.68.0", "g6.xlarge", "1.36", today=DAY) == 580
+
+
+# --- 2. NVIDIA_REQUIRE_CUDA decides before minor version compatibility, where the toolkit checks it ----------
+
+CUDA_12_8_1 = "nvidia/cuda:12.8.1-runtime-ubuntu22.04"
+
+
+def cuda_check(capsys: pytest.CaptureFixture[str], driver: str, *extra: str) -> tuple[int, str]:
+    return check(capsys, "--os", "ubuntu-22.04", "--driver", driver, "--cuda", CUDA_12_8_1, *extra, *TODAY)
+
+
+def test_nvidia_cuda_12_8_1_admits_its_own_branches(matrix: Matrix):
+    image = matrix.image_cuda(CUDA_12_8_1)
+    assert image is not None and image.admitted_branches == (470, 535, 550, 560, 565)
+    # NGC framework images keep their own list (Triton release notes), not the nvidia/cuda one.
+    triton = matrix.image_cuda("nvcr.io/nvidia/tritonserver:25.01-py3")
+    assert triton is not None and triton.admitted_branches == (470, 525, 535, 545)
+
+
+@pytest.mark.parametrize("driver", ["525.147.05", "545.29.06"])
+def test_nvidia_cuda_12_8_1_on_unadmitted_branches_is_refused_in_legacy_mode_by_check(capsys, driver):
+    code, out = cuda_check(capsys, driver, "--toolkit-mode", "legacy")
+    branch = driver.split(".")[0]
+    assert code == 1
+    assert (f"[mandatory] cuda-driver-compatible: CUDA 12.8.1 cannot start on driver {driver}: the image's "
+            f"NVIDIA_REQUIRE_CUDA asks cuda>=12.8 or one of R470, R535, R550, R560, R565, and R{branch} is neither. "
+            "The container toolkit in legacy mode checks it through nvidia-container-cli") in out
+    assert ("source: https://github.com/NVIDIA/nvidia-container-toolkit/blob/v1.20.0/cmd/nvidia-container-runtime-hook"
+            "/main.go#L145-L146") in out
+    assert "assumes: no --instance-type: the GPU is assumed to be a data-center GPU" in out
+
+
+@pytest.mark.parametrize("driver", ["525.147.05", "545.29.06"])
+def test_nvidia_cuda_12_8_1_on_unadmitted_branches_runs_in_cdi_mode_by_check(capsys, driver):
+    _, out = cuda_check(capsys, driver, "--operator", "v26.7.0")  # v26.7.0's chart enables CDI
+    assert "[advisory] cuda-driver-compatible: CUDA 12.8.1 runs on driver" in out
+    assert "the toolkit in CDI mode does not check it, but legacy mode would refuse the container" in out
+    _, out = cuda_check(capsys, driver, "--toolkit-mode", "legacy", "--disable-require")
+    assert "[advisory] cuda-driver-compatible: CUDA 12.8.1 runs on driver" in out
+
+
+def test_nvidia_cuda_12_8_1_on_r535_is_the_mvc_advisory_in_both_modes_by_check(capsys):
+    for mode in ("legacy", "cdi"):
+        code, out = cuda_check(capsys, "535.309.01", "--toolkit-mode", mode)
+        assert code == 0
+        assert "[advisory] cuda-driver-compatible: CUDA 12.8.1 runs on driver 535.309.01 only through minor" in out
+        assert "NVIDIA_REQUIRE_CUDA does not admit" not in out
+
+
+def test_operator_chart_enables_cdi_from_v25_10_0(matrix: Matrix):
+    assert matrix.toolkit_mode_for_operator("v25.3.4") == "legacy"
+    assert matrix.toolkit_mode_for_operator("v25.10.0") == "cdi"
+    assert matrix.toolkit_mode_for_operator("v26.7.0", cdi_enabled=False) == "legacy"
+
+
+def cuda_pack(driver: str, cdi: bool | None) -> tuple[tuple[str, str], ...]:
+    patch: list[dict[str, object]] = [
+        {"resource": "gpu-dev-a10g", "set": ["labels", "gpu-platform.io/os"], "value": "ubuntu-22.04"},
+        {"resource": "gpu-operator", "set": ["values", "driver", "version"], "value": driver},
+        {"resource": "gpu-inference", "set": ["spec", "template", "spec", "containers", 0, "image"],
+         "value": CUDA_12_8_1},
+    ]
+    if cdi is not None:
+        patch.append({"resource": "gpu-operator", "set": ["values", "cdi"], "value": {"enabled": cdi}})
+    return tuple(v for v in pack("cuda-driver-compatible", patch) if "gpu-inference" in v[1])
+
+
+@pytest.mark.parametrize(("driver", "cdi", "level"), [
+    ("525.147.05", False, "mandatory"), ("525.147.05", None, "advisory"), ("545.29.06", False, "mandatory"),
+    ("535.309.01", False, "advisory"), ("535.309.01", None, "advisory"),
+])
+def test_nvidia_cuda_12_8_1_through_the_pack(driver, cdi, level):
+    (violation,) = cuda_pack(driver, cdi)
+    assert violation[0] == level
+    if level == "mandatory":
+        assert "NVIDIA_REQUIRE_CUDA asks cuda>=12.8 or one of R470, R535, R550, R560, R565" in violation[1]

@@ -32,6 +32,7 @@ from policies.gpu_guard.matrix import (
     Matrix,
     MatrixError,
     OsName,
+    ToolkitMode,
     load_matrix,
     load_matrix_file,
     parse_image_version,
@@ -149,6 +150,13 @@ def check(
     kubelet: Annotated[str | None, typer.Option(help="Node kubelet version (default: --kubernetes)")] = None,
     precompiled: Annotated[bool, typer.Option(help="Precompiled driver containers (driver.usePrecompiled)")] = False,
     image_version: Annotated[str | None, typer.Option(help=IMAGE_VERSION_HELP)] = None,
+    toolkit_mode: Annotated[
+        str | None,
+        typer.Option(help="How the container toolkit injects GPUs: legacy or cdi (default: the operator chart's)"),
+    ] = None,
+    disable_require: Annotated[
+        bool, typer.Option(help="The container sets NVIDIA_DISABLE_REQUIRE=true (no NVIDIA_REQUIRE_CUDA check)")
+    ] = False,
     today: Annotated[str | None, typer.Option(help="Judge lifecycles at this ISO date (default: today)")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document")] = False,
 ) -> int:
@@ -163,6 +171,14 @@ def check(
     if kubelet is not None and kubernetes is None:
         raise UsageProblem("--kubelet needs --kubernetes (the control plane version it is compared with)")
     _image_version(os_value, image_version)
+    if toolkit_mode is not None and toolkit_mode not in ("legacy", "cdi"):
+        raise UsageProblem(f"--toolkit-mode {toolkit_mode!r} is not a mode; use legacy or cdi")
+    mode: ToolkitMode | None = "cdi" if toolkit_mode == "cdi" else "legacy" if toolkit_mode == "legacy" else None
+    assumptions = (
+        ["no --instance-type: the GPU is assumed to be a data-center GPU (CUDA forward compatibility needs one)"]
+        if cuda is not None and instance_type is None
+        else []
+    )
     findings = matrix.check(
         os=os_value,
         driver=driver,
@@ -174,6 +190,8 @@ def check(
         precompiled=precompiled,
         image_version=image_version,
         today=_today(today),
+        toolkit_mode=mode,
+        disable_require=disable_require,
     )
     verdict = _verdict(findings)
     if as_json:
@@ -190,12 +208,17 @@ def check(
                 "kubelet": kubelet,
                 "precompiled": precompiled,
                 "image_version": image_version,
+                "toolkit_mode": toolkit_mode,
+                "disable_require": disable_require,
             },
+            "assumptions": assumptions,
             "findings": [_finding_json(f) for f in findings],
         }
         typer.echo(json.dumps(document, indent=2))
     else:
         typer.echo(f"verdict: {verdict}")
+        for assumption in assumptions:
+            typer.echo(f"  assumes: {assumption}")
         order = {"mandatory": 0, "advisory": 1, "ok": 2}
         for finding in sorted(findings, key=lambda f: order[f.level]):
             typer.echo(f"  [{finding.level}] {finding.rule}: {finding.message}")

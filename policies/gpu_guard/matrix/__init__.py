@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from ..versions import DriverVersion
 from .core import Matrix
+from .cuda import ToolkitMode
 from .findings import OS_NAMES, Finding, Level, MatrixError, OsName, worst_level
 from .images import parse_image_version, release_key
 from .loader import MATRIX_PATH, load_matrix, load_matrix_file, parse_matrix
@@ -62,6 +63,7 @@ __all__ = [
     "OsName",
     "Override",
     "PrecompiledBuild",
+    "ToolkitMode",
     "load_matrix",
     "load_matrix_file",
     "parse_image_version",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import date
 
 from ..versions import DriverVersion, parse_driver_version, parse_kube_minor
+from .cuda import ToolkitMode
 from .findings import (
     BAKED_DRIVER_OS,
     Finding,
@@ -32,9 +33,13 @@ class Matrix(ImageQueries):
         precompiled: bool = False,
         image_version: str | None = None,
         today: date | None = None,
+        toolkit_mode: ToolkitMode | None = None,
+        disable_require: bool = False,
     ) -> list[Finding]:
         """Every finding for one node pool configuration. `cuda` is a version or an image reference;
-        `image_version` pins the AL2023 / Bottlerocket release (None: the newest as of `today`)."""
+        `image_version` pins the AL2023 / Bottlerocket release (None: the newest as of `today`);
+        `toolkit_mode` how the container toolkit injects GPUs (None: the operator chart's default on operator-
+        managed OSes, legacy assumed elsewhere); `disable_require`: the container sets NVIDIA_DISABLE_REQUIRE=true."""
         today = today or date.today()
         parsed = parse_driver_version(driver)
         findings: list[Finding] = []
@@ -67,7 +72,9 @@ class Matrix(ImageQueries):
             inst = self.instance_type(instance_type)
             findings.extend(self.architecture_support(instance_type, driver))
         if cuda is not None:
-            findings.extend(self._cuda_findings(cuda, driver, inst))
+            if toolkit_mode is None and os not in BAKED_DRIVER_OS:
+                toolkit_mode = self.toolkit_mode_for_operator(operator)
+            findings.extend(self._cuda_findings(cuda, driver, inst, toolkit_mode, disable_require))
         return findings
 
     def _baked_driver_findings(
@@ -99,7 +106,14 @@ class Matrix(ImageQueries):
             ]
         return [Finding("ok", rule, where, source)]
 
-    def _cuda_findings(self, cuda: str, driver: str, inst: InstanceType | None) -> list[Finding]:
+    def _cuda_findings(
+        self,
+        cuda: str,
+        driver: str,
+        inst: InstanceType | None,
+        toolkit_mode: ToolkitMode | None = None,
+        disable_require: bool = False,
+    ) -> list[Finding]:
         image = self.image_cuda(cuda) if (":" in cuda or "/" in cuda) else None
         if image is None and (":" in cuda or "/" in cuda):
             return [
@@ -118,7 +132,17 @@ class Matrix(ImageQueries):
             forward_compat_image=image.forward_compat if image else False,
             admitted_branches=image.admitted_branches if image else None,
             data_center_gpu=inst.data_center if inst else True,
+            toolkit_mode=toolkit_mode,
+            disable_require=disable_require,
         )
+        if inst is None:
+            assumed = "no instance type given: judged as a data-center GPU (forward compatibility needs one)"
+            findings = [
+                Finding(f.level, f.rule, f"{f.message} [{assumed}]", f.source, f.nearest)
+                if f.level != "ok" and "forward compatibility" in f.message
+                else f
+                for f in findings
+            ]
         if inst is not None:
             findings.extend(self.cuda_architecture(version, inst.name))
         return findings

@@ -355,6 +355,30 @@ class CudaImageRepository(_Row):
     forward_compat: bool = Field(description="Images carry the cuda-compat package")
 
 
+class ImageRequireCuda(_Row):
+    """The driver branches one `nvidia/cuda` tag's NVIDIA_REQUIRE_CUDA admits besides `cuda>=x.y` (its image
+    environment): a `brand=...,driver>=N,driver<N+1` clause per branch. NGC framework images differ (forward_compat)."""
+
+    repository: str = Field(description="Canonical repository name (a row of cuda_image_repositories)")
+    cuda: str = Field(description="The tag's CUDA version, e.g. 12.8.1")
+    admitted_branches: tuple[int, ...] = Field(description="Branches of the driver>=N,driver<N+1 clauses")
+
+    _strict = field_validator("cuda", mode="before")(_strict_str)
+
+
+class ToolkitRequireCheck(_Row):
+    """Whether the NVIDIA Container Toolkit checks NVIDIA_REQUIRE_* in one GPU injection mode."""
+
+    mode: Literal["legacy", "cdi"] = Field(description="legacy: runtime hook + nvidia-container-cli; cdi: CDI specs")
+    checks: bool = Field(description="Whether an unsatisfied NVIDIA_REQUIRE_CUDA stops the container")
+
+
+class OperatorCdiDefault(_Row):
+    """The first GPU Operator release whose chart enables CDI by default (`cdi.enabled: true` in values.yaml)."""
+
+    since: str = Field(description="Operator release, e.g. v25.10.0")
+
+
 class MatrixData(BaseModel):
     """The whole of matrix.yaml."""
 
@@ -382,6 +406,15 @@ class MatrixData(BaseModel):
     kubelet_skew: tuple[KubeletSkewRow, ...] = Field(description="Kubelet skew rule", min_length=1, max_length=1)
     ngc_images: tuple[NgcImage, ...] = Field(description="NGC releases and their CUDA")
     cuda_image_repositories: tuple[CudaImageRepository, ...] = Field(description="nvidia/cuda repositories")
+    image_require_cuda: tuple[ImageRequireCuda, ...] = Field(
+        default=(), description="NVIDIA_REQUIRE_CUDA driver clauses per nvidia/cuda tag"
+    )
+    operator_cdi_default: tuple[OperatorCdiDefault, ...] = Field(
+        default=(), description="First operator release that enables CDI by default", max_length=1
+    )
+    toolkit_require_check: tuple[ToolkitRequireCheck, ...] = Field(
+        default=(), description="Whether the container toolkit checks NVIDIA_REQUIRE_CUDA, per injection mode"
+    )
 
 
 def sm_name(gpu: GpuModel) -> str:
