@@ -10,6 +10,7 @@ import pytest
 
 from policies.gpu_guard.matrix import Matrix
 from tests.matrix.test_audit_goldens import TODAY, check, pack
+from tools.matrix.cli import main
 
 DAY = date(2026, 11, 30)
 
@@ -213,3 +214,16 @@ def test_nvidia_cuda_12_8_1_through_the_pack(driver, cdi, level):
     assert violation[0] == level
     if level == "mandatory":
         assert "NVIDIA_REQUIRE_CUDA asks cuda>=12.8 or one of R470, R535, R550, R560, R565" in violation[1]
+
+
+# --- gaps ----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("release", ["v26.7.1", "v26.7.2"])
+def test_unconfirmed_operator_patches_are_refused_with_the_reason(capsys, matrix: Matrix, release):
+    code = main(["check", "--os", "ubuntu-24.04", "--driver", "595.91.07", "--operator", release, *TODAY])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"--operator '{release}' is not a GPU Operator release in the matrix ({release} is unconfirmed:" in err
+    assert "source https://github.com/NVIDIA/gpu-operator/tags" in err
+    assert matrix.operator(release) is None

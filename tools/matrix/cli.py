@@ -77,7 +77,10 @@ def _today(value: str | None) -> date:
 def _operator(matrix: Matrix, value: str) -> str:
     if matrix.operator(value) is None:
         known = ", ".join(reversed(matrix.operators()))
-        raise UsageProblem(f"--operator {value!r} is not a GPU Operator release in the matrix; choose one of {known}")
+        note = matrix.unconfirmed_operator_note(value)
+        raise UsageProblem(
+            f"--operator {value!r} is not a GPU Operator release in the matrix{note}; choose one of {known}"
+        )
     return value
 
 

@@ -379,6 +379,12 @@ class OperatorCdiDefault(_Row):
     since: str = Field(description="Operator release, e.g. v25.10.0")
 
 
+class UnconfirmedRelease(_Row):
+    """A release named by second-hand evidence that no primary source read confirms (kept out of the matrix)."""
+
+    version: str = Field(description="Release, e.g. v26.7.1")
+
+
 class MatrixData(BaseModel):
     """The whole of matrix.yaml."""
 
@@ -408,6 +414,9 @@ class MatrixData(BaseModel):
     cuda_image_repositories: tuple[CudaImageRepository, ...] = Field(description="nvidia/cuda repositories")
     image_require_cuda: tuple[ImageRequireCuda, ...] = Field(
         default=(), description="NVIDIA_REQUIRE_CUDA driver clauses per nvidia/cuda tag"
+    )
+    operators_unconfirmed: tuple[UnconfirmedRelease, ...] = Field(
+        default=(), description="GPU Operator releases named second-hand, not confirmed by NVIDIA's notes or tags"
     )
     operator_cdi_default: tuple[OperatorCdiDefault, ...] = Field(
         default=(), description="First operator release that enables CDI by default", max_length=1
