@@ -13,6 +13,12 @@ matrix.yaml; this module holds the rules that read them:
 - among several drivers: `al2023-open-supported-devices` (the resolve script's order: the first (LTS) tree
   unless the GPU is only in the second (PB) tree's open supported-devices list; g4dn/g5/g5g always the
   first), or `undocumented` (no primary source says, so no branch is asserted).
+
+For callers (Karpenter pools, the pack): `Matrix.driver_branch_for_image(os, image_version, instance_type,
+kubernetes, today=...)` gives the branch (int, or None where no source tells); `Matrix.driver_for_image(...)`
+gives the whole `ImageDriver` (release step, published?, every driver carried, the rule in words);
+`Matrix.image_findings(...)` the findings of rules node-image-published and baked-driver-branch;
+`parse_image_version(os, value)` normalises `al2023@v20260917` / `1.35.2-20260917` / `latest`.
 """
 
 from __future__ import annotations
