@@ -40,6 +40,7 @@ from policies.gpu_guard.matrix import (
 )
 from policies.gpu_guard.versions import parse_cuda_version, parse_driver_version, parse_kube_minor
 from tools.matrix import refresh as matrix_refresh
+from tools.matrix.image_env import require_cuda_differences
 from tools.matrix.nvidia_upstream import UpstreamError, default_upstream_dir, read_upstream
 
 EXIT_OK = 0
@@ -310,6 +311,12 @@ def refresh(
         str | None, typer.Option(help="Registry base URL instead of https://nvcr.io (--fetch)")
     ] = None,
     timeout: Annotated[float, typer.Option(help="Seconds allowed for each live request (--fetch)")] = 20.0,
+    images: Annotated[
+        bool, typer.Option(help="Also read NVIDIA_REQUIRE_CUDA from each recorded nvidia/cuda image (--fetch)")
+    ] = True,
+    image_registry: Annotated[
+        str | None, typer.Option(help="Registry base URL instead of Docker Hub for nvidia/cuda (--fetch)")
+    ] = None,
     today: Annotated[str | None, typer.Option(help="Date of the reading and of new rows (default: today)")] = None,
 ) -> int:
     """Print the differences between matrix.yaml and what NVIDIA publishes; exit 1 when there is one."""
@@ -328,6 +335,15 @@ def refresh(
         hint = "" if fetch else "; pass --upstream DIR (a copy of shared/upstream/nvidia) or --fetch"
         raise UsageProblem(f"cannot read upstream: {err}{hint}") from err
     differences = matrix_refresh.compare(data, reading)
+    if fetch and images:
+        try:
+            found = require_cuda_differences(data, registry=image_registry, timeout_s=timeout)
+        except UpstreamError as err:
+            raise UsageProblem(f"cannot read upstream: {err}; pass --no-images to skip the image environments") from err
+        differences += [
+            matrix_refresh.Difference("image_require_cuda", image, "admitted_branches", list(mine), list(theirs), False)
+            for image, mine, theirs in found
+        ]
     if not differences:
         typer.echo(f"{matrix_file} agrees with upstream ({reading.origin})")
         return EXIT_OK
