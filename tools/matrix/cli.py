@@ -246,7 +246,7 @@ def refresh(
     fetch: Annotated[bool, typer.Option(help="Read the live sources (GitHub, nvcr.io), not the snapshots")] = False,
     write: Annotated[bool, typer.Option(help="Write the upstream values into the data rows of matrix.yaml")] = False,
     upstream: Annotated[
-        Path | None, typer.Option(help="Snapshot folder (default: ../shared/upstream/nvidia from the repository)")
+        Path | None, typer.Option(help="Snapshot folder (default: nvidia/ of the upstream cache, see make upstream)")
     ] = None,
     matrix_file: Annotated[Path, typer.Option("--matrix", help="Matrix file to compare")] = MATRIX_PATH,
     docs_url: Annotated[str, typer.Option(help="Base URL of gpu-operator/*.rst (--fetch)")] = matrix_refresh.DOCS_BASE,
@@ -270,7 +270,7 @@ def refresh(
         else:
             reading = read_upstream(upstream or default_upstream_dir())
     except UpstreamError as err:
-        hint = "" if fetch else "; pass --upstream DIR (a copy of shared/upstream/nvidia) or --fetch"
+        hint = "" if fetch else "; run `make upstream`, or pass --upstream DIR (laid out as nvidia/) or --fetch"
         raise UsageProblem(f"cannot read upstream: {err}{hint}") from err
     differences = matrix_refresh.compare(data, reading)
     if not differences:

@@ -66,7 +66,7 @@ def write_verified(cache: Path, pin: Pin, data: bytes, origin: str) -> str:
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
     with os.fdopen(fd, "wb") as out:
         out.write(data)
-    os.replace(tmp, target)
+    Path(tmp).replace(target)
     return ""
 
 
