@@ -1,7 +1,7 @@
 """`python -m tools.policy_docs [--check]`: write docs/policies.md, the policy catalogue, from the pack itself.
 
 One row per registered policy (policies/gpu_guard/base.py `all_meta()`): its name, kind (resource or
-stack; a resource-level part or an advisory caveats twin says of which policy), default and prod
+stack; a resource-level part or an advisory twin (caveats, pending) says of which policy), default and prod
 enforcement, what it refuses (the policy's own description, as `pulumi preview` prints it), and its
 source (the rule module, and the first URL its docstring cites). `--check` writes nothing and exits 1
 when the file differs from what the pack says (tests/tools/test_policy_docs.py runs the same check).
@@ -67,7 +67,7 @@ def pack_rows() -> list[Row]:
         if m.part_of:
             kind += f", resource part of `{m.part_of}`"
         if m.companion_of:
-            kind += f", caveats of `{m.companion_of}`"
+            kind += f", advisory twin of `{m.companion_of}`"
         module = _module_of(name, m.part_of or m.companion_of)
         rows.append(Row(name, kind, m.default.value, m.prod.value, " ".join(str(policy.description).split()),
                         module.relative_to(REPO).as_posix(), _first_url(module)))

@@ -13,4 +13,4 @@ def catalogue() -> dict[str, tuple[str, str]]:
     """The catalogue's own policies (not the resource parts nor the caveats twins), by name."""
     rows = parse(DOCS.read_text(encoding="utf-8"))
     return {name: (default, prod) for name, (kind, default, prod) in rows.items()
-            if "part of" not in kind and "caveats of" not in kind}
+            if "part of" not in kind and "twin of" not in kind}
