@@ -75,7 +75,26 @@ def _matrix_problems(stack: StackConfig, today: date | None) -> tuple[list[Probl
                     continue  # reported once for the cluster above
                 path, value = _finding_target(stack, pool, finding.rule, finding.nearest, instance_type)
                 add(finding.level, Problem(path, value, finding.message, finding.nearest))
+    if stack.karpenter is not None:
+        for i, karpenter_pool in enumerate(stack.karpenter.pools):
+            problem = _max_gpus_problem(matrix, karpenter_pool.instance_types, karpenter_pool.max_gpus, i)
+            if problem is not None:
+                add("mandatory", problem)
     return mandatory, advisory
+
+
+def _max_gpus_problem(matrix: Any, instance_types: Sequence[str], max_gpus: int, index: int) -> Problem | None:
+    """`maxGpus` below the GPU count of one of the pool's instance types: Karpenter could never launch that type."""
+    counts = [(name, inst.gpus) for name in instance_types if (inst := matrix.instance_type(name)) is not None]
+    too_big = [(name, gpus) for name, gpus in counts if gpus > max_gpus]
+    if not too_big:
+        return None
+    name, gpus = max(too_big, key=lambda pair: pair[1])
+    return Problem(
+        ("karpenter", "pools", index, "maxGpus"), max_gpus,
+        f"the NodePool's nvidia.com/gpu limit is below the {gpus} GPUs of one {name}, so Karpenter can never "
+        "launch it (a node that would cross spec.limits is not created)",
+        (str(max(g for _, g in counts)),), f"raise maxGpus or remove {name} from instanceTypes")
 
 
 def _finding_target(
