@@ -95,7 +95,7 @@ class KarpenterController(pulumi.ComponentResource):
         # Nodes: their own role (a principal has one access entry; the managed node groups' role has the one
         # EKS created), an instance profile named for cluster and region (IAM names are global to the account),
         # and the EC2_LINUX access entry that lets them join. The entry's name follows its principal.
-        self.node_role, attachments = node_iam.node_role(f"{name}-karpenter", self)
+        self.node_role, attachments = node_iam.node_role(name, self)
         self.node_role_name = self.node_role.name
         self.instance_profile_name = f"{cluster_name[:60]}-{region}-karpenter-node"[:128]
         profile = aws.iam.InstanceProfile(f"{name}-node-instance-profile", name=self.instance_profile_name,

@@ -122,15 +122,16 @@ def test_pod_identity_agent_and_coredns_add_ons_wait_for_the_system_nodes():
 
 def test_node_role_has_exactly_the_documented_node_policies():
     result = dev()
-    node_role = result.one("aws:iam/role:Role", "node-role")
+    node_role = result.one("aws:iam/role:Role", "gpu-dev-node-role")
     assert "ec2.amazonaws.com" in node_role.inputs["assumeRolePolicy"]
     attached = sorted(a.inputs["policyArn"].rsplit("/", 1)[-1] for a in
-                      result.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment") if "-node-" in a.name)
+                      result.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+                      if a.name.startswith("gpu-dev-node-"))
     assert attached == ["AmazonEC2ContainerRegistryPullOnly", "AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy"]
 
 
-def test_dev_without_ops_principal_creates_no_access_entry():
-    assert dev().of_type("aws:eks/accessEntry:AccessEntry") == []
+def test_dev_without_ops_principal_creates_only_the_karpenter_node_access_entry():
+    assert [e.inputs["type"] for e in dev().of_type("aws:eks/accessEntry:AccessEntry")] == ["EC2_LINUX"]
     assert dev().one("eks:index:Cluster").inputs["accessEntries"] == {}
 
 
