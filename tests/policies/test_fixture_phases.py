@@ -32,6 +32,8 @@ def first_preview(resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The resources as AnalyzeStack sees them before any exists: computed outputs unknown."""
     out = copy.deepcopy(resources)
     for resource in out:
+        if str(resource.get("type", "")).startswith("kubernetes:") and resource.get("props") == {}:
+            continue  # a pending Kubernetes object (patch `pending: true`) has no outputs at all
         props = resource.setdefault("props", {})
         for key in COMPUTED_OUTPUTS:
             props.setdefault(key, UNKNOWN_MARK)
