@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import re
 import typing
 from collections.abc import Mapping, Sequence
 from datetime import date
@@ -64,12 +66,8 @@ def _matrix_problems(stack: StackConfig, today: date | None) -> tuple[list[Probl
                     f"{pool.instance_types[arches[0][0]]} is {arches[0][1]}",
                     fix="move it to a pool of its own"))
         for instance_type in pool.instance_types:
-            findings = matrix.check(
-                os=typing.cast(Any, pool.os), driver=pool.driver_version,
-                operator=operator if pool.driver_source == "operator" else None,
-                kubernetes=control_plane, kubelet=pool.kubelet_version, instance_type=instance_type,
-                precompiled=pool.use_precompiled, today=when,
-            )
+            findings = pool_findings(matrix, pool, operator=operator, kubernetes=control_plane,
+                                     instance_type=instance_type, today=when)
             for finding in findings:
                 if finding.rule == "kubernetes-version-lifecycle":
                     continue  # reported once for the cluster above
@@ -81,6 +79,52 @@ def _matrix_problems(stack: StackConfig, today: date | None) -> tuple[list[Probl
             if problem is not None:
                 add("mandatory", problem)
     return mandatory, advisory
+
+
+# An AL2023 EKS-optimized image release is named for the day it was built (v20251120); Bottlerocket's
+# (v1.66.0) carry no date.
+# Source: https://github.com/awslabs/amazon-eks-ami/releases (release tags vYYYYMMDD)
+_AL2023_RELEASE = re.compile(r"^v(\d{4})(\d{2})(\d{2})$")
+BAKED_RULE = "baked-driver-branch"
+
+
+def image_release_date(os_name: str, image_version: str | None) -> date | None:
+    """The day an AL2023 image release was built, from its name; None for Bottlerocket or no pin."""
+    found = _AL2023_RELEASE.match(image_version or "") if os_name == "al2023" else None
+    if found is None:
+        return None
+    try:
+        return date(int(found[1]), int(found[2]), int(found[3]))
+    except ValueError:
+        return None
+
+
+def pool_findings(
+    matrix: Any, pool: GpuPool, *, operator: str | None, kubernetes: str, instance_type: str, today: date,
+) -> list[Any]:
+    """Every matrix finding for one pool and instance type: the one place a pool meets the matrix.
+
+    A Karpenter Bottlerocket / AL2023 pool pins its image release (`imageVersion`), and that release, not
+    the calendar, decides the driver its nodes get. Until the matrix records drivers per image release (the
+    matrix issue's `image_version` argument of `Matrix.check`, which this call will pass), the driver branch
+    of a pinned AL2023 release is judged on the day the release was built (its name, vYYYYMMDD) and a
+    Bottlerocket release on `today`.
+    """
+    findings = list(matrix.check(
+        os=typing.cast(Any, pool.os), driver=pool.driver_version,
+        operator=operator if pool.driver_source == "operator" else None,
+        kubernetes=kubernetes, kubelet=pool.kubelet_version, instance_type=instance_type,
+        precompiled=pool.use_precompiled, today=today,
+    ))
+    built = image_release_date(pool.os, pool.image_version)
+    if built is None or built > today:
+        return findings
+    pinned = [f for f in matrix.check(os=typing.cast(Any, pool.os), driver=pool.driver_version, operator=None,
+                                      kubelet=pool.kubelet_version, today=built) if f.rule == BAKED_RULE]
+    release = f"{pool.os}@{pool.image_version}"
+    pinned = [dataclasses.replace(f, message=f.message.replace(
+        f"(as of {built.isoformat()})", f"(release {release}, built {built.isoformat()})")) for f in pinned]
+    return [f for f in findings if f.rule != BAKED_RULE] + pinned
 
 
 def _max_gpus_problem(matrix: Any, instance_types: Sequence[str], max_gpus: int, index: int) -> Problem | None:

@@ -408,6 +408,7 @@ class GpuPool:
     use_precompiled: bool
     path: Path  # where the pool sits in the stack config, e.g. ("gpuNodeGroups", 0)
     driver_path: Path  # the key its driver version comes from
+    image_version: str | None = None  # a Karpenter Bottlerocket / AL2023 pool: its pinned alias release
 
     @property
     def driver_source(self) -> Literal["operator", "image"]:
@@ -478,12 +479,12 @@ class StackConfig(_Model):
         # AL2023 NVIDIA images bake driver and toolkit, not the device plugin.
         # Source: https://docs.aws.amazon.com/eks/latest/userguide/ml-eks-k8s-device-plugin.html
         if self.gpu_operator is None and self.karpenter is not None:
-            for i, pool in enumerate(self.karpenter.pools):
-                if pool.os == "al2023":
+            for i, karpenter_pool in enumerate(self.karpenter.pools):
+                if karpenter_pool.os == "al2023":
                     issues.append(ConfigIssue(
                         "AL2023 NVIDIA images ship the driver and container toolkit but no device plugin; the GPU "
                         "Operator's device plugin serves the pool, so gpu-platform:gpuOperator is required",
-                        value=pool.os, path=("karpenter", "pools", i, "os"), nearest=["bottlerocket"],
+                        value=karpenter_pool.os, path=("karpenter", "pools", i, "os"), nearest=["bottlerocket"],
                         fix="add gpu-platform:gpuOperator, or use bottlerocket (it ships its own device plugin)"))
         if self.inference_services and not named:
             issues.append(ConfigIssue("inference services need at least one GPU pool",
@@ -521,7 +522,7 @@ class StackConfig(_Model):
                     name=pool.name, kind="karpenter", os=pool.os, driver_version=pool.driver_version,
                     kubelet_version=self.cluster.kubernetes_version, instance_types=tuple(pool.instance_types),
                     use_precompiled=False, path=("karpenter", "pools", i),
-                    driver_path=("karpenter", "pools", i, "driverVersion")))
+                    driver_path=("karpenter", "pools", i, "driverVersion"), image_version=pool.image_version))
         return pools
 
     def gpu_pools(self) -> list[GpuPool]:

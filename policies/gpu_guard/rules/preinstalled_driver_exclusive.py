@@ -23,6 +23,7 @@ labels are judged before it exists by `preinstalled-driver-exclusive-resource`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs
@@ -68,7 +69,7 @@ def _off(pool: Pool, label: str) -> bool:
     return pool.labels.get(label, "").strip().lower() == "false"
 
 
-def _standalone_device_plugin(resources: list[object]) -> bool:
+def _standalone_device_plugin(resources: Sequence[Any]) -> bool:
     """Does the stack run the standalone NVIDIA device plugin (its chart, or a DaemonSet of its image)?"""
     for r in resources:
         rtype, props = getattr(r, "resource_type", ""), getattr(r, "props", None)
