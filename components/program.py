@@ -88,7 +88,8 @@ def build(config: StackConfig) -> Platform:
             f"{config.cluster.name}-{group.name}", group, pools[group.name], cluster
         )
     if config.karpenter is not None:
-        platform.karpenter = KarpenterController("karpenter", config.karpenter, cluster, config.cluster.name)
+        platform.karpenter = KarpenterController("karpenter", config.karpenter, cluster, config.cluster.name,
+                                                 existing_cluster=config.cluster.existing)
         for karpenter_pool in config.karpenter.pools:
             platform.karpenter_pools[karpenter_pool.name] = KarpenterGpuPool(
                 f"{config.cluster.name}-{karpenter_pool.name}", karpenter_pool, pools[karpenter_pool.name], cluster,

@@ -57,7 +57,8 @@ class KarpenterController(pulumi.ComponentResource):
     CNI and ECR pull policies), its instance profile, and its `EC2_LINUX` access entry. The encrypted SQS
     interruption queue and one EventBridge rule per interruption event (components.karpenter.interruption).
     The cluster security group, which EKS creates without it, gets the `karpenter.sh/discovery` tag, so
-    that EC2NodeClasses select subnets and security groups by the same tag.
+    that EC2NodeClasses select subnets and security groups by the same tag (not on an adopted cluster,
+    whose pools select them by id).
 
     Requires: Cluster (the system node group, the Pod Identity agent add-on, the Kubernetes provider).
     Conflicts: another Karpenter installation in the cluster; `settings.enableZonalShift` (not granted).
@@ -76,7 +77,7 @@ class KarpenterController(pulumi.ComponentResource):
     values: dict[str, Any]
     crd_release: k8s.helm.v3.Release
     release: k8s.helm.v3.Release
-    security_group_tag: aws.ec2.Tag
+    security_group_tag: aws.ec2.Tag | None
 
     def __init__(
         self,
@@ -84,6 +85,8 @@ class KarpenterController(pulumi.ComponentResource):
         config: KarpenterConfig,
         cluster: Cluster,
         cluster_name: str,
+        *,
+        existing_cluster: bool = False,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("gpu-platform:components:KarpenterController", name, None, opts)
@@ -107,7 +110,8 @@ class KarpenterController(pulumi.ComponentResource):
             type="EC2_LINUX",
             opts=pulumi.ResourceOptions(parent=self, depends_on=[cluster.system_node_group]),
         )
-        self.security_group_tag = aws.ec2.Tag(
+        # An adopted cluster's security group is not this stack's to tag: its pools select it by id.
+        self.security_group_tag = None if existing_cluster else aws.ec2.Tag(
             f"{name}-cluster-security-group-discovery",
             resource_id=cluster.cluster_security_group_id,
             key=KARPENTER_DISCOVERY_TAG,

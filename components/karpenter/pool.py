@@ -197,7 +197,9 @@ class KarpenterGpuPool(pulumi.ComponentResource):
             # Only userData waits for the cluster endpoint; the rest stays known at preview for the policies.
             spec = {**common, "amiFamily": "Custom", "amiSelectorTerms": [{"id": ami_id}], "userData": user_data}
         self.node_class_spec = pulumi.Output.from_input(spec)
-        after_crds = [controller.crd_release, controller.release, controller.security_group_tag]
+        after_crds: list[pulumi.Resource] = [controller.crd_release, controller.release]
+        if controller.security_group_tag is not None:
+            after_crds.append(controller.security_group_tag)
         self.node_class = k8s.apiextensions.CustomResource(
             f"{name}-node-class",
             api_version=NODECLASS_API,

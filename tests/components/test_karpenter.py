@@ -291,6 +291,7 @@ def test_adopted_cluster_selects_subnets_and_the_cluster_security_group_by_id():
     assert [set(t) for t in spec["securityGroupSelectorTerms"]] == [{"id"}]
     assert spec["securityGroupSelectorTerms"][0]["id"].startswith("sg-")
     assert "karpenter.sh/discovery" not in json.dumps(spec)
+    assert result.of_type("aws:ec2/tag:Tag") == []
 
 
 def test_dev_nodepool_taint_labels_limits_disruption_and_expiry():

@@ -123,3 +123,10 @@ def test_the_offline_preview_exits_2_naming_the_key(tmp_path: Path):
                            TODAY.isoformat()], cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 2, done.stderr
     assert "karpenter.pools[0].maxGpus = 0" in done.stderr
+
+
+def test_an_instance_type_the_pinned_release_driver_cannot_drive():
+    # g7 (RTX PRO 4500 Blackwell) needs R595; Bottlerocket v1.66.0 ships R580 (matrix.yaml gpus row, EKS AMI guide).
+    message = rejection(dev_with(instanceTypes=["g6.xlarge", "g7.2xlarge"]))
+    assert 'karpenter.pools[0].driverVersion = "580": g7.2xlarge has RTX PRO 4500 Blackwell Server Edition' in message
+    assert "needs driver 595 or later" in message
