@@ -377,3 +377,32 @@ def test_stack_outputs_name_the_queue_and_node_pools():
     assert outputs["karpenter"]["interruptionQueue"] == "gpu-prod-karpenter"
     assert outputs["karpenter"]["nodePools"] == {"l4-spot-burst": ["l4-spot-burst", "l4-spot-burst-on-demand"]}
     assert outputs["gpuNodeLabels"]["l4-spot-burst"]["gpu-platform.io/driver-source"] == "operator"
+
+
+def test_controller_iam_keeps_every_upstream_resource_and_condition_or_narrows_it():
+    scope = iam.Scope(partition="aws", region="us-west-2", account="111122223333", cluster="gpu-dev")
+    names = {"node": "arn:aws:iam::111122223333:role/node", "profile": "arn:aws:iam::111122223333:instance-profile/p",
+             "queue": "arn:aws:sqs:us-west-2:111122223333:q"}
+    documents = (iam.node_lifecycle_policy(scope),
+                 iam.integration_policy(scope, names["node"], names["profile"], names["queue"]),
+                 iam.resource_discovery_policy(scope))
+    ours = {s["Sid"]: s for document in documents for s in document["Statement"]}
+    substitutions = {"${AWS::Partition}": "aws", "${AWS::Region}": "us-west-2", "${AWS::AccountId}": "111122223333",
+                     "${ClusterName}": "gpu-dev", "${KarpenterNodeRole.Arn}": names["node"],
+                     "${KarpenterInterruptionQueue.Arn}": names["queue"]}
+    for resource in template()["Resources"].values():
+        document = resource.get("Properties", {}).get("PolicyDocument")
+        if resource["Type"] != "AWS::IAM::ManagedPolicy" or not isinstance(document, str):
+            continue
+        for key, value in substitutions.items():
+            document = document.replace(key, value)
+        for theirs in json.loads(document)["Statement"]:
+            if theirs["Sid"] not in ours:
+                continue
+            mine = ours[theirs["Sid"]]
+            assert mine.get("Condition") == theirs.get("Condition"), theirs["Sid"]
+            if theirs["Sid"] == "AllowInstanceProfileReadActions":  # narrowed: only the profile the program made
+                assert (theirs["Resource"], mine["Resource"]) == (
+                    "arn:aws:iam::111122223333:instance-profile/*", names["profile"])
+            else:
+                assert mine["Resource"] == theirs["Resource"], theirs["Sid"]
