@@ -162,9 +162,10 @@ def test_a_chart_without_upstream_values_is_reported_not_passed():
 
 
 def test_a_chart_without_upstream_values_passes_only_when_the_release_sets_no_value():
-    release = {"name": "karpenter-crd", "inputs": {"chart": "oci://public.ecr.aws/karpenter/karpenter-crd"}}
+    inputs: dict[str, Any] = {"chart": "oci://public.ecr.aws/karpenter/karpenter-crd"}
+    release = {"name": "karpenter-crd", "inputs": inputs}
     assert conformance.release_findings(release, upstream()) == []
-    release["inputs"]["values"] = {"webhook": {"enabled": False}}
+    inputs["values"] = {"webhook": {"enabled": False}}
     findings = conformance.release_findings(release, upstream())
     assert [(f.rule, f.path) for f in findings] == [("helm-values", "chart")]
 
