@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
-import re
 import typing
 from collections.abc import Mapping, Sequence
 from datetime import date
@@ -16,7 +14,7 @@ from pydantic import ValidationError
 
 from components.config.issues import CONFIG_FILE_ENV, PROJECT, ConfigError, Path, PoolOs, _close
 from components.config.models import GpuPool, StackConfig
-from components.config.problems import Problem, _problem_from_error
+from components.config.problems import Problem, _problem_from_error, merge_by_key
 from policies.gpu_guard.calendar import program_day
 from policies.gpu_guard.eks_support import with_support_type
 from policies.gpu_guard.matrix import load_matrix
@@ -54,7 +52,7 @@ def _matrix_problems(stack: StackConfig, today: date | None) -> tuple[list[Probl
         add("mandatory", Problem(("gpuOperator", "version"), operator,
                                  "not a GPU Operator release the compatibility matrix knows",
                                  tuple(_close(operator, choices)) or choices[:3]))
-        return mandatory, advisory
+        return merge_by_key(mandatory), merge_by_key(advisory)
     for pool in stack.gpu_pools():
         known = [(j, matrix.instance_type(t)) for j, t in enumerate(pool.instance_types)]
         arches = [(j, inst.cpu_arch) for j, inst in known if inst is not None]
@@ -78,25 +76,7 @@ def _matrix_problems(stack: StackConfig, today: date | None) -> tuple[list[Probl
             problem = _max_gpus_problem(matrix, karpenter_pool.instance_types, karpenter_pool.max_gpus, i)
             if problem is not None:
                 add("mandatory", problem)
-    return mandatory, advisory
-
-
-# An AL2023 EKS-optimized image release is named for the day it was built (v20251120); Bottlerocket's
-# (v1.66.0) carry no date.
-# Source: https://github.com/awslabs/amazon-eks-ami/releases (release tags vYYYYMMDD)
-_AL2023_RELEASE = re.compile(r"^v(\d{4})(\d{2})(\d{2})$")
-BAKED_RULE = "baked-driver-branch"
-
-
-def image_release_date(os_name: str, image_version: str | None) -> date | None:
-    """The day an AL2023 image release was built, from its name; None for Bottlerocket or no pin."""
-    found = _AL2023_RELEASE.match(image_version or "") if os_name == "al2023" else None
-    if found is None:
-        return None
-    try:
-        return date(int(found[1]), int(found[2]), int(found[3]))
-    except ValueError:
-        return None
+    return merge_by_key(mandatory), merge_by_key(advisory)
 
 
 def pool_findings(
@@ -105,26 +85,15 @@ def pool_findings(
     """Every matrix finding for one pool and instance type: the one place a pool meets the matrix.
 
     A Karpenter Bottlerocket / AL2023 pool pins its image release (`imageVersion`), and that release, not
-    the calendar, decides the driver its nodes get. Until the matrix records drivers per image release (the
-    matrix issue's `image_version` argument of `Matrix.check`, which this call will pass), the driver branch
-    of a pinned AL2023 release is judged on the day the release was built (its name, vYYYYMMDD) and a
-    Bottlerocket release on `today`.
+    the calendar, decides the driver its nodes get: the matrix judges the driver and the instance type
+    against the pinned release (`Matrix.check(image_version=...)`, per-release facts of the matrix issue).
     """
-    findings = list(matrix.check(
+    return list(matrix.check(
         os=typing.cast(Any, pool.os), driver=pool.driver_version,
         operator=operator if pool.driver_source == "operator" else None,
         kubernetes=kubernetes, kubelet=pool.kubelet_version, instance_type=instance_type,
-        precompiled=pool.use_precompiled, today=today,
+        precompiled=pool.use_precompiled, image_version=pool.image_version, today=today,
     ))
-    built = image_release_date(pool.os, pool.image_version)
-    if built is None or built > today:
-        return findings
-    pinned = [f for f in matrix.check(os=typing.cast(Any, pool.os), driver=pool.driver_version, operator=None,
-                                      kubelet=pool.kubelet_version, today=built) if f.rule == BAKED_RULE]
-    release = f"{pool.os}@{pool.image_version}"
-    pinned = [dataclasses.replace(f, message=f.message.replace(
-        f"(as of {built.isoformat()})", f"(release {release}, built {built.isoformat()})")) for f in pinned]
-    return [f for f in findings if f.rule != BAKED_RULE] + pinned
 
 
 def _max_gpus_problem(matrix: Any, instance_types: Sequence[str], max_gpus: int, index: int) -> Problem | None:
@@ -211,7 +180,7 @@ def parse_stack_config(raw: Mapping[str, Any]) -> tuple[StackConfig | None, list
             for problem in _problem_from_error(typing.cast(Mapping[str, Any], error)):
                 if problem not in problems:
                     problems.append(problem)
-        return None, problems
+        return None, merge_by_key(problems)
 
 
 def raise_problems(problems: Sequence[Problem], stack_file: str) -> typing.NoReturn:
