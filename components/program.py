@@ -13,11 +13,11 @@ from components.config import ConfigError, StackConfig, stack_file_name
 from components.deploy_checks import refuse_documentation_values
 from components.gpu_node_group import GpuManagedNodeGroup
 from components.gpu_operator import GpuOperatorRelease
+from components.karpenter import KarpenterController, KarpenterGpuPool
 
 # Sections the schema accepts whose components land in later issues; a stack that sets them is
 # stopped rather than silently previewed without them.
 PENDING_SECTIONS: dict[str, str] = {
-    "karpenter": "the Karpenter component (NodePools, EC2NodeClasses, interruption queue)",
     "inferenceServices": "the inference service component (Deployment, KEDA ScaledObject, ALB ingress, model volume)",
 }
 
@@ -25,7 +25,6 @@ PENDING_SECTIONS: dict[str, str] = {
 def require_built_sections(config: StackConfig) -> None:
     """Raise ConfigError naming each valid-but-unbuilt section the stack sets."""
     present = {
-        "karpenter": config.karpenter is not None,
         "inferenceServices": bool(config.inference_services),
     }
     for section, is_set in present.items():
@@ -44,6 +43,8 @@ class Platform:
     cluster: Cluster
     gpu_node_groups: dict[str, GpuManagedNodeGroup] = field(default_factory=dict)
     gpu_operator: GpuOperatorRelease | None = None
+    karpenter: KarpenterController | None = None
+    karpenter_pools: dict[str, KarpenterGpuPool] = field(default_factory=dict)
 
     def exports(self) -> dict[str, Any]:
         """The stack outputs."""
@@ -55,8 +56,17 @@ class Platform:
             "kubeconfig": self.cluster.kubeconfig,
             "systemNodeSelector": self.cluster.system_node_group.node_selector,
             "gpuNodeGroups": {name: group.node_group_name for name, group in self.gpu_node_groups.items()},
-            "gpuNodeLabels": {name: group.labels for name, group in self.gpu_node_groups.items()},
+            "gpuNodeLabels": {
+                **{name: group.labels for name, group in self.gpu_node_groups.items()},
+                **{name: pool.labels for name, pool in self.karpenter_pools.items()},
+            },
         }
+        if self.karpenter is not None:
+            out["karpenter"] = {
+                "interruptionQueue": self.karpenter.queue_name,
+                "nodeRoleName": self.karpenter.node_role_name,
+                "nodePools": {name: sorted(pool.node_pools) for name, pool in self.karpenter_pools.items()},
+            }
         if self.gpu_operator is not None:
             out["gpuOperatorNamespace"] = self.gpu_operator.namespace
             out["gpuOperatorValues"] = json.dumps(self.gpu_operator.values, sort_keys=True)
@@ -76,6 +86,13 @@ def build(config: StackConfig) -> Platform:
         platform.gpu_node_groups[group.name] = GpuManagedNodeGroup(
             f"{config.cluster.name}-{group.name}", group, pools[group.name], cluster
         )
+    if config.karpenter is not None:
+        platform.karpenter = KarpenterController("karpenter", config.karpenter, cluster, config.cluster.name,
+                                                 existing_cluster=config.cluster.existing)
+        for karpenter_pool in config.karpenter.pools:
+            platform.karpenter_pools[karpenter_pool.name] = KarpenterGpuPool(
+                f"{config.cluster.name}-{karpenter_pool.name}", karpenter_pool, pools[karpenter_pool.name], cluster,
+                platform.karpenter, cluster_name=config.cluster.name, existing_cluster=config.cluster.existing)
     if config.gpu_operator is not None:
         platform.gpu_operator = GpuOperatorRelease(
             "gpu-operator",

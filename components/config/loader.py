@@ -64,18 +64,50 @@ def _matrix_problems(stack: StackConfig, today: date | None) -> tuple[list[Probl
                     f"{pool.instance_types[arches[0][0]]} is {arches[0][1]}",
                     fix="move it to a pool of its own"))
         for instance_type in pool.instance_types:
-            findings = matrix.check(
-                os=typing.cast(Any, pool.os), driver=pool.driver_version,
-                operator=operator if pool.driver_source == "operator" else None,
-                kubernetes=control_plane, kubelet=pool.kubelet_version, instance_type=instance_type,
-                precompiled=pool.use_precompiled, today=when,
-            )
+            findings = pool_findings(matrix, pool, operator=operator, kubernetes=control_plane,
+                                     instance_type=instance_type, today=when)
             for finding in findings:
                 if finding.rule == "kubernetes-version-lifecycle":
                     continue  # reported once for the cluster above
                 path, value = _finding_target(stack, pool, finding.rule, finding.nearest, instance_type)
                 add(finding.level, Problem(path, value, finding.message, finding.nearest))
+    if stack.karpenter is not None:
+        for i, karpenter_pool in enumerate(stack.karpenter.pools):
+            problem = _max_gpus_problem(matrix, karpenter_pool.instance_types, karpenter_pool.max_gpus, i)
+            if problem is not None:
+                add("mandatory", problem)
     return merge_by_key(mandatory), merge_by_key(advisory)
+
+
+def pool_findings(
+    matrix: Any, pool: GpuPool, *, operator: str | None, kubernetes: str, instance_type: str, today: date,
+) -> list[Any]:
+    """Every matrix finding for one pool and instance type: the one place a pool meets the matrix.
+
+    A Karpenter Bottlerocket / AL2023 pool pins its image release (`imageVersion`), and that release, not
+    the calendar, decides the driver its nodes get: the matrix judges the driver and the instance type
+    against the pinned release (`Matrix.check(image_version=...)`, per-release facts of the matrix issue).
+    """
+    return list(matrix.check(
+        os=typing.cast(Any, pool.os), driver=pool.driver_version,
+        operator=operator if pool.driver_source == "operator" else None,
+        kubernetes=kubernetes, kubelet=pool.kubelet_version, instance_type=instance_type,
+        precompiled=pool.use_precompiled, image_version=pool.image_version, today=today,
+    ))
+
+
+def _max_gpus_problem(matrix: Any, instance_types: Sequence[str], max_gpus: int, index: int) -> Problem | None:
+    """`maxGpus` below the GPU count of one of the pool's instance types: Karpenter could never launch that type."""
+    counts = [(name, inst.gpus) for name in instance_types if (inst := matrix.instance_type(name)) is not None]
+    too_big = [(name, gpus) for name, gpus in counts if gpus > max_gpus]
+    if not too_big:
+        return None
+    name, gpus = max(too_big, key=lambda pair: pair[1])
+    return Problem(
+        ("karpenter", "pools", index, "maxGpus"), max_gpus,
+        f"the NodePool's nvidia.com/gpu limit is below the {gpus} GPUs of one {name}, so Karpenter can never "
+        "launch it (a node that would cross spec.limits is not created)",
+        (str(max(g for _, g in counts)),), f"raise maxGpus or remove {name} from instanceTypes")
 
 
 def _finding_target(

@@ -309,6 +309,12 @@ class KarpenterPoolConfig(_Model):
                     "alias (v1.26.0 for bottlerocket@v1.26.0, v20251120 for al2023@v20251120); nodes roll only "
                     "when it changes. Ubuntu pools do not use an alias.",
     )
+    image_id: ImageId | None = Field(
+        default=None, alias="imageId",
+        description="Ubuntu pools: the pinned Canonical EKS AMI of the EC2NodeClass (`amiSelectorTerms: [{id}]`); "
+                    "nodes roll only when it changes. Unset: Canonical's current image at the first deploy, held "
+                    "afterwards. Bottlerocket / AL2023 pools pin imageVersion instead.",
+    )
 
     @property
     def ami_alias(self) -> str | None:
@@ -327,6 +333,10 @@ class KarpenterPoolConfig(_Model):
                 "release rolls every node of the pool",
                 value=None, path=("imageVersion",), nearest=[example],
                 fix=f"set imageVersion to a release listed for {self.os} (see the EC2NodeClass alias docs)")
+        if self.image_id is not None and baked:
+            raise ConfigIssue(
+                f"imageId pins an Ubuntu pool's AMI; a {self.os} pool is pinned by its alias release",
+                value=self.image_id, path=("imageId",), fix="remove imageId and set imageVersion")
         if self.image_version is not None:
             if not baked:
                 raise ConfigIssue("imageVersion pins a Bottlerocket or AL2023 alias; Ubuntu pools do not use one",
@@ -364,6 +374,11 @@ class KarpenterConfig(_Model):
     """`gpu-platform:karpenter`: the Karpenter controller and its GPU pools."""
 
     version: ChartVersion = Field(description="Karpenter chart version (oci://public.ecr.aws/karpenter), e.g. 1.14.1.")
+    controller_replicas: int = Field(
+        default=2, ge=1, le=5, alias="controllerReplicas",
+        description="Karpenter controller replicas on the system nodes (leader election: one works, the others "
+                    "stand by); 2 keeps provisioning alive through a system node's loss (prod), 1 is enough for dev.",
+    )
     pools: list[KarpenterPoolConfig] = Field(default_factory=list, description="GPU NodePools.")
 
 
@@ -448,6 +463,7 @@ class GpuPool:
     use_precompiled: bool
     path: Path  # where the pool sits in the stack config, e.g. ("gpuNodeGroups", 0)
     driver_path: Path  # the key its driver version comes from
+    image_version: str | None = None  # a Karpenter Bottlerocket / AL2023 pool: its pinned alias release
 
     @property
     def driver_source(self) -> Literal["operator", "image"]:
@@ -515,6 +531,16 @@ class StackConfig(_Model):
                 "(version and driverVersion)",
                 value=first.name, path=(*first.path, "name"),
                 fix="add gpu-platform:gpuOperator: {version: <chart version>, driverVersion: <driver>}"))
+        # AL2023 NVIDIA images bake driver and toolkit, not the device plugin.
+        # Source: https://docs.aws.amazon.com/eks/latest/userguide/ml-eks-k8s-device-plugin.html
+        if self.gpu_operator is None and self.karpenter is not None:
+            for i, karpenter_pool in enumerate(self.karpenter.pools):
+                if karpenter_pool.os == "al2023":
+                    issues.append(ConfigIssue(
+                        "AL2023 NVIDIA images ship the driver and container toolkit but no device plugin; the GPU "
+                        "Operator's device plugin serves the pool, so gpu-platform:gpuOperator is required",
+                        value=karpenter_pool.os, path=("karpenter", "pools", i, "os"), nearest=["bottlerocket"],
+                        fix="add gpu-platform:gpuOperator, or use bottlerocket (it ships its own device plugin)"))
         if self.inference_services and not named:
             issues.append(ConfigIssue("inference services need at least one GPU pool",
                                       value=self.inference_services[0].name, path=("inferenceServices", 0, "name"),
@@ -551,7 +577,7 @@ class StackConfig(_Model):
                     name=pool.name, kind="karpenter", os=pool.os, driver_version=pool.driver_version,
                     kubelet_version=self.cluster.kubernetes_version, instance_types=tuple(pool.instance_types),
                     use_precompiled=False, path=("karpenter", "pools", i),
-                    driver_path=("karpenter", "pools", i, "driverVersion")))
+                    driver_path=("karpenter", "pools", i, "driverVersion"), image_version=pool.image_version))
         return pools
 
     def gpu_pools(self) -> list[GpuPool]:

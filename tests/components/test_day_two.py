@@ -44,7 +44,7 @@ def _dev(**cluster: Any) -> dict[str, Any]:
 
 def entries(result: Run) -> dict[str, str]:
     """Pulumi name -> principal of every access entry the run registered (the node role's are not here)."""
-    return {r.name: r.inputs["principalArn"] for r in result.of_type(ENTRY)}
+    return {r.name: r.inputs["principalArn"] for r in result.of_type(ENTRY) if r.inputs.get("type") != "EC2_LINUX"}
 
 
 def engine_steps(state: Mapping[str, str], goal: Mapping[str, str]) -> list[tuple[str, str, str]]:
