@@ -40,24 +40,28 @@ from components.config.loader import (
     stack_file_name,
 )
 from components.config.models import (
-    AutoscalingConfig,
     ClusterConfig,
     GpuNodeGroupConfig,
     GpuOperatorConfig,
     GpuPool,
-    InferenceServiceConfig,
-    IngressConfig,
     KarpenterConfig,
     KarpenterPoolConfig,
-    ModelVolumeConfig,
     StackConfig,
     SystemNodeGroupConfig,
 )
 from components.config.problems import Problem
+from components.config.serving import (
+    AddonsConfig,
+    AutoscalingConfig,
+    InferenceServiceConfig,
+    IngressConfig,
+    ModelVolumeConfig,
+)
 
 __all__ = [
     "CONFIG_FILE_ENV",
     "PROJECT",
+    "AddonsConfig",
     "AutoscalingConfig",
     "CapacityType",
     "ClusterConfig",
