@@ -159,6 +159,7 @@ class Cluster(pulumi.ComponentResource):
     vpc_id: pulumi.Output[str]
     private_subnet_ids: pulumi.Output[list[str]]
     public_subnet_ids: pulumi.Output[list[str]]
+    zones: list[str]  # Availability Zones of the private subnets (where nodes run)
     node_role_arn: pulumi.Output[str]
     node_role_name: pulumi.Output[str]
     kubeconfig: pulumi.Output[str]
@@ -251,6 +252,7 @@ class Cluster(pulumi.ComponentResource):
         self.vpc_id = pulumi.Output.from_input(vpc.vpc_id)
         self.private_subnet_ids = pulumi.Output.from_input(list(vpc.subnet_ids))
         self.public_subnet_ids = pulumi.Output.from_input([])
+        self.zones = sorted({aws.ec2.get_subnet(id=subnet).availability_zone for subnet in vpc.subnet_ids})
 
     def _network(self, config: ClusterConfig) -> tuple[aws.ec2.Vpc, list[aws.ec2.Subnet], list[aws.ec2.Subnet]]:
         """The VPC, its private subnets and its public subnets, one of each per zone."""
@@ -264,6 +266,7 @@ class Cluster(pulumi.ComponentResource):
                 f"nearest valid choice: {len(zones)}"
             )
         zones = sorted(zones)[: config.availability_zones]
+        self.zones = list(zones)
         private_cidrs, public_cidrs = subnet_cidrs(config.vpc_cidr, config.availability_zones)
 
         vpc = aws.ec2.Vpc(
