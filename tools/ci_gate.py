@@ -38,10 +38,10 @@ from datetime import date
 from pathlib import Path
 from typing import Any, TextIO
 
-from tools.gate import PHASES
-from tools.preview import EXIT_MANDATORY, EXIT_OK, EXIT_REJECTED
+from tools.engine.gate import PHASES
+from tools.preview.command import EXIT_MANDATORY, EXIT_OK, EXIT_REJECTED
 
-# The exit codes and phases are tools.preview's and tools.gate's own; re-exported for the workflows' tests.
+# The exit codes and phases are tools.preview's and tools.engine.gate's own; re-exported for the workflows' tests.
 __all__ = ["DEFAULT_PHASES", "EXIT_MANDATORY", "EXIT_OK", "EXIT_REJECTED", "PHASES", "main"]
 
 REPO = Path(__file__).resolve().parent.parent

@@ -36,18 +36,45 @@ from .scheduling import (
     INSTANCE_FAMILY_LABEL,
     INSTANCE_TYPE_LABEL,
     Reach,
-    Taint,
     expression_matches,
     reachable,
     tolerates,
 )
+from .views import (
+    BAKED_OS,
+    CUDA_LABEL,
+    DRIVER_LABEL,
+    DRIVER_SOURCE_LABEL,
+    GPU_RESOURCE,
+    GPU_TAINT_KEY,
+    OS_LABEL,
+    POOL_LABEL,
+    Container,
+    DriverSpec,
+    HelmRelease,
+    Pool,
+    Taint,
+    Workload,
+)
 
 __all__ = [
+    "CUDA_LABEL",
+    "DRIVER_LABEL",
+    "DRIVER_SOURCE_LABEL",
+    "GPU_RESOURCE",
+    "GPU_TAINT_KEY",
     "INSTANCE_FAMILY_LABEL",
     "INSTANCE_TYPE_LABEL",
+    "OS_LABEL",
+    "POOL_LABEL",
+    "Container",
     "Deferred",
+    "DriverSpec",
+    "HelmRelease",
+    "Pool",
     "Reach",
     "Taint",
+    "Workload",
     "as_list",
     "as_str_map",
     "deferred_get",
@@ -56,15 +83,6 @@ __all__ = [
     "reachable",
     "tolerates",
 ]
-
-# Label contract (CONFIG.md section 2). The pack is self-contained, so it restates the keys.
-POOL_LABEL = "gpu-platform.io/pool"
-OS_LABEL = "gpu-platform.io/os"
-DRIVER_LABEL = "gpu-platform.io/driver"
-DRIVER_SOURCE_LABEL = "gpu-platform.io/driver-source"
-CUDA_LABEL = "gpu-platform.io/cuda"
-GPU_TAINT_KEY = "nvidia.com/gpu"
-GPU_RESOURCE = "nvidia.com/gpu"
 
 CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
 
@@ -97,7 +115,6 @@ _BAKED_AMI_TYPES = {
     "BOTTLEROCKET_x86_64_NVIDIA": "bottlerocket",
     "BOTTLEROCKET_ARM_64_NVIDIA": "bottlerocket",
 }
-_BAKED_OS = ("bottlerocket", "al2023")
 
 # `taints[].effect` in the EKS API and Pulumi's node group -> Kubernetes effect names.
 # Source: https://docs.aws.amazon.com/eks/latest/APIReference/API_Taint.html
@@ -110,119 +127,6 @@ KUBELET_VERSION_TAG = "gpu-platform.io/kubelet-version"
 
 ASG_LABEL_TAG = "k8s.io/cluster-autoscaler/node-template/label/"
 ASG_TAINT_TAG = "k8s.io/cluster-autoscaler/node-template/taint/"
-
-
-@dataclass(frozen=True)
-class Pool:
-    """A group of nodes with one shape: a managed node group, a self-managed ASG or a Karpenter NodePool.
-
-    `label_domain` maps each label the nodes carry to the set of values it can take (one value for
-    a fixed label, several for e.g. the instance type of a Karpenter pool, `None` for "some value
-    we cannot tell").
-    """
-
-    urn: str
-    name: str
-    kind: str  # "managed-node-group" | "self-managed" | "karpenter-nodepool"
-    labels: dict[str, str]
-    label_domain: dict[str, frozenset[str] | Deferred | None]
-    taints: tuple[Taint, ...]
-    instance_types: tuple[str, ...]
-    min_size: int | None
-    ami_type: str | None = None
-    kubelet: str | Deferred | None = None
-    node_class: str | None = None
-    os_hint: str | None = None  # OS derived from the AMI type / EC2NodeClass, when no label says it
-    props: Any = field(default=None, repr=False, compare=False)
-    resource: Any = field(default=None, repr=False, compare=False)  # the PolicyResource, when there is one
-
-    def depends_on(self, prop: str) -> list[Any]:
-        """The resources the engine says property `prop` of this pool's resource was computed from."""
-        deps = getattr(self.resource, "property_dependencies", None) or {}
-        return list(deps.get(prop) or [])
-
-    @property
-    def kubelet_version(self) -> str | None:
-        """The nodes' kubelet version; reading it waits (raises) while the engine does not know it."""
-        return self.kubelet.value() if isinstance(self.kubelet, Deferred) else self.kubelet
-
-    @property
-    def os(self) -> str | None:
-        return self.labels.get(OS_LABEL) or self.os_hint
-
-    @property
-    def driver_label(self) -> str | None:
-        return self.labels.get(DRIVER_LABEL)
-
-    @property
-    def driver_source(self) -> str | None:
-        source = self.labels.get(DRIVER_SOURCE_LABEL)
-        if source:
-            return source
-        if self.os in _BAKED_OS:
-            return "image"
-        if self.os and self.os.startswith("ubuntu"):
-            return "operator"
-        return None
-
-    @property
-    def has_gpu_taint(self) -> bool:
-        return any(t.key == GPU_TAINT_KEY and t.effect == "NoSchedule" for t in self.taints)
-
-    def is_gpu(self, gpu_instance: Any) -> bool:
-        """A GPU pool: GPU instance types, or a pool that declares itself one through the label contract."""
-        if any(gpu_instance(t) for t in self.instance_types):
-            return True
-        return POOL_LABEL in self.labels and (DRIVER_LABEL in self.labels or self.has_gpu_taint)
-
-
-@dataclass(frozen=True)
-class Container:
-    name: str
-    image: str
-    gpus: int  # nvidia.com/gpu limit (or request), 0 when none
-
-
-@dataclass(frozen=True)
-class Workload:
-    urn: str
-    name: str
-    kind: str
-    labels: dict[str, str]
-    node_selector: dict[str, str]
-    required_terms: tuple[Any, ...] | None  # nodeSelectorTerms (ORed), None when no required affinity
-    tolerations: tuple[Any, ...]
-    containers: tuple[Container, ...]
-
-    @property
-    def gpus(self) -> int:
-        return max((c.gpus for c in self.containers), default=0)
-
-    @property
-    def cuda_label(self) -> str | None:
-        return self.labels.get(CUDA_LABEL)
-
-
-@dataclass(frozen=True)
-class HelmRelease:
-    urn: str
-    name: str
-    chart: str
-    version: str | None
-    namespace: str | None
-    values: Any
-
-
-@dataclass(frozen=True)
-class DriverSpec:
-    """One operator-installed driver: the ClusterPolicy default or an NVIDIADriver object."""
-
-    urn: str
-    name: str
-    version: str
-    node_selector: dict[str, str]
-    use_precompiled: bool
-    source: str  # "helm-values" | "nvidiadriver"
 
 
 def _taints_from_k8s(items: Any) -> tuple[Taint, ...]:
@@ -335,10 +239,10 @@ def _node_class_os(node_class: Any) -> str | None:
     for term in as_list(get(node_class, "spec", "amiSelectorTerms")):
         alias = str(get(term, "alias", default=""))
         family = alias.split("@", 1)[0].lower()
-        if family in _BAKED_OS:
+        if family in BAKED_OS:
             return family
     family = str(get(node_class, "spec", "amiFamily", default="")).lower()
-    return family if family in _BAKED_OS else None
+    return family if family in BAKED_OS else None
 
 
 def _domain(labels: Mapping[str, str], instance_types: Sequence[str]) -> dict[str, frozenset[str] | Deferred | None]:

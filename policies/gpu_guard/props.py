@@ -66,7 +66,7 @@ def properties_pending(resource_type: str, props: Any) -> bool:
     unknown, so the engine leaves that provider unconfigured; its preview `Create` returns an empty
     property map, which becomes the object's outputs, and `AnalyzeStack` sends outputs (pulumi/pulumi
     `pkg/resource/plugin/provider_plugin.go`, `pkg/resource/deploy/step.go`, `step_generator.go`; see
-    `tools/engine_view.py`). Such an object is present but not yet known: a stack policy waits on it
+    `tools/engine/view.py`). Such an object is present but not yet known: a stack policy waits on it
     instead of judging it absent or empty. Resource policies still get the program's inputs.
     """
     if not resource_type.startswith("kubernetes:"):

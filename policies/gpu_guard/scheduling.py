@@ -14,25 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .props import Deferred, as_list, get, to_int
-
-if TYPE_CHECKING:
-    from .inventory import Pool, Workload
+from .views import Pool, Taint, Workload
 
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 INSTANCE_FAMILY_LABEL = "karpenter.k8s.aws/instance-family"
-
-
-@dataclass(frozen=True)
-class Taint:
-    key: str
-    value: str
-    effect: str
-
-    def __str__(self) -> str:
-        return f"{self.key}={self.value}:{self.effect}"
 
 
 

@@ -1,4 +1,4 @@
-"""Run the program (or one component) under the recording mocks of tools/mocks.py and hand back what it registered."""
+"""Run the program (or one component) under the recording mocks (tools/engine/mocks/); hand back what it registered."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from pulumi.runtime.sync_await import _sync_await
 
 from components.config import StackConfig, load_stack_config
 from components.program import build, export
-from tools.mocks import RecordingMocks, RecordingMonitor
-from tools.records import RecordedResource
+from tools.engine.mocks.monitor import RecordingMocks, RecordingMonitor
+from tools.engine.records import RecordedResource
 
 REPO = Path(__file__).resolve().parents[2]
 TODAY = date(2026, 11, 29)

@@ -14,7 +14,7 @@ import pytest
 from components.cluster import SERVICE_IPV4_CIDR, cluster_dns_ip, kubeconfig_endpoint_and_ca
 from components.config import ConfigError
 from tests.components.harness import Run, run, stack_values
-from tools.mocks_eks import RESOURCE_REFERENCE_OUTPUTS, eks_cluster_outputs
+from tools.engine.mocks.eks import RESOURCE_REFERENCE_OUTPUTS, eks_cluster_outputs
 
 EKS_COMPONENT = "eks:index:Cluster"
 LOG_TYPES = ["api", "audit", "authenticator", "controllerManager", "scheduler"]

@@ -17,8 +17,8 @@ from components.config import ClusterConfig, ConfigError
 from components.gpu_node_group import image_pins
 from components.gpu_operator import helm_values
 from tests.components.harness import TODAY, run, run_rejected, stack_values
-from tools import mocks
-from tools.mocks import RecordingMonitor
+from tools.engine.mocks import monitor as mocks
+from tools.engine.mocks.monitor import RecordingMonitor
 
 # A public address outside every documentation range (AWS us-west-2 EC2 range), and an account of ours.
 REAL_CIDR = "34.223.10.0/24"
@@ -302,7 +302,7 @@ def test_matrix_command_line_shows_each_pool_image_pin(tmp_path: Any):
     from typer.testing import CliRunner  # noqa: PLC0415
 
     from tests.components.harness import REPO  # noqa: PLC0415
-    from tools.matrix import app  # noqa: PLC0415
+    from tools.matrix.cli import app  # noqa: PLC0415
 
     stack = yaml.safe_load((REPO / "Pulumi.dev.yaml").read_text())
     stack["config"]["gpu-platform:gpuNodeGroups"][0]["imageId"] = "ami-0123456789abcdef0"
@@ -318,8 +318,8 @@ def test_matrix_command_line_shows_each_pool_image_pin(tmp_path: Any):
 
 
 def test_the_offline_caller_listed_as_admin_is_rejected_too():
-    # The mocks' caller is the assumed role gpu-platform-preview in their account (tools/mock_invokes.py).
-    from tools.mock_values import ACCOUNT_ID  # noqa: PLC0415
+    # The mocks' caller is the assumed role gpu-platform-preview in their account (tools/engine/mocks/invokes.py).
+    from tools.engine.mocks.values import ACCOUNT_ID  # noqa: PLC0415
 
     values = copy.deepcopy(stack_values("dev"))
     values["cluster"]["adminPrincipalArns"] = [f"arn:aws:iam::{ACCOUNT_ID}:role/gpu-platform-preview"]

@@ -14,7 +14,7 @@ import yaml
 from policies.gpu_guard.base import all_policies, companions_of
 from policies.gpu_guard.matrix import Matrix, worst_level
 from tests.policies.harness import FIXTURES, apply_patch, run_with_caveats
-from tools.matrix import main
+from tools.matrix.cli import main
 
 TODAY = ["--today", "2026-11-30"]
 POLICIES = {p.name: p for p in all_policies()}

@@ -1,4 +1,4 @@
-"""matrix.yaml against what NVIDIA publishes: the deriver (tools.nvidia_upstream) and the comparison.
+"""matrix.yaml against what NVIDIA publishes: the deriver (tools.matrix.nvidia_upstream) and the comparison.
 
 The snapshot tests read `../shared/upstream/nvidia` relative to the repository root. Without it they skip
 with the reason, except under CI=true, where a missing snapshot is a failure (CI must provide it).
@@ -14,8 +14,7 @@ import pytest
 
 from policies.gpu_guard.matrix import MATRIX_PATH, parse_matrix
 from tests.shared import missing_shared
-from tools.matrix_refresh import compare
-from tools.nvidia_upstream import (
+from tools.matrix.nvidia_upstream import (
     CiSnapshot,
     DocSnapshot,
     UpstreamReading,
@@ -26,6 +25,7 @@ from tools.nvidia_upstream import (
     read_life_cycle,
     read_upstream,
 )
+from tools.matrix.refresh import compare
 
 REPO = Path(__file__).resolve().parents[2]
 

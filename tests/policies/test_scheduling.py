@@ -20,12 +20,12 @@ from policies.gpu_guard.props import Deferred, deferred_get, get
 from policies.gpu_guard.scheduling import (
     INSTANCE_FAMILY_LABEL,
     INSTANCE_TYPE_LABEL,
-    Taint,
     expression_matches,
     narrow,
     reachable,
     tolerates,
 )
+from policies.gpu_guard.views import Taint
 
 GPU = Taint("nvidia.com/gpu", "true", "NoSchedule")
 BARE = Taint("nvidia.com/gpu", "", "NoSchedule")  # `kubectl taint nodes n nvidia.com/gpu:NoSchedule`

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from google.protobuf import json_format, struct_pb2
 
-from tools.records import RecordedResource
+from tools.engine.records import RecordedResource
 
 SAMPLE_PACK = Path(__file__).resolve().parent / "fixtures" / "sample_pack"
 

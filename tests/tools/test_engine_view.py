@@ -19,10 +19,10 @@ from typing import Any
 from google.protobuf import json_format, struct_pb2
 
 from tests.tools.conftest import MakeResource
-from tools.engine_view import default_provider, engine_resources, engine_struct, not_seen_offline, stack_tags
-from tools.gate import pack_python, run_gate
-from tools.mocks import SIG_KEY, SIG_OUTPUT, SIG_RESOURCE, SIG_SECRET
-from tools.records import UNKNOWN, RecordedResource
+from tools.engine.gate import pack_python, run_gate
+from tools.engine.mocks.monitor import SIG_KEY, SIG_OUTPUT, SIG_RESOURCE, SIG_SECRET
+from tools.engine.records import UNKNOWN, RecordedResource
+from tools.engine.view import default_provider, engine_resources, engine_struct, not_seen_offline, stack_tags
 
 ROLE_URN = "urn:pulumi:dev::sample::aws:iam/role:Role::node-role"
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.tools.conftest import UNKNOWN, MakeResource
-from tools.gate import ConfigError, GateError, load_policy_config, run_gate
-from tools.records import RecordedResource
+from tools.engine.gate import ConfigError, GateError, load_policy_config, run_gate
+from tools.engine.records import RecordedResource
 
 
 def _gate(pack: Path, resources: list[RecordedResource], config: dict[str, object] | None = None, **kw):

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from tests.tools.conftest import MakeResource
-from tools.gate import ConfigError, GateResult, run_gate
-from tools.records import RecordedResource
+from tools.engine.gate import ConfigError, GateResult, run_gate
+from tools.engine.records import RecordedResource
 
 PACK = Path(__file__).resolve().parent / "fixtures" / "remediate_pack"
 

@@ -3,7 +3,7 @@
 tests/policies/test_seed_scenarios*.py run the same stacks through each policy in-process. Here each
 stack goes the way `pulumi preview --policy-pack policies` sends it: the pack in `policies/` is started
 as its own process (`python -m pulumi.policy`), configured over the analyzer gRPC protocol, asked about
-every resource and then the stack (tools.gate.run_gate). What is asserted is what the engine would
+every resource and then the stack (tools.engine.gate.run_gate). What is asserted is what the engine would
 print: each violation's policy, enforcement level, the resource it blames and what it says. Advisory
 findings of a mandatory matrix policy arrive under its `<policy>-caveats` twin, as the pack reports them.
 
@@ -27,8 +27,8 @@ from policies.gpu_guard.base import all_policies
 from tests.policies.test_seed_scenarios import stack, with_bottlerocket_pool
 from tests.policies.test_seed_scenarios_infra import _CLUSTER, _GPU
 from tests.shared import REPO
-from tools.gate import PHASES, GateResult, Phase, run_gate
-from tools.records import RecordedResource
+from tools.engine.gate import PHASES, GateResult, Phase, run_gate
+from tools.engine.records import RecordedResource
 
 TODAY = "2026-11-29"
 STACK = "seed"

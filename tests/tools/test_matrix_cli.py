@@ -19,7 +19,7 @@ from policies.gpu_guard.matrix import MATRIX_PATH, parse_matrix
 from policies.gpu_guard.registry import list_tags
 from tests.policies.conftest_registry import fake_server, run_registry, silent_server
 from tests.shared import missing_shared
-from tools.matrix import main
+from tools.matrix.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
 TODAY = ["--today", "2026-11-29"]

@@ -20,7 +20,7 @@ import yaml
 
 from tests.conftest import RunPreview, real_stack_file
 from tests.shared import REPO
-from tools.gate import PHASES
+from tools.engine.gate import PHASES
 
 TODAY = ("--today", "2026-11-30")
 REMOTE_PROGRAM = Path(__file__).resolve().parent / "fixtures" / "remote_program"

@@ -14,8 +14,8 @@ from policies.gpu_guard.base import all_policies
 from tests.policies.test_seed_scenarios import stack
 from tests.shared import REPO
 from tests.tools.test_gate_seed_scenarios import recorded
-from tools.gate import ConfigError, run_gate
-from tools.policy_config import resolve_today
+from tools.engine.gate import ConfigError, run_gate
+from tools.engine.policy_config import resolve_today
 
 LIFECYCLE = "gpu-driver-branch-lifecycle"
 TAKES_TODAY = sorted(p.name for p in all_policies()

@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from tests.conftest import TINY_PROGRAM, real_stack_file, run_preview_process
-from tools import mocks
-from tools.records import UNKNOWN
+from tools.engine.mocks import monitor as mocks
+from tools.engine.records import UNKNOWN
 
 TINY = ("--program", str(TINY_PROGRAM))
 
@@ -124,7 +124,7 @@ def test_config_file_option_replaces_the_stack_file(run_preview):
 def test_mandatory_violation_exits_1_and_is_reported(run_preview):
     run = run_preview(*TINY, "--stack", "untainted", "--json")
     if "no policy pack ran" in run.stdout:
-        pytest.skip("tools/gate.py or policies/PulumiPolicy.yaml is absent: no policy pack ran")
+        pytest.skip("tools/engine/gate.py or policies/PulumiPolicy.yaml is absent: no policy pack ran")
     assert run.returncode == 1, run.explain()
     violations = run.json()["violations"]
     assert {(v["policy"], v["enforcement"], v["urn"]) for v in violations} >= {
@@ -150,7 +150,7 @@ def test_unknown_invoke_exits_2_naming_the_token_and_the_table(run_preview):
     run = run_preview(*TINY, "--stack", "unknowninvoke", "--json")
     assert run.returncode == 2
     assert "aws:ec2/getInstanceType:getInstanceType" in run.stderr
-    assert "INVOKES table in tools/mock_invokes.py" in run.stderr
+    assert "INVOKES table in tools/engine/mocks/invokes.py" in run.stderr
     assert "Traceback" not in run.stderr
 
 
@@ -213,7 +213,7 @@ def test_existing_eks_cluster_lookup_answers_endpoint_ca_oidc_and_vpc():
 
 
 def test_unknown_invoke_token_is_an_error_naming_where_to_add_it():
-    with pytest.raises(mocks.UnknownInvokeError, match=r"aws:foo/getBar:getBar.*INVOKES table in tools/mock_invokes"):
+    with pytest.raises(mocks.UnknownInvokeError, match=r"aws:foo/getBar:getBar.*INVOKES table in tools/engine/mocks/invokes"):
         mocks.RecordingMocks().answer_invoke("aws:foo/getBar:getBar", {})
 
 

@@ -2,11 +2,11 @@
 
 `RecordingMonitor` stands in for the engine's resource monitor. It records every resource the program
 registers (custom resources, local components, remote components such as pulumi-eks's
-`eks:index:Cluster`, providers, `.get()` reads) as a `tools.records.RecordedResource`, with the parent,
+`eks:index:Cluster`, providers, `.get()` reads) as a `tools.engine.records.RecordedResource`, with the parent,
 provider, options, dependencies and the raw protobuf Struct the engine would receive.
 
-`RecordingMocks` answers the provider: every invoke a real program makes (`tools.mock_invokes.INVOKES`)
-and plausible, deterministic outputs for every resource (`tools.mock_outputs.RESOURCE_OUTPUTS`, a table
+`RecordingMocks` answers the provider: every invoke a real program makes (`tools.engine.mocks.invokes.INVOKES`)
+and plausible, deterministic outputs for every resource (`tools.engine.mocks.outputs.RESOURCE_OUTPUTS`, a table
 by type token that other modules extend with `register_outputs`), so every `apply` runs.
 
 With `unknown_outputs=True` (a first `pulumi preview`: the stack does not exist, nothing has been
@@ -36,9 +36,10 @@ from pulumi.runtime.proto import provider_pb2, resource_pb2
 from pulumi.runtime.settings import get_project, get_stack
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
-from tools.mock_invokes import INVOKES, MockValueError, eks_cluster_description
-from tools.mock_outputs import RESOURCE_OUTPUTS, outputs_for, register_outputs
-from tools.mock_values import (
+from tools.engine.mocks.eks import answer_eks_cluster, get_log_groups
+from tools.engine.mocks.invokes import INVOKES, MockValueError, eks_cluster_description
+from tools.engine.mocks.outputs import RESOURCE_OUTPUTS, outputs_for, register_outputs
+from tools.engine.mocks.values import (
     ACCOUNT_ID,
     DEFAULT_EKS_VERSION,
     DEFAULT_REGION,
@@ -48,10 +49,9 @@ from tools.mock_values import (
     stable_hex,
     stable_uuid,
 )
-from tools.mocks_eks import answer_eks_cluster, get_log_groups
-from tools.records import UNKNOWN, RecordedResource
+from tools.engine.records import UNKNOWN, RecordedResource
 
-# pulumi-eks's Cluster and the log-group lookup of components/cluster.py (see tools/mocks_eks.py).
+# pulumi-eks's Cluster and the log-group lookup of components/cluster.py (see tools/engine/mocks/eks.py).
 register_outputs("eks:index:Cluster", answer_eks_cluster)
 INVOKES["aws:cloudwatch/getLogGroups:getLogGroups"] = get_log_groups
 
@@ -168,7 +168,7 @@ class RecordingMocks(Mocks):
         if handler is None:
             raise UnknownInvokeError(
                 f"the program called {token} with {sorted(args)} and the offline mocks have no answer for it; "
-                "add a handler for this token to the INVOKES table in tools/mock_invokes.py"
+                "add a handler for this token to the INVOKES table in tools/engine/mocks/invokes.py"
             )
         self.invokes.append((token, args))
         return handler(args, self.context(region))

@@ -1,6 +1,6 @@
 """INVOKES: what the offline mocks answer for provider functions (data sources) and component methods.
 
-Add an entry when a program calls a function the mocks do not know; `tools.mocks.RecordingMocks`
+Add an entry when a program calls a function the mocks do not know; `tools.engine.mocks.monitor.RecordingMocks`
 looks the token up here.
 """
 
@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from tools.mock_values import (
+from tools.engine.mocks.values import (
     CREATED_AT,
     DEFAULT_EKS_VERSION,
     InvokeHandler,
@@ -48,7 +48,7 @@ def _ssm_parameter_value(name: str, ctx: MockContext) -> str:
     raise MockValueError(
         f"aws:ssm/getParameter:getParameter: no mock value for SSM parameter {name!r}; the mocks answer "
         "AMI id parameters (ending in /image_id or /ami-id) and image/release versions. Add a rule to "
-        "_ssm_parameter_value in tools/mocks.py"
+        "_ssm_parameter_value in tools/engine/mocks/monitor.py"
     )
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tools.mock_values import (
+from tools.engine.mocks.values import (
     MockContext,
     ResourceRequest,
     certificate_authority,
@@ -97,7 +97,7 @@ def eks_cluster_outputs(name: str, inputs: dict[str, Any], *, region: str = "us-
 
 
 def answer_eks_cluster(req: ResourceRequest) -> dict[str, Any]:
-    """The RESOURCE_OUTPUTS handler for `eks:index:Cluster` (registered by tools/mocks.py)."""
+    """The RESOURCE_OUTPUTS handler for `eks:index:Cluster` (registered by tools/engine/mocks/monitor.py)."""
     ctx = req.ctx
     return eks_cluster_outputs(req.name, req.inputs, region=ctx.region, partition=ctx.partition, account=ctx.account)
 

@@ -1,8 +1,8 @@
 """`python -m tools.preview`: the offline preview of a Pulumi Python program (CONFIG.md section 3).
 
 Runs the program (this repository, or `--program DIR`) with a stack's config under the recording mocks
-of `tools.mocks`, with no cloud account and no Pulumi CLI, then hands every recorded resource to the
-real policy pack through `tools.gate` (started the way the engine starts it), and reports.
+of `tools.engine.mocks.monitor`, with no cloud account and no Pulumi CLI, then hands every recorded resource to the
+real policy pack through `tools.engine.gate` (started the way the engine starts it), and reports.
 
     python -m tools.preview [--stack dev] [--config-file FILE] [--program DIR]
                             [--phase preview|update|up] [--today YYYY-MM-DD]
@@ -45,13 +45,20 @@ from pulumi.runtime.proto import engine_pb2
 from pulumi.runtime.stack import run_in_stack
 
 from policies.gpu_guard.calendar import TODAY_ENV
-from tools import render
-from tools.engine_view import not_seen_offline, stack_tags
-from tools.gate import PHASES, Phase
-from tools.mocks import DEFAULT_REGION, MockValueError, RecordingMocks, RecordingMonitor, UnknownInvokeError
-from tools.records import RecordedResource, Violation
+from tools.engine.gate import PHASES, Phase
+from tools.engine.mocks.monitor import (
+    DEFAULT_REGION,
+    MockValueError,
+    RecordingMocks,
+    RecordingMonitor,
+    UnknownInvokeError,
+)
+from tools.engine.records import Violation
+from tools.engine.view import not_seen_offline, stack_tags
+from tools.preview import render
+from tools.preview.model import GateReport, LogEntry, Recording, StackConfig
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 PACK_DIR = REPO / "policies"
 CONFIG_FILE_ENV = "GPU_PLATFORM_CONFIG_FILE"
 ORGANIZATION = "organization"
@@ -68,16 +75,6 @@ class PreviewError(Exception):
 # --------------------------------------------------------------------------------------------------
 # Project and stack configuration, read as the Pulumi CLI reads them
 # --------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class StackConfig:
-    """A stack's config as the CLI hands it to a program: `project:key` -> string (objects as JSON)."""
-
-    path: Path
-    values: dict[str, str]
-    secret_keys: tuple[str, ...]
-    parsed: dict[str, Any]  # `project:key` -> the YAML value, for reporting
 
 
 @dataclass(frozen=True)
@@ -205,13 +202,6 @@ def load_stack_config(path: Path, project: str, program_dir: Path) -> StackConfi
 
 
 @dataclass
-class LogEntry:
-    severity: str
-    message: str
-    urn: str
-
-
-@dataclass
 class RecordingEngine:
     """Collects `pulumi.log` messages instead of printing them."""
 
@@ -221,17 +211,6 @@ class RecordingEngine:
         names = {engine_pb2.DEBUG: "debug", engine_pb2.INFO: "info", engine_pb2.WARNING: "warning",
                  engine_pb2.ERROR: "error"}
         self.entries.append(LogEntry(names.get(request.severity, "info"), request.message, request.urn))
-
-
-@dataclass(frozen=True)
-class Recording:
-    project: str
-    stack: str
-    resources: tuple[RecordedResource, ...]
-    stack_outputs: dict[str, Any]
-    logs: tuple[LogEntry, ...]
-    phase: Phase = "preview"
-    tags: dict[str, str] = field(default_factory=dict)
 
 
 @contextlib.contextmanager
@@ -358,28 +337,9 @@ def run_program(project: Project, stack: str, config: StackConfig, phase: Phase 
 # --------------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class GateReport:
-    ran: bool
-    detail: str
-    violations: tuple[Violation, ...] = ()
-    pack: str = ""
-    policies: int = 0
-    not_applicable: tuple[tuple[str, str], ...] = ()
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "ran": self.ran,
-            "detail": self.detail,
-            "name": self.pack,
-            "policies": self.policies,
-            "notApplicable": [{"policy": p, "reason": r} for p, r in self.not_applicable],
-        }
-
-
 def read_policy_config(policy_config: Path | None) -> dict[str, Any] | None:
     """The `--policy-config` file, read and validated once per run (None when none is named)."""
-    from tools import gate  # noqa: PLC0415
+    from tools.engine import gate  # noqa: PLC0415
     try:
         return gate.load_policy_config(policy_config) if policy_config is not None else None
     except gate.GateError as exc:
@@ -388,9 +348,9 @@ def read_policy_config(policy_config: Path | None) -> dict[str, Any] | None:
 
 def judging_day(cli_today: datetime.date | None, loaded: Mapping[str, Any] | None, source: Path | None
                 ) -> datetime.date:
-    """The one day of this run (`tools.policy_config.resolve_today`), for the program and the pack alike."""
-    from tools import gate  # noqa: PLC0415
-    from tools.policy_config import resolve_today  # noqa: PLC0415
+    """The one day of this run (`tools.engine.policy_config.resolve_today`), for the program and the pack alike."""
+    from tools.engine import gate  # noqa: PLC0415
+    from tools.engine.policy_config import resolve_today  # noqa: PLC0415
     try:
         return resolve_today(cli_today, loaded, str(source))
     except gate.GateError as exc:
@@ -403,11 +363,11 @@ def run_policy_gate(recording: Recording, config: StackConfig, policy_config: Pa
 
     `loaded` is `policy_config` as `read_policy_config` returned it; `today` is the run's `judging_day`.
     """
-    if not (REPO / "tools" / "gate.py").is_file():
-        return GateReport(ran=False, detail="no policy pack ran: tools/gate.py does not exist yet")
+    if not (REPO / "tools" / "engine" / "gate.py").is_file():
+        return GateReport(ran=False, detail="no policy pack ran: tools/engine/gate.py does not exist yet")
     if not (PACK_DIR / "PulumiPolicy.yaml").is_file():
         return GateReport(ran=False, detail=f"no policy pack ran: {PACK_DIR}/PulumiPolicy.yaml does not exist")
-    from tools import gate  # noqa: PLC0415 -- the gate starts a process; import it only when it runs
+    from tools.engine import gate  # noqa: PLC0415 -- the gate starts a process; import it only when it runs
     try:
         result = gate.run_gate(
             list(recording.resources),
@@ -532,6 +492,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     mandatory = [v for v in report.violations if v.enforcement == "mandatory"]
     return EXIT_MANDATORY if mandatory else EXIT_OK
 
-
-if __name__ == "__main__":
-    sys.exit(main())

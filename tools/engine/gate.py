@@ -1,10 +1,10 @@
 """The offline policy gate: run a real CrossGuard policy pack the way the Pulumi engine does.
 
-The engine starts a Python policy pack as its own process (`tools.pack_process`), then speaks the
+The engine starts a Python policy pack as its own process (`tools.engine.pack_process`), then speaks the
 analyzer protocol to it: Handshake, ConfigureStack (stack, config, tags, dry run), GetAnalyzerInfo,
-Configure (the reconciled policy config, `tools.policy_config`), Analyze for every resource that goes
+Configure (the reconciled policy config, `tools.engine.policy_config`), Analyze for every resource that goes
 through the step generator, before its step, and AnalyzeStack once with every resource's final state,
-after all steps. What each call carries is built by `tools.engine_view`. This module does the same
+after all steps. What each call carries is built by `tools.engine.view`. This module does the same
 without a Pulumi CLI, so `tools.preview` can hand the pack exactly what `pulumi preview` / `pulumi up`
 would, and say of each violation when it bites at `pulumi up`: a resource policy's before the
 resource's step ("before-create"), a stack policy's after every step ("after-update").
@@ -33,9 +33,8 @@ import yaml
 from google.protobuf import empty_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
-from tools.engine_view import EngineResource, analyzer_options, engine_resources, provider_message, remediated
-from tools.pack_process import DUMMY_ENGINE_ADDRESS, GRPC_OPTIONS, PackProcess
-from tools.policy_config import (
+from tools.engine.pack_process import DUMMY_ENGINE_ADDRESS, GRPC_OPTIONS, PackProcess
+from tools.engine.policy_config import (
     ALL_POLICIES,
     ENFORCEMENT_LEVELS,
     TO_PROTO,
@@ -48,7 +47,8 @@ from tools.policy_config import (
     reconcile,
     with_today,
 )
-from tools.records import Blocks, Enforcement, RecordedResource, Violation
+from tools.engine.records import Blocks, Enforcement, RecordedResource, Violation
+from tools.engine.view import EngineResource, analyzer_options, engine_resources, provider_message, remediated
 
 __all__ = [
     "ALL_POLICIES",

@@ -4,14 +4,14 @@ A dispatch table by resource type token. Another module adds a type with one lin
 
     register_outputs("eks:index:Cluster", eks_cluster_outputs)
 
-where the handler takes a `ResourceRequest` and returns the outputs (see `tools/mocks_eks.py`).
+where the handler takes a `ResourceRequest` and returns the outputs (see `tools/engine/mocks/eks.py`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from tools.mock_values import (
+from tools.engine.mocks.values import (
     CREATED_AT,
     DEFAULT_EKS_VERSION,
     OutputHandler,

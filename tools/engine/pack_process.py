@@ -19,7 +19,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from tools.policy_config import GateError
+from tools.engine.policy_config import GateError
 
 # The pack never dials the engine: pulumi/policy/__main__.py parses the address and ignores it, and
 # `pulumi.log` falls back to stderr when no engine is configured. Any syntactically valid address does.

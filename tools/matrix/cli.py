@@ -7,7 +7,7 @@
     python -m tools.matrix stale [--days 180] [--today YYYY-MM-DD] [--matrix FILE]
 
 Exit status: 0 compatible (advisories allowed), 1 not compatible, 2 bad arguments (one error line on stderr).
-`refresh` exits 1 when matrix.yaml differs from what NVIDIA publishes (tools.nvidia_upstream reads it);
+`refresh` exits 1 when matrix.yaml differs from what NVIDIA publishes (tools.matrix.nvidia_upstream reads it);
 `stale` lists rows whose `reviewed` date is older than --days and always exits 0.
 The contract is CONFIG.md section 3; the facts and rules live in policies/gpu_guard/matrix.{yaml,py}.
 """
@@ -15,7 +15,6 @@ The contract is CONFIG.md section 3; the facts and rules live in policies/gpu_gu
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator, Sequence
 from datetime import date, timedelta
 from pathlib import Path
@@ -36,8 +35,8 @@ from policies.gpu_guard.matrix import (
     worst_level,
 )
 from policies.gpu_guard.versions import parse_cuda_version, parse_driver_version, parse_kube_minor
-from tools import matrix_refresh
-from tools.nvidia_upstream import UpstreamError, default_upstream_dir, read_upstream
+from tools.matrix import refresh as matrix_refresh
+from tools.matrix.nvidia_upstream import UpstreamError, default_upstream_dir, read_upstream
 
 EXIT_OK = 0
 EXIT_INCOMPATIBLE = 1
@@ -237,7 +236,7 @@ def images(
     """The node image of each GPU node group: the pinned imageId, or the first-deploy image it holds."""
     from components.gpu_node_group import stack_image_pins  # noqa: PLC0415 - the program's modules, only here
 
-    for line in stack_image_pins(config_file or Path(__file__).resolve().parents[1] / f"Pulumi.{stack}.yaml"):
+    for line in stack_image_pins(config_file or Path(__file__).resolve().parents[2] / f"Pulumi.{stack}.yaml"):
         typer.echo(line)
 
 
@@ -350,6 +349,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     return result if isinstance(result, int) else EXIT_OK
 
-
-if __name__ == "__main__":
-    sys.exit(main())

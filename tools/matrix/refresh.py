@@ -1,6 +1,6 @@
 """matrix.yaml against what NVIDIA publishes: the differences, the live fetch, and the rewrite of data rows.
 
-`compare` lists every field where matrix.yaml disagrees with an `UpstreamReading` (tools.nvidia_upstream),
+`compare` lists every field where matrix.yaml disagrees with an `UpstreamReading` (tools.matrix.nvidia_upstream),
 except the fields a row keeps on purpose with an `override` (reason, source, and the upstream value it was
 written against). `fetch_reading` reads the same files live: the newest docs pages and `.common-ci.yml`
 from GitHub, and the `tags/list` of `nvcr.io/nvidia/driver`, each bounded by a timeout. `write` puts the
@@ -24,7 +24,7 @@ from policies.gpu_guard.matrix import MatrixData, OperatorRelease
 from policies.gpu_guard.matrix.findings import OS_TAG
 from policies.gpu_guard.registry import RegistryUnavailable, list_tags
 from policies.gpu_guard.versions import parse_driver_version
-from tools.nvidia_upstream import (
+from tools.matrix.nvidia_upstream import (
     CI_SOURCE,
     DocSnapshot,
     KubernetesRanges,

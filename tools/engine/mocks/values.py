@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tools.records import UNKNOWN
+from tools.engine.records import UNKNOWN
 
 # The account every mocked ARN lives in: the documentation account id AWS uses in its examples.
 # Source: https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_identifiers.html

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
 import yaml
 from rich.console import Console
@@ -21,11 +21,9 @@ from rich.table import Table
 
 from policies.gpu_guard import inventory
 from policies.gpu_guard.rules.gpu_nodes_tainted import is_gpu_pool
-from tools.engine_view import not_seen_offline
-from tools.records import RecordedResource
-
-if TYPE_CHECKING:
-    from tools.preview import GateReport, Recording, StackConfig
+from tools.engine.records import RecordedResource
+from tools.engine.view import not_seen_offline
+from tools.preview.model import GateReport, Recording, StackConfig
 
 HELM_TYPES = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v4:Chart", "kubernetes:helm.sh/v3:Chart")
 # Kubernetes provider types that are not one API object (components that expand into many, or Helm).

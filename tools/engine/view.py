@@ -38,8 +38,8 @@ from typing import Any
 from google.protobuf import json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2
 
-from tools.mocks import SIG_KEY, SIG_OUTPUT, SIG_RESOURCE, SIG_SECRET, STACK_TYPE
-from tools.records import UNKNOWN, RecordedResource
+from tools.engine.mocks.monitor import SIG_KEY, SIG_OUTPUT, SIG_RESOURCE, SIG_SECRET, STACK_TYPE
+from tools.engine.records import UNKNOWN, RecordedResource
 
 PROVIDER_PREFIX = "pulumi:providers:"
 

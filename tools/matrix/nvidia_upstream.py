@@ -62,7 +62,7 @@ class UpstreamError(Exception):
 
 def default_upstream_dir(repo_root: Path | None = None) -> Path:
     """`../shared/upstream/nvidia` relative to the repository root (the folder holding `policies/`)."""
-    root = repo_root or Path(__file__).resolve().parent.parent
+    root = repo_root or Path(__file__).resolve().parents[2]
     return (root / ".." / "shared" / "upstream" / "nvidia").resolve()
 
 

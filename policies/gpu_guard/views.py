@@ -1,0 +1,147 @@
+"""The plain views of a stack that the policies reason about: pools, workloads, taints, Helm releases, drivers.
+
+Shared types of `inventory.py` (which builds them from resources) and `scheduling.py` (which matches
+workloads to pools); they live here so neither module imports the other for its types.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .props import Deferred
+
+# Label contract (CONFIG.md section 2). The pack is self-contained, so it restates the keys.
+POOL_LABEL = "gpu-platform.io/pool"
+OS_LABEL = "gpu-platform.io/os"
+DRIVER_LABEL = "gpu-platform.io/driver"
+DRIVER_SOURCE_LABEL = "gpu-platform.io/driver-source"
+CUDA_LABEL = "gpu-platform.io/cuda"
+GPU_TAINT_KEY = "nvidia.com/gpu"
+GPU_RESOURCE = "nvidia.com/gpu"
+
+# The OS families whose node image ships the NVIDIA driver (EKS-optimized AL2023 NVIDIA and Bottlerocket NVIDIA).
+BAKED_OS = ("bottlerocket", "al2023")
+
+
+@dataclass(frozen=True)
+class Taint:
+    key: str
+    value: str
+    effect: str
+
+    def __str__(self) -> str:
+        return f"{self.key}={self.value}:{self.effect}"
+
+
+@dataclass(frozen=True)
+class Pool:
+    """A group of nodes with one shape: a managed node group, a self-managed ASG or a Karpenter NodePool.
+
+    `label_domain` maps each label the nodes carry to the set of values it can take (one value for
+    a fixed label, several for e.g. the instance type of a Karpenter pool, `None` for "some value
+    we cannot tell").
+    """
+
+    urn: str
+    name: str
+    kind: str  # "managed-node-group" | "self-managed" | "karpenter-nodepool"
+    labels: dict[str, str]
+    label_domain: dict[str, frozenset[str] | Deferred | None]
+    taints: tuple[Taint, ...]
+    instance_types: tuple[str, ...]
+    min_size: int | None
+    ami_type: str | None = None
+    kubelet: str | Deferred | None = None
+    node_class: str | None = None
+    os_hint: str | None = None  # OS derived from the AMI type / EC2NodeClass, when no label says it
+    props: Any = field(default=None, repr=False, compare=False)
+    resource: Any = field(default=None, repr=False, compare=False)  # the PolicyResource, when there is one
+
+    def depends_on(self, prop: str) -> list[Any]:
+        """The resources the engine says property `prop` of this pool's resource was computed from."""
+        deps = getattr(self.resource, "property_dependencies", None) or {}
+        return list(deps.get(prop) or [])
+
+    @property
+    def kubelet_version(self) -> str | None:
+        """The nodes' kubelet version; reading it waits (raises) while the engine does not know it."""
+        return self.kubelet.value() if isinstance(self.kubelet, Deferred) else self.kubelet
+
+    @property
+    def os(self) -> str | None:
+        return self.labels.get(OS_LABEL) or self.os_hint
+
+    @property
+    def driver_label(self) -> str | None:
+        return self.labels.get(DRIVER_LABEL)
+
+    @property
+    def driver_source(self) -> str | None:
+        source = self.labels.get(DRIVER_SOURCE_LABEL)
+        if source:
+            return source
+        if self.os in BAKED_OS:
+            return "image"
+        if self.os and self.os.startswith("ubuntu"):
+            return "operator"
+        return None
+
+    @property
+    def has_gpu_taint(self) -> bool:
+        return any(t.key == GPU_TAINT_KEY and t.effect == "NoSchedule" for t in self.taints)
+
+    def is_gpu(self, gpu_instance: Any) -> bool:
+        """A GPU pool: GPU instance types, or a pool that declares itself one through the label contract."""
+        if any(gpu_instance(t) for t in self.instance_types):
+            return True
+        return POOL_LABEL in self.labels and (DRIVER_LABEL in self.labels or self.has_gpu_taint)
+
+
+@dataclass(frozen=True)
+class Container:
+    name: str
+    image: str
+    gpus: int  # nvidia.com/gpu limit (or request), 0 when none
+
+
+@dataclass(frozen=True)
+class Workload:
+    urn: str
+    name: str
+    kind: str
+    labels: dict[str, str]
+    node_selector: dict[str, str]
+    required_terms: tuple[Any, ...] | None  # nodeSelectorTerms (ORed), None when no required affinity
+    tolerations: tuple[Any, ...]
+    containers: tuple[Container, ...]
+
+    @property
+    def gpus(self) -> int:
+        return max((c.gpus for c in self.containers), default=0)
+
+    @property
+    def cuda_label(self) -> str | None:
+        return self.labels.get(CUDA_LABEL)
+
+
+@dataclass(frozen=True)
+class HelmRelease:
+    urn: str
+    name: str
+    chart: str
+    version: str | None
+    namespace: str | None
+    values: Any
+
+
+@dataclass(frozen=True)
+class DriverSpec:
+    """One operator-installed driver: the ClusterPolicy default or an NVIDIADriver object."""
+
+    urn: str
+    name: str
+    version: str
+    node_selector: dict[str, str]
+    use_precompiled: bool
+    source: str  # "helm-values" | "nvidiadriver"
