@@ -13,12 +13,12 @@ from components.config import ConfigError, StackConfig, stack_file_name
 from components.deploy_checks import refuse_creator_as_admin, refuse_documentation_values
 from components.gpu_node_group import GpuManagedNodeGroup
 from components.gpu_operator import GpuOperatorRelease
+from components.inference.serving import Serving, build_serving, monitoring_stack
 
 # Sections the schema accepts whose components land in later issues; a stack that sets them is
 # stopped rather than silently previewed without them.
 PENDING_SECTIONS: dict[str, str] = {
     "karpenter": "the Karpenter component (NodePools, EC2NodeClasses, interruption queue)",
-    "inferenceServices": "the inference service component (Deployment, KEDA ScaledObject, ALB ingress, model volume)",
 }
 
 
@@ -26,7 +26,6 @@ def require_built_sections(config: StackConfig) -> None:
     """Raise ConfigError naming each valid-but-unbuilt section the stack sets."""
     present = {
         "karpenter": config.karpenter is not None,
-        "inferenceServices": bool(config.inference_services),
     }
     for section, is_set in present.items():
         if is_set:
@@ -44,6 +43,7 @@ class Platform:
     cluster: Cluster
     gpu_node_groups: dict[str, GpuManagedNodeGroup] = field(default_factory=dict)
     gpu_operator: GpuOperatorRelease | None = None
+    serving: Serving | None = None
 
     def exports(self) -> dict[str, Any]:
         """The stack outputs."""
@@ -62,6 +62,10 @@ class Platform:
             out["gpuOperatorValues"] = json.dumps(self.gpu_operator.values, sort_keys=True)
             tests = self.gpu_operator.smoke_tests
             out["smokeTests"] = {name: {"job": t.job_name, "image": t.image} for name, t in tests.items()}
+        if self.serving is not None:
+            out["inferenceServices"] = {
+                name: {"namespace": s.config.namespace, "host": s.config.ingress.host if s.config.ingress else None}
+                for name, s in self.serving.services.items()}
         return out
 
 
@@ -77,14 +81,20 @@ def build(config: StackConfig) -> Platform:
         platform.gpu_node_groups[group.name] = GpuManagedNodeGroup(
             f"{config.cluster.name}-{group.name}", group, pools[group.name], cluster
         )
+    monitoring = monitoring_stack(config.addons, cluster) if config.inference_services else None
     if config.gpu_operator is not None:
         platform.gpu_operator = GpuOperatorRelease(
             "gpu-operator",
             config.gpu_operator,
             config.operator_pools(),
             provider=cluster.provider,
-            depends_on=cluster.workload_dependencies,
+            depends_on=[*cluster.workload_dependencies, *([monitoring] if monitoring is not None else [])],
         )
+    if monitoring is not None:
+        gpu_dependencies = [*platform.gpu_node_groups.values(),
+                            *([platform.gpu_operator] if platform.gpu_operator is not None else [])]
+        platform.serving = build_serving(config.inference_services, config.addons, list(pools.values()), cluster,
+                                         monitoring, gpu_dependencies=gpu_dependencies)
     return platform
 
 

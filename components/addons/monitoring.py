@@ -33,6 +33,8 @@ def helm_values() -> dict[str, Any]:
       ServiceMonitor and each service's Triton ServiceMonitor are scraped as they are.
     - The Grafana dashboard sidecar searches every namespace for ConfigMaps labelled `grafana_dashboard: "1"`.
     - Every controller on the system nodes; the node exporter DaemonSet keeps its defaults.
+    - Grafana's Prometheus data source keeps the chart's uid `prometheus` (`grafana.sidecar.datasources.uid`),
+      which the services' dashboards name.
     - Grafana's admin password: the grafana subchart generates one into a Secret when none is set
       (`kubectl -n monitoring get secret kube-prometheus-stack-grafana -o jsonpath='{.data.admin-password}'`).
     Source: https://github.com/prometheus-community/helm-charts/blob/kube-prometheus-stack-88.5.3/charts/kube-prometheus-stack/values.yaml
@@ -53,7 +55,11 @@ def helm_values() -> dict[str, Any]:
             "sidecar": {"dashboards": {"enabled": True, "label": DASHBOARD_LABEL[0],
                                        "labelValue": DASHBOARD_LABEL[1], "searchNamespace": "ALL"}},
         },
-        "kube-state-metrics": {"nodeSelector": dict(system)},
+        # The pool label on `kube_node_labels`, so dashboards can group GPU and Triton series by pool.
+        # Source: https://github.com/kubernetes/kube-state-metrics/blob/main/docs/developer/cli-arguments.md
+        # (--metric-labels-allowlist); the subchart's `metricLabelsAllowlist` value passes it.
+        "kube-state-metrics": {"nodeSelector": dict(system),
+                               "metricLabelsAllowlist": [f"nodes=[{labels.POOL_LABEL}]"]},
     }
 
 

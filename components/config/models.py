@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
+from components.config.base import _Model
 from components.config.fields import (
     ChartVersion,
     ClusterName,
@@ -24,7 +25,6 @@ from components.config.fields import (
     VpcCidr,
     _unique,
 )
-from components.config.base import _Model
 from components.config.issues import (
     CapacityType,
     ConfigIssue,
@@ -37,8 +37,6 @@ from components.config.issues import (
 )
 from components.config.serving import AddonsConfig, InferenceServiceConfig
 from policies.gpu_guard.versions import parse_driver_version
-
-
 
 
 def _check_sizes(min_size: int, desired_size: int, max_size: int) -> None:

@@ -5,8 +5,7 @@ Sources:
   https://docs.nvidia.com/deeplearning/triton-inference-server/user-guide/docs/customization_guide/deploy.html
 - KEDA Prometheus scaler (`query`, `threshold`, `activationThreshold` as strings):
   https://keda.sh/docs/2.20/scalers/prometheus/
-- PromQL grammar (the parser: promql-parser, a port of the Prometheus parser):
-  https://prometheus.io/docs/prometheus/latest/querying/basics/
+- PromQL structure (components/config/promql.py): https://prometheus.io/docs/prometheus/latest/querying/basics/
 - ALB idle timeout 1-4000 seconds:
   https://docs.aws.amazon.com/elasticloadbalancing/latest/application/edit-load-balancer-attributes.html
 - EBS volume initialization rate 100-300 MiB/s (StorageClass `volumeInitializationRate`):
@@ -20,7 +19,6 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-import promql_parser
 from pydantic import AfterValidator, Field, model_validator
 
 from components.config.base import _Model
@@ -39,6 +37,7 @@ from components.config.fields import (
     _unique,
 )
 from components.config.issues import ConfigIssue
+from components.config.promql import check as check_promql
 
 DEFAULT_MODEL_REPOSITORY = "/models"
 _EKS_ADDON_VERSION_RE = re.compile(r"^v\d+\.\d+\.\d+-eksbuild\.\d+$")
@@ -49,7 +48,7 @@ def _promql(value: str) -> str:
         raise ConfigIssue("the autoscaling query is empty; KEDA needs a PromQL expression that returns one number",
                           nearest=['sum(rate(nv_inference_request_success{service="<name>"}[1m]))'])
     try:
-        promql_parser.parse(value)
+        check_promql(value)
     except ValueError as exc:
         raise ConfigIssue(f"not a PromQL expression Prometheus can parse ({exc})",
                           fix="try the query in Prometheus's expression browser first") from exc
