@@ -33,7 +33,7 @@ SSL_POLICY = "ELBSecurityPolicy-TLS13-1-2-2021-06"
 READINESS_GATE_LABEL = ("elbv2.k8s.aws/pod-readiness-gate-inject", "enabled")
 
 
-def annotations(config: InferenceServiceConfig, ingress: IngressConfig) -> dict[str, str]:
+def alb_annotations(config: InferenceServiceConfig, ingress: IngressConfig) -> dict[str, str]:
     out = {
         "scheme": ingress.scheme,
         "target-type": "ip",
@@ -58,7 +58,7 @@ def ingress_manifest(config: InferenceServiceConfig, ingress: IngressConfig) -> 
         "apiVersion": "networking.k8s.io/v1",
         "kind": "Ingress",
         "metadata": {"name": config.name, "namespace": config.namespace, "labels": service_labels(config),
-                     "annotations": annotations(config, ingress)},
+                     "annotations": alb_annotations(config, ingress)},
         "spec": {
             "ingressClassName": INGRESS_CLASS,
             "tls": [{"hosts": [ingress.host]}],

@@ -17,8 +17,14 @@ from components.config import GpuPool, InferenceServiceConfig
 from components.inference import dashboard, ingress, model_volume, scaling, workload
 
 
-def _meta(manifest: dict[str, Any]) -> dict[str, Any]:
-    return dict(manifest["metadata"])
+def _meta(manifest: dict[str, Any]) -> Any:
+    """The manifest's metadata. The manifests are camelCase dicts, which the SDK passes through as they are;
+    its typed `...ArgsDict` forms spell keys in snake_case, hence `Any` for the type checker."""
+    return _field(manifest, "metadata")
+
+
+def _field(manifest: dict[str, Any], key: str) -> Any:
+    return manifest[key]
 
 
 class InferenceService(pulumi.ComponentResource):
@@ -79,7 +85,7 @@ class InferenceService(pulumi.ComponentResource):
             self.manifests += [storage_class, content, snapshot]
             sc = k8s.storage.v1.StorageClass(
                 f"{name}-storage-class", metadata=_meta(storage_class),
-                provisioner=storage_class["provisioner"], parameters=storage_class["parameters"],
+                provisioner=storage_class["provisioner"], parameters=_field(storage_class, "parameters"),
                 reclaim_policy=storage_class["reclaimPolicy"],
                 volume_binding_mode=storage_class["volumeBindingMode"],
                 allow_volume_expansion=storage_class["allowVolumeExpansion"], opts=k8s_opts())
@@ -88,11 +94,11 @@ class InferenceService(pulumi.ComponentResource):
             # keeps the EBS snapshot either way (deletionPolicy: Retain).
             vsc = k8s.apiextensions.CustomResource(
                 f"{name}-snapshot-content", api_version=content["apiVersion"], kind=content["kind"],
-                metadata=_meta(content), spec=content["spec"],
+                metadata=_meta(content), spec=_field(content, "spec"),
                 opts=k8s_opts(protect=True, retain_on_delete=True))
             vs = k8s.apiextensions.CustomResource(
                 f"{name}-snapshot", api_version=snapshot["apiVersion"], kind=snapshot["kind"],
-                metadata=_meta(snapshot), spec=snapshot["spec"], opts=k8s_opts(vsc))
+                metadata=_meta(snapshot), spec=_field(snapshot, "spec"), opts=k8s_opts(vsc))
             volume_objects = [sc, vs]
             pod_volume = model_volume.ephemeral_volume(config, volume)
             if volume.fast_snapshot_restore:
@@ -106,30 +112,30 @@ class InferenceService(pulumi.ComponentResource):
         pdb = workload.pod_disruption_budget(config)
         self.manifests += [deployment, service, pdb]
         self.deployment = k8s.apps.v1.Deployment(
-            f"{name}-deployment", metadata=_meta(deployment), spec=deployment["spec"],
+            f"{name}-deployment", metadata=_meta(deployment), spec=_field(deployment, "spec"),
             opts=k8s_opts(*volume_objects))
         self.service = k8s.core.v1.Service(
-            f"{name}-service", metadata=_meta(service), spec=service["spec"], opts=k8s_opts())
+            f"{name}-service", metadata=_meta(service), spec=_field(service, "spec"), opts=k8s_opts())
         k8s.policy.v1.PodDisruptionBudget(
-            f"{name}-pdb", metadata=_meta(pdb), spec=pdb["spec"], opts=k8s_opts())
+            f"{name}-pdb", metadata=_meta(pdb), spec=_field(pdb, "spec"), opts=k8s_opts())
 
         if config.ingress is not None:
             ing = ingress.ingress_manifest(config, config.ingress)
             self.manifests.append(ing)
-            k8s.networking.v1.Ingress(f"{name}-ingress", metadata=_meta(ing), spec=ing["spec"],
+            k8s.networking.v1.Ingress(f"{name}-ingress", metadata=_meta(ing), spec=_field(ing, "spec"),
                                       opts=k8s_opts(self.service))
         if config.autoscaling is not None:
             scaled = scaling.scaled_object(config, config.autoscaling, prometheus_url)
             self.manifests.append(scaled)
             k8s.apiextensions.CustomResource(
                 f"{name}-scaled-object", api_version=scaled["apiVersion"], kind=scaled["kind"],
-                metadata=_meta(scaled), spec=scaled["spec"], opts=k8s_opts(self.deployment))
+                metadata=_meta(scaled), spec=_field(scaled, "spec"), opts=k8s_opts(self.deployment))
         monitor = scaling.service_monitor(config)
         board = dashboard.dashboard_config_map(config)
         self.manifests += [monitor, board]
         k8s.apiextensions.CustomResource(
             f"{name}-service-monitor", api_version=monitor["apiVersion"], kind=monitor["kind"],
-            metadata=_meta(monitor), spec=monitor["spec"], opts=k8s_opts(self.service))
-        k8s.core.v1.ConfigMap(f"{name}-dashboard", metadata=_meta(board), data=board["data"], opts=k8s_opts())
+            metadata=_meta(monitor), spec=_field(monitor, "spec"), opts=k8s_opts(self.service))
+        k8s.core.v1.ConfigMap(f"{name}-dashboard", metadata=_meta(board), data=_field(board, "data"), opts=k8s_opts())
         self.register_outputs({"deployment": config.name, "namespace": config.namespace,
                                "host": config.ingress.host if config.ingress else None})

@@ -89,7 +89,8 @@ def build_serving(services: Sequence[InferenceServiceConfig], addons: AddonsConf
             if any(s.ingress is not None for s in services if s.namespace == service.namespace):
                 ns_labels[READINESS_GATE_LABEL[0]] = READINESS_GATE_LABEL[1]
             namespaces[service.namespace] = k8s.core.v1.Namespace(
-                f"namespace-{service.namespace}", metadata={"name": service.namespace, "labels": ns_labels},
+                f"namespace-{service.namespace}",
+                metadata=k8s.meta.v1.ObjectMetaArgs(name=service.namespace, labels=ns_labels),
                 opts=pulumi.ResourceOptions(provider=provider, depends_on=base))
         serving.services[service.name] = InferenceService(
             service.name, service, pools, cuda=service_cuda(service), zones=cluster.zones,

@@ -438,19 +438,14 @@ def test_rejected_combination_registers_nothing(driver: str):
     assert result.registered == []
 
 
-@pytest.mark.parametrize("section", ["karpenter", "inferenceServices"])
-def test_sections_without_a_component_stop_the_program_by_name(section: str):
+def test_sections_without_a_component_stop_the_program_by_name():
     values = copy.deepcopy(stack_values("dev"))
-    if section == "karpenter":
-        values["karpenter"] = {"version": "1.14.1", "pools": [
-            {"name": "gpu-spot", "os": "bottlerocket", "driverVersion": "580", "instanceTypes": ["g6.xlarge"],
-             "capacityTypes": ["spot"], "imageVersion": "v1.26.0"}]}
-    else:
-        values["inferenceServices"] = [{"name": "llm", "image": "nvcr.io/nvidia/tritonserver:25.01-py3",
-                                        "nodePools": ["l4-spot"]}]
+    values["karpenter"] = {"version": "1.14.1", "pools": [
+        {"name": "gpu-spot", "os": "bottlerocket", "driverVersion": "580", "instanceTypes": ["g6.xlarge"],
+         "capacityTypes": ["spot"], "imageVersion": "v1.26.0"}]}
     result, error = run_rejected(values)
     assert isinstance(error, ConfigError)
-    assert str(error).startswith(f"Pulumi.dev.yaml: {section} = (set): the section is valid, but")
+    assert str(error).startswith("Pulumi.dev.yaml: karpenter = (set): the section is valid, but")
     assert result.registered == []
 
 
