@@ -15,7 +15,7 @@ from tests.shared import upstream
 
 def test_load_balancer_controller_policy_is_upstreams_statement_for_statement():
     published = json.loads(upstream("iam", "aws-load-balancer-controller.json").read_text())
-    assert POLICY == published
+    assert published == POLICY
 
 
 def test_pod_identity_roles_trust_only_eks_pod_identity_in_this_account():
