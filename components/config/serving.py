@@ -123,6 +123,22 @@ class ModelVolumeConfig(_Model):
                     "initialization rate, billed per restore); an alternative to Fast Snapshot Restore for "
                     "services that scale out rarely.",
     )
+    snapshot_size_gib: int | None = Field(
+        default=None, ge=1, le=65536, alias="snapshotSizeGiB",
+        description="The snapshot's VolumeSize (`aws ec2 describe-snapshots --snapshot-ids <id> --query "
+                    "'Snapshots[0].VolumeSize'`), where known: sizeGiB must be at least this, since a volume "
+                    "restored from a snapshot cannot be smaller than it.",
+    )
+
+    @model_validator(mode="after")
+    def _holds_the_snapshot(self) -> ModelVolumeConfig:
+        # Source: https://docs.aws.amazon.com/ebs/latest/userguide/ebs-creating-volume.html (a volume created
+        # from a snapshot is at least the snapshot's size)
+        if self.snapshot_size_gib is not None and self.size_gib < self.snapshot_size_gib:
+            raise ConfigIssue(f"the volume must hold the snapshot, whose size is {self.snapshot_size_gib} GiB "
+                              "(snapshotSizeGiB)", value=self.size_gib, path=("sizeGiB",),
+                              nearest=[str(self.snapshot_size_gib)])
+        return self
 
 
 class InferenceServiceConfig(_Model):

@@ -248,6 +248,7 @@ BAD_INPUT = [
     ({"autoscaling__query": "  "}, "inferenceServices[0].autoscaling.query"),
     ({"autoscaling__query": "sum(rate(x[1m])"}, "inferenceServices[0].autoscaling.query"),
     ({"nodePools": ["a10g-baseline", "h100"]}, "inferenceServices[0].nodePools[1]"),
+    ({"modelVolume__snapshotSizeGiB": 500}, "inferenceServices[0].modelVolume.sizeGiB = 200"),
 ]
 
 
