@@ -12,6 +12,8 @@
 
 Sources:
 - Annotations: https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/ingress/annotations/
+  (every name used here checked against the annotation table of kubernetes-sigs/aws-load-balancer-controller
+  docs/guide/ingress/annotations.md at commit 00175c1e2943de94d08ee39fa33b112706573b26)
 - Pod readiness gate: https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/deploy/pod_readiness_gate/
 - Security policies: https://docs.aws.amazon.com/elasticloadbalancing/latest/application/describe-ssl-policies.html
 - ALB attributes (idle_timeout.timeout_seconds, deregistration_delay.timeout_seconds):

@@ -141,6 +141,22 @@ def test_prod_ingress_is_an_https_alb_with_waf_health_checks_and_a_long_idle_tim
     assert backend["name"] == prod().one(SERVICE).inputs["metadata"]["name"]
 
 
+# The ALB annotations the controller documents (kubernetes-sigs/aws-load-balancer-controller
+# docs/guide/ingress/annotations.md, commit 00175c1): a misspelt name is silently ignored by the controller.
+DOCUMENTED_ALB_ANNOTATIONS = {
+    "scheme", "target-type", "listen-ports", "certificate-arn", "ssl-redirect", "ssl-policy", "backend-protocol",
+    "healthcheck-path", "healthcheck-port", "success-codes", "load-balancer-attributes", "target-group-attributes",
+    "wafv2-acl-arn",
+}
+
+
+def test_every_alb_annotation_is_one_the_controller_documents():
+    notes = prod().one(INGRESS).inputs["metadata"]["annotations"]
+    names = {k.removeprefix("alb.ingress.kubernetes.io/") for k in notes if k.startswith("alb.ingress.kubernetes.io/")}
+    assert names <= DOCUMENTED_ALB_ANNOTATIONS, names - DOCUMENTED_ALB_ANNOTATIONS
+    assert len(names) == len(notes)
+
+
 def test_the_scaled_object_is_the_only_autoscaler_and_queries_prometheus():
     r = prod()
     spec = r.one(SCALED_OBJECT).inputs["spec"]
