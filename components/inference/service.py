@@ -41,6 +41,10 @@ class InferenceService(pulumi.ComponentResource):
     for KEDA), Keda with `autoscaling`, AwsLoadBalancerController with `ingress`, EbsSnapshotStorage with
     `modelVolume` (their CRDs and controllers), passed as `depends_on`.
     Conflicts: another HPA or ScaledObject on the same Deployment (KEDA owns its HPA).
+    FSR zones: `zones` is the cluster's private-subnet zones, where every pool launches nodes (managed node
+    groups take every private subnet; an EC2NodeClass selects private subnets of the same cluster), so a replica of any
+    of the service's pools restores in a zone that has FSR.
+
     Sources:
     - Pulumi `protect` / `retainOnDelete`: https://www.pulumi.com/docs/iac/concepts/options/protect/ and
       https://www.pulumi.com/docs/iac/concepts/options/retainondelete/

@@ -114,7 +114,8 @@ def test_dev_shares_one_nat_gateway_and_prod_has_one_per_zone():
 def test_pod_identity_agent_and_coredns_add_ons_wait_for_the_system_nodes():
     result = dev()
     addons = {a.inputs["addonName"]: a for a in result.of_type("aws:eks/addon:Addon")}
-    assert set(addons) == {"coredns", "eks-pod-identity-agent"}
+    # The EBS CSI driver and snapshot controller serve dev's inference service (tests/components/test_inference.py).
+    assert set(addons) == {"coredns", "eks-pod-identity-agent", "aws-ebs-csi-driver", "snapshot-controller"}
     # Depending on a component means depending on its children: the system node group itself.
     system_nodes = result.one(NODE_GROUP, "system")
     assert all(system_nodes.urn in addon.dependencies for addon in addons.values())
@@ -137,6 +138,7 @@ def test_dev_without_ops_principal_creates_no_access_entry():
 def test_existing_cluster_is_adopted_without_vpc_control_plane_or_add_on():
     values = copy.deepcopy(stack_values("dev"))
     values["cluster"] = {"name": "shared-gpu", "kubernetesVersion": "1.35", "existing": True}
+    del values["inferenceServices"]  # its model volume would add the EBS CSI add-ons (a serving add-on)
     result = run(values)
     types = {r.type for r in result.registered}
     for absent in ("aws:ec2/vpc:Vpc", "aws:ec2/subnet:Subnet", "eks:index:Cluster", "aws:eks/addon:Addon",
@@ -275,7 +277,7 @@ def test_operator_namespace_enforces_privileged_pod_security():
 
 
 def test_operator_release_pins_chart_repository_version_and_driver():
-    release = dev().one(HELM_RELEASE).inputs
+    release = dev().one(HELM_RELEASE, "gpu-operator").inputs
     assert release["chart"] == "gpu-operator"
     assert release["repositoryOpts"] == {"repo": "https://helm.ngc.nvidia.com/nvidia"}
     assert release["version"] == "v26.7.0"
@@ -287,14 +289,14 @@ def test_operator_release_pins_chart_repository_version_and_driver():
 
 
 def test_operator_and_nfd_run_on_system_nodes_and_operands_tolerate_the_gpu_taint():
-    values = dev().one(HELM_RELEASE).inputs["values"]
+    values = dev().one(HELM_RELEASE, "gpu-operator").inputs["values"]
     system = {"gpu-platform.io/role": "system"}
     assert values["operator"]["nodeSelector"].items() >= system.items()
     assert values["node-feature-discovery"]["master"]["nodeSelector"] == system
     assert values["node-feature-discovery"]["gc"]["nodeSelector"] == system
     assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in values["daemonsets"][
         "tolerations"]
-    assert values["dcgmExporter"] == {"enabled": True, "serviceMonitor": {"enabled": False}}
+    assert values["dcgmExporter"] == {"enabled": True, "serviceMonitor": {"enabled": True}}  # dev scrapes DCGM
 
 
 def _key_paths(values: Any, prefix: str = "") -> list[str]:
@@ -326,23 +328,23 @@ NFD_SUBCHART_KEYS = {"node-feature-discovery.master", "node-feature-discovery.ma
 @pytest.mark.parametrize("result", [dev, two_drivers], ids=["one-driver", "per-pool-drivers"])
 def test_every_operator_values_key_exists_in_the_upstream_chart(result: Any):
     chart_values = yaml.safe_load(upstream("charts", "gpu-operator", "values.yaml").read_text())
-    values = result().one(HELM_RELEASE).inputs["values"]
+    values = result().one(HELM_RELEASE, "gpu-operator").inputs["values"]
     missing = [p for p in _key_paths(values) if not _has_path(chart_values, p) and p not in NFD_SUBCHART_KEYS]
     assert missing == []
-    release = result().one(HELM_RELEASE)
+    release = result().one(HELM_RELEASE, "gpu-operator")
     assert conformance.release_findings({"inputs": release.inputs, "name": release.name}, upstream()) == []
 
 
 def test_one_nvidiadriver_per_pool_when_pools_need_different_drivers():
     result = two_drivers()
-    values = result.one(HELM_RELEASE).inputs["values"]
+    values = result.one(HELM_RELEASE, "gpu-operator").inputs["values"]
     assert values["driver"]["nvidiaDriverCRD"] == {"enabled": True, "deployDefaultCR": False}
     drivers = {d.inputs["spec"]["nodeSelector"]["gpu-platform.io/pool"]: d.inputs
                for d in result.of_type(NVIDIA_DRIVER)}
     assert {pool: d["spec"]["version"] for pool, d in drivers.items()} == {
         "a10g-baseline": "580.173.02", "l4-spot-burst": "595.91.07"}
     assert all(d["spec"]["default"] is False for d in drivers.values())
-    release = result.one(HELM_RELEASE)
+    release = result.one(HELM_RELEASE, "gpu-operator")
     assert all(release.urn in d.dependencies for d in result.of_type(NVIDIA_DRIVER))
 
 

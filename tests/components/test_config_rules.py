@@ -649,7 +649,7 @@ PYDANTIC_PROBLEMS: list[tuple[str, Any, str, tuple[str, ...], str | None]] = [
      "the autoscaling query is empty; KEDA needs a PromQL expression that returns one number",
      ('sum(rate(nv_inference_request_success{service="<name>"}[1m]))',), None),
     ("inferenceServices.0.autoscaling.query", "sum(rate(x[1m])",
-     "not a PromQL expression Prometheus can parse (unclosed left parenthesis)", (),
+     "not a PromQL expression Prometheus can parse (unclosed '(')", (),
      "try the query in Prometheus's expression browser first"),
     ("addons.ebsCsiDriver.version", "1.64.0", "an EKS add-on version is v<version>-eksbuild.<n>, such as "
      "v1.64.0-eksbuild.1", ("v1.64.0-eksbuild.1",),
