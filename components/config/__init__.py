@@ -40,6 +40,7 @@ from components.config.loader import (
     stack_file_name,
 )
 from components.config.models import (
+    SERVICE_IPV4_CIDR,
     ClusterConfig,
     GpuNodeGroupConfig,
     GpuOperatorConfig,
@@ -61,6 +62,7 @@ from components.config.serving import (
 __all__ = [
     "CONFIG_FILE_ENV",
     "PROJECT",
+    "SERVICE_IPV4_CIDR",
     "AddonsConfig",
     "AutoscalingConfig",
     "CapacityType",

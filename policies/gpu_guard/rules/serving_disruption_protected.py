@@ -12,7 +12,8 @@ The pools' side is judged per resource, before it is created: `serving-disruptio
 
 In a first preview the Kubernetes objects reach this stack policy with no properties
 (`props.properties_pending`): a workload, PDB or scaler not known yet makes the policy wait on the
-workloads it could concern instead of calling a PDB missing.
+workloads it could concern instead of calling a PDB missing, and `serving-disruption-protected-pending`
+says once what it waits on.
 
 Sources:
 - PDB semantics (minAvailable / maxUnavailable, selector in the PDB's namespace):
@@ -176,4 +177,5 @@ stack_policy(
     _validate_stack,
     enforcement=EnforcementLevel.ADVISORY,
     prod=EnforcementLevel.MANDATORY,
+    reads=(*SERVING_KINDS, PDB, SCALED_OBJECT, HPA),
 )
