@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pulumi
 
@@ -13,7 +13,9 @@ from components.config import ConfigError, StackConfig, stack_file_name
 from components.deploy_checks import refuse_documentation_values
 from components.gpu_node_group import GpuManagedNodeGroup
 from components.gpu_operator import GpuOperatorRelease
-from components.inference.serving import Serving, build_serving, monitoring_stack
+
+if TYPE_CHECKING:
+    from components.inference.serving import Serving
 
 # Sections the schema accepts whose components land in later issues; a stack that sets them is
 # stopped rather than silently previewed without them.
@@ -71,6 +73,9 @@ class Platform:
 
 def build(config: StackConfig) -> Platform:
     """Create every component the stack configuration asks for."""
+    # Imported here: the serving add-ons (Helm, Pod Identity, EKS add-ons) load only for a stack with services.
+    from components.inference.serving import build_serving, monitoring_stack  # noqa: PLC0415
+
     require_built_sections(config)
     refuse_documentation_values(config.cluster)
     cluster = Cluster(config.cluster.name, config.cluster, config.system_node_group)
