@@ -36,6 +36,12 @@ ALLOW = (
             "parliament 1.6.4 reads every document as an identity policy; a role trust policy names a Principal "
             "and has no Resource by the IAM grammar (https://docs.aws.amazon.com/IAM/latest/UserGuide/"
             "reference_policies_elements_principal.html)"),
+    Allowed("UNKNOWN_CONDITION_FOR_ACTION",
+            "Unknown condition elasticloadbalancing:CreateAction for action elasticloadbalancing:AddTags", False,
+            "the AWS Load Balancer Controller's upstream policy (kept statement for statement, "
+            "tests/components/test_addons.py) scopes AddTags to tagging on create with this key, which the "
+            "service authorization reference lists for AddTags and parliament 1.6.4's database lacks "
+            "(https://docs.aws.amazon.com/service-authorization/latest/reference/list_awselasticloadbalancingv2.html)"),
 )
 
 
