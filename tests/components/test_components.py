@@ -400,7 +400,7 @@ def test_smoke_test_job_runs_the_repo_probe_on_the_pool_with_a_cuda_the_driver_r
 
 
 def test_smoke_test_mounts_the_probe_file_of_the_repo_and_its_pinned_wheels():
-    config_map = dev().one("kubernetes:core/v1:ConfigMap").inputs
+    config_map = dev().one("kubernetes:core/v1:ConfigMap", "probe").inputs
     assert config_map["data"]["probe.py"] == (REPO / "components/probe/probe.py").read_text()
     assert config_map["data"]["requirements.txt"] == (
         REPO / "components/probe/requirements/cuda-13.0.txt").read_text()
@@ -425,7 +425,7 @@ def test_smoke_test_cuda_and_wheels_follow_the_pool_driver():
     job = field_report().one("kubernetes:batch/v1:Job").inputs
     assert job["spec"]["template"]["spec"]["containers"][0]["command"][-4:] == [
         "--driver", "535.309.01", "--cuda", "12.2"]
-    config_map = field_report().one("kubernetes:core/v1:ConfigMap").inputs
+    config_map = field_report().one("kubernetes:core/v1:ConfigMap", "probe").inputs
     assert "nvidia-cuda-nvrtc-cu12==12.2.140" in config_map["data"]["requirements.txt"]
 
 
