@@ -109,7 +109,7 @@ class ModelVolumeConfig(_Model):
     """`inferenceServices[].modelVolume`: model weights restored from an EBS snapshot, one volume per replica."""
 
     snapshot_id: SnapshotId = Field(alias="snapshotId", description="EBS snapshot holding the model repository.")
-    size_gib: int = Field(default=100, ge=1, le=16384, alias="sizeGiB",
+    size_gib: int = Field(default=100, ge=1, le=65536, alias="sizeGiB",
                           description="gp3 volume size in GiB (at least the snapshot's size).")
     mount_path: MountPath = Field(default="/models", alias="mountPath", description="Where the model is mounted.")
     fast_snapshot_restore: bool = Field(
