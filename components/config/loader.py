@@ -128,6 +128,44 @@ def _finding_target(
 _OS_CHOICES = frozenset(typing.get_args(PoolOs))
 
 
+def _arn_region(arn: str) -> str:
+    return arn.split(":")[3]
+
+
+def _service_problems(stack: StackConfig, region: str | None) -> list[Problem]:
+    """Inference service keys that only the matrix or the stack's region can judge."""
+    matrix = load_matrix()
+    problems: list[Problem] = []
+    for i, service in enumerate(stack.inference_services):
+        at: Path = ("inferenceServices", i)
+        revealed = matrix.image_cuda(service.image)
+        if service.cuda_version is None and revealed is None:
+            problems.append(Problem(
+                (*at, "cudaVersion"), None,
+                f"the CUDA runtime of {service.image} is unknown (the matrix knows nvidia/cuda and NGC release "
+                "tags); the gpu-platform.io/cuda label needs it to judge the service against each pool's driver",
+                fix="set cudaVersion to the CUDA version the image is built on"))
+        elif (service.cuda_version is not None and revealed is not None
+              and not revealed.cuda.startswith(service.cuda_version)):
+            problems.append(Problem(
+                (*at, "cudaVersion"), service.cuda_version,
+                f"the image tag says CUDA {revealed.cuda} ({revealed.source})", (revealed.cuda,)))
+        if service.ingress is None or region is None:
+            continue
+        # An ALB takes an ACM certificate and a regional web ACL of its own region only.
+        # Source: https://docs.aws.amazon.com/elasticloadbalancing/latest/application/https-listener-certificates.html
+        # Source: https://docs.aws.amazon.com/waf/latest/developerguide/web-acl-associating-aws-resource.html
+        for key, arn in (("certificateArn", service.ingress.certificate_arn),
+                         ("wafAclArn", service.ingress.waf_acl_arn)):
+            if arn is not None and _arn_region(arn) != region:
+                problems.append(Problem(
+                    (*at, "ingress", key), arn,
+                    f"the ALB is in {region} (aws:region) and can only use a {key.removesuffix('Arn')} of its "
+                    f"own region, not {_arn_region(arn)}",
+                    fix=f"create or import it in {region} and use that ARN"))
+    return problems
+
+
 # --------------------------------------------------------------------------------------------------
 # Loading
 
@@ -156,6 +194,14 @@ def _raw_values(cfg: pulumi.Config | Mapping[str, Any]) -> dict[str, Any]:
             continue
         raw[bare] = value
     return {k: _decode(v) for k, v in raw.items()}
+
+
+def _aws_region(cfg: pulumi.Config | Mapping[str, Any]) -> str | None:
+    """The stack's `aws:region`, where it is set."""
+    if isinstance(cfg, pulumi.Config):
+        return pulumi.Config("aws").get("region")
+    region = cfg.get("aws:region")
+    return str(region) if region else None
 
 
 def _decode(value: Any) -> Any:
@@ -214,6 +260,9 @@ def load_stack_config(
     config, problems = parse_stack_config(_raw_values(cfg))
     if config is None:
         raise_problems(problems, file_name)
+    service_problems = _service_problems(config, _aws_region(cfg))
+    if service_problems:
+        raise_problems(service_problems, file_name)
     if check_matrix:
         mandatory, advisories = _matrix_problems(config, today)
         if mandatory:

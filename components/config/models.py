@@ -8,30 +8,22 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
+from components.config.base import _Model
 from components.config.fields import (
-    AcmArn,
     ChartVersion,
     ClusterName,
-    CudaVersionStr,
     DriverVersionStr,
     Duration,
-    Host,
-    Image,
     ImageId,
     InstanceType,
     KubeVersion,
-    MountPath,
-    NumberString,
     OperatorVersion,
     PoolName,
     PrincipalArn,
     PublicCidr,
-    ServiceName,
-    SnapshotId,
     VpcCidr,
-    WafArn,
     _unique,
 )
 from components.config.issues import (
@@ -44,12 +36,8 @@ from components.config.issues import (
     _close,
     _format_path,
 )
+from components.config.serving import AddonsConfig, InferenceServiceConfig
 from policies.gpu_guard.versions import parse_driver_version
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, validate_by_alias=True,
-                              validate_by_name=False, serialize_by_alias=True)
 
 
 def _check_sizes(min_size: int, desired_size: int, max_size: int) -> None:
@@ -382,74 +370,6 @@ class KarpenterConfig(_Model):
     pools: list[KarpenterPoolConfig] = Field(default_factory=list, description="GPU NodePools.")
 
 
-class AutoscalingConfig(_Model):
-    """`inferenceServices[].autoscaling`: a KEDA Prometheus trigger."""
-
-    query: str = Field(min_length=1, description="PromQL query whose value drives the replica count.")
-    threshold: NumberString = Field(description="Target value per replica, as a string (KEDA).")
-    activation_threshold: NumberString = Field(
-        default="0", alias="activationThreshold",
-        description="Value above which the service scales from zero, as a string (KEDA).",
-    )
-
-
-class IngressConfig(_Model):
-    """`inferenceServices[].ingress`: an AWS Load Balancer Controller ALB in front of the service."""
-
-    host: Host = Field(description="DNS name the ALB serves.")
-    certificate_arn: AcmArn = Field(alias="certificateArn", description="ACM certificate for HTTPS.")
-    scheme: Literal["internet-facing", "internal"] = Field(default="internal",
-                                                           description="internet-facing | internal.")
-    waf_acl_arn: WafArn | None = Field(default=None, alias="wafAclArn",
-                                       description="Regional WAFv2 web ACL attached to the ALB.")
-
-
-class ModelVolumeConfig(_Model):
-    """`inferenceServices[].modelVolume`: model weights restored from an EBS snapshot."""
-
-    snapshot_id: SnapshotId = Field(alias="snapshotId", description="EBS snapshot holding the model.")
-    size_gib: int = Field(default=100, ge=1, le=65536, alias="sizeGiB",
-                          description="Volume size in GiB (at least the snapshot size).")
-    mount_path: MountPath = Field(default="/models", alias="mountPath", description="Where the model is mounted.")
-    fast_snapshot_restore: bool = Field(default=False, alias="fastSnapshotRestore",
-                                        description="Enable EBS fast snapshot restore in the cluster's zones.")
-
-
-class InferenceServiceConfig(_Model):
-    """One entry of `gpu-platform:inferenceServices`: a GPU inference Deployment with autoscaling."""
-
-    name: ServiceName = Field(description="Service name (Deployment, Service, ScaledObject).")
-    image: Image = Field(description="Container image, pinned by tag or digest.")
-    cuda_version: CudaVersionStr | None = Field(
-        default=None, alias="cudaVersion",
-        description="CUDA runtime the image carries; optional where the image tag reveals it.",
-    )
-    gpus_per_replica: int = Field(default=1, ge=1, le=16, alias="gpusPerReplica",
-                                  description="nvidia.com/gpu per replica.")
-    port: int = Field(default=8000, ge=1, le=65535, description="HTTP port.")
-    metrics_port: int = Field(default=8002, ge=1, le=65535, alias="metricsPort", description="Prometheus port.")
-    node_pools: Annotated[list[PoolName], AfterValidator(_unique)] = Field(
-        default_factory=list, alias="nodePools",
-        description="Pools the service may run on; empty = every GPU pool.",
-    )
-    min_replicas: int = Field(default=0, ge=0, le=1000, alias="minReplicas", description="Minimum replicas.")
-    max_replicas: int = Field(default=1, ge=1, le=1000, alias="maxReplicas", description="Maximum replicas.")
-    autoscaling: AutoscalingConfig | None = Field(default=None, description="KEDA trigger; omit for fixed size.")
-    ingress: IngressConfig | None = Field(default=None, description="ALB ingress; omit for internal-only.")
-    model_volume: ModelVolumeConfig | None = Field(default=None, alias="modelVolume",
-                                                   description="Model volume from a snapshot.")
-
-    @model_validator(mode="after")
-    def _ports_and_replicas(self) -> InferenceServiceConfig:
-        if self.metrics_port == self.port:
-            raise ConfigIssue("metricsPort must differ from port", value=self.metrics_port, path=("metricsPort",),
-                              nearest=[str(self.port + 2)])
-        if self.min_replicas > self.max_replicas:
-            raise ConfigIssue(f"minReplicas <= maxReplicas must hold (maxReplicas is {self.max_replicas})",
-                              value=self.min_replicas, path=("minReplicas",), nearest=[str(self.max_replicas)])
-        return self
-
-
 @dataclass(frozen=True)
 class GpuPool:
     """A GPU pool with every default resolved (what components and the matrix checks work on)."""
@@ -487,6 +407,10 @@ class StackConfig(_Model):
     karpenter: KarpenterConfig | None = Field(default=None, description="Karpenter and its GPU NodePools.")
     inference_services: list[InferenceServiceConfig] = Field(
         default_factory=list, alias="inferenceServices", description="GPU inference services."
+    )
+    addons: AddonsConfig = Field(
+        default_factory=AddonsConfig,
+        description="Pinned versions of the add-ons inference services need (installed only when one does).",
     )
 
     @model_validator(mode="after")

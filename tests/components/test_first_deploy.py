@@ -275,7 +275,9 @@ def test_adopted_cluster_bootstrap_uses_its_own_service_range(monkeypatch: pytes
 
 
 def test_service_monitor_is_off_unless_the_stack_says_prometheus_operator_is_there():
-    release = run(stack_values("dev")).one("kubernetes:helm.sh/v3:Release", "gpu-operator").inputs
+    values = stack_values("dev")
+    values["gpuOperator"]["serviceMonitor"] = False
+    release = run(values).one("kubernetes:helm.sh/v3:Release", "gpu-operator").inputs
     assert release["values"]["dcgmExporter"]["serviceMonitor"] == {"enabled": False}
 
 

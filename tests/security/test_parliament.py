@@ -57,6 +57,12 @@ ALLOW = (
             "iam:PassRole on the one node role Karpenter launches instances with, only to ec2.amazonaws.com "
             "(iam:PassedToService), as upstream's AllowPassingInstanceRole; without it no node can start",
             document="karpenter-controller-integration policy"),
+    Allowed("UNKNOWN_CONDITION_FOR_ACTION",
+            "Unknown condition elasticloadbalancing:CreateAction for action elasticloadbalancing:AddTags", False,
+            "the AWS Load Balancer Controller's upstream policy (kept statement for statement, "
+            "tests/components/test_addons.py) scopes AddTags to tagging on create with this key, which the "
+            "service authorization reference lists for AddTags and parliament 1.6.4's database lacks "
+            "(https://docs.aws.amazon.com/service-authorization/latest/reference/list_awselasticloadbalancingv2.html)"),
 )
 
 
