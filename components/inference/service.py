@@ -34,7 +34,7 @@ class InferenceService(pulumi.ComponentResource):
     `deletionPolicy: Retain`) and VolumeSnapshot when `modelVolume` is set, plus one
     `aws.ebs.FastSnapshotRestore` per zone with `fastSnapshotRestore`; the Deployment (each replica its
     own restored volume, see components/inference/model_volume.py), its ClusterIP Service and
-    PodDisruptionBudget; an ALB Ingress with `ingress`; a KEDA ScaledObject with `autoscaling`; a
+    PodDisruptionBudget and an ingress NetworkPolicy; an ALB Ingress with `ingress`; a KEDA ScaledObject with `autoscaling`; a
     ServiceMonitor and a Grafana dashboard ConfigMap.
 
     Requires: Cluster (provider, zones); the namespace; MonitoringStack (ServiceMonitor CRD, Prometheus
@@ -114,7 +114,8 @@ class InferenceService(pulumi.ComponentResource):
         deployment = workload.deployment(config, pools, cuda, pod_volume)
         service = workload.service(config)
         pdb = workload.pod_disruption_budget(config)
-        self.manifests += [deployment, service, pdb]
+        netpol = workload.network_policy(config)
+        self.manifests += [deployment, service, pdb, netpol]
         self.deployment = k8s.apps.v1.Deployment(
             f"{name}-deployment", metadata=_meta(deployment), spec=_field(deployment, "spec"),
             opts=k8s_opts(*volume_objects))
@@ -122,6 +123,8 @@ class InferenceService(pulumi.ComponentResource):
             f"{name}-service", metadata=_meta(service), spec=_field(service, "spec"), opts=k8s_opts())
         k8s.policy.v1.PodDisruptionBudget(
             f"{name}-pdb", metadata=_meta(pdb), spec=_field(pdb, "spec"), opts=k8s_opts())
+        k8s.networking.v1.NetworkPolicy(
+            f"{name}-network-policy", metadata=_meta(netpol), spec=_field(netpol, "spec"), opts=k8s_opts())
 
         if config.ingress is not None:
             ing = ingress.ingress_manifest(config, config.ingress)

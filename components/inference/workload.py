@@ -13,6 +13,9 @@ Sources:
 - Startup probes for slow starts: https://kubernetes.io/docs/tasks/configure-pod-container/configure-liveness-readiness-startup-probes/
 - Topology spread: https://kubernetes.io/docs/concepts/scheduling-eviction/topology-spread-constraints/
 - PDB `unhealthyPodEvictionPolicy: AlwaysAllow`: https://kubernetes.io/docs/tasks/run-application/configure-pdb/#unhealthy-pod-eviction-policy
+- Triton's image creates user triton-server with uid 1000 to run the server as non-root
+  (https://github.com/triton-inference-server/server/blob/main/build.py, "Create a user that can be used to run
+  triton as non-root"); checkov skip annotations: https://www.checkov.io/2.Basics/Suppressing%20and%20Skipping%20Policies.html
 """
 
 from __future__ import annotations
@@ -40,6 +43,18 @@ REACHABLE_POOLS_ANNOTATION = "gpu-platform.io/reachable-pools"
 PRE_STOP_SECONDS = 15
 SHM_SIZE = "1Gi"  # Triton passes tensors between backends through /dev/shm; the container default is 64 MiB
 MODEL_VOLUME = "model"
+TRITON_UID = 1000  # triton-server in Triton's image (build.py above)
+# The root filesystem is read-only: Triton and its Python backend write scratch files under /tmp only.
+TMP_VOLUME, TMP_SIZE = "tmp", "1Gi"
+# checkov findings kept on purpose, each with its reason on the Deployment (tests/security/test_checkov.py).
+CHECKOV_SKIPS = {
+    "checkov.io/skip1": "CKV_K8S_43=the image is pinned by its NGC release tag in the stack file, which the "
+                        "serving policies read for its CUDA version; a digest may be given there instead",
+    "checkov.io/skip2": "CKV_K8S_15=IfNotPresent on purpose: a Triton image is many GiB and a pinned release tag "
+                        "does not move, so a scale-out must not wait on or fail with the registry",
+    "checkov.io/skip3": "CKV_K8S_40=Triton's image runs as its own user triton-server, uid 1000, non-root; a "
+                        "higher uid has no home directory in the image",
+}
 
 
 def selector_labels(config: InferenceServiceConfig) -> dict[str, str]:
@@ -95,12 +110,14 @@ def _probe(path: str, period: int, failures: int) -> dict[str, Any]:
 
 def triton_container(config: InferenceServiceConfig) -> dict[str, Any]:
     gpus = str(config.gpus_per_replica)
-    mounts: list[dict[str, Any]] = [{"name": "dshm", "mountPath": "/dev/shm"}]
+    mounts: list[dict[str, Any]] = [{"name": "dshm", "mountPath": "/dev/shm"},
+                                    {"name": TMP_VOLUME, "mountPath": "/tmp"}]
     if config.model_volume is not None:
         mounts.append({"name": MODEL_VOLUME, "mountPath": config.model_volume.mount_path, "readOnly": True})
     return {
         "name": "triton",
         "image": config.image,
+        "imagePullPolicy": "IfNotPresent",
         "args": triton_args(config),
         "ports": [
             {"name": "http", "containerPort": config.port, "protocol": "TCP"},
@@ -109,7 +126,7 @@ def triton_container(config: InferenceServiceConfig) -> dict[str, Any]:
         ],
         "resources": {
             "requests": {"cpu": config.cpu, "memory": config.memory, labels.GPU_RESOURCE: gpus},
-            "limits": {"memory": config.memory, labels.GPU_RESOURCE: gpus},
+            "limits": {"cpu": config.cpu, "memory": config.memory, labels.GPU_RESOURCE: gpus},
         },
         # Model loading can take minutes: the startup probe holds liveness off until the server is ready.
         "startupProbe": _probe(HEALTH_READY, 10, math.ceil(config.startup_seconds / 10)),
@@ -117,13 +134,16 @@ def triton_container(config: InferenceServiceConfig) -> dict[str, Any]:
         "livenessProbe": _probe(HEALTH_LIVE, 10, 3),
         "lifecycle": {"preStop": {"sleep": {"seconds": PRE_STOP_SECONDS}}},
         "volumeMounts": mounts,
-        "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
+        "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
+                            "readOnlyRootFilesystem": True, "runAsNonRoot": True, "runAsUser": TRITON_UID,
+                            "runAsGroup": TRITON_UID},
     }
 
 
 def pod_spec(config: InferenceServiceConfig, pools: Sequence[GpuPool],
              model_volume: dict[str, Any] | None) -> dict[str, Any]:
-    volumes: list[dict[str, Any]] = [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": SHM_SIZE}}]
+    volumes: list[dict[str, Any]] = [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": SHM_SIZE}},
+                                     {"name": TMP_VOLUME, "emptyDir": {"sizeLimit": TMP_SIZE}}]
     if model_volume is not None:
         volumes.append(model_volume)
     return {
@@ -169,7 +189,7 @@ def deployment(config: InferenceServiceConfig, pools: Sequence[GpuPool], cuda: s
         "apiVersion": "apps/v1",
         "kind": "Deployment",
         "metadata": {"name": config.name, "namespace": config.namespace, "labels": service_labels(config),
-                     "annotations": annotations},
+                     "annotations": {**annotations, **CHECKOV_SKIPS}},
         "spec": spec,
     }
 
@@ -205,4 +225,23 @@ def pod_disruption_budget(config: InferenceServiceConfig) -> dict[str, Any]:
         "metadata": {"name": config.name, "namespace": config.namespace, "labels": service_labels(config)},
         "spec": {"maxUnavailable": 1, "selector": {"matchLabels": selector_labels(config)},
                  "unhealthyPodEvictionPolicy": "AlwaysAllow"},
+    }
+
+
+def network_policy(config: InferenceServiceConfig) -> dict[str, Any]:
+    """Ingress to the replicas on their three ports only (HTTP and gRPC from clients and the ALB's IP targets,
+    metrics for Prometheus); any other port is refused where the cluster enforces NetworkPolicy. Egress is left
+    open: a service may load its model from a registry at start.
+    Source: https://kubernetes.io/docs/concepts/services-networking/network-policies/
+    """
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": {"name": config.name, "namespace": config.namespace, "labels": service_labels(config)},
+        "spec": {
+            "podSelector": {"matchLabels": selector_labels(config)},
+            "policyTypes": ["Ingress"],
+            "ingress": [{"ports": [{"port": port, "protocol": "TCP"}
+                                   for port in (config.port, config.grpc_port, config.metrics_port)]}],
+        },
     }

@@ -416,7 +416,7 @@ def test_smoke_test_mounts_the_probe_file_of_the_repo_and_its_pinned_wheels():
 
 def test_smoke_test_pod_gets_only_dns_and_https_egress_and_bounded_cpu():
     result = dev()
-    policy = result.one("kubernetes:networking.k8s.io/v1:NetworkPolicy").inputs["spec"]
+    policy = result.one("kubernetes:networking.k8s.io/v1:NetworkPolicy", "smoke").inputs["spec"]
     pod = result.one("kubernetes:batch/v1:Job").inputs["spec"]["template"]
     assert policy["podSelector"]["matchLabels"].items() <= pod["metadata"]["labels"].items()
     assert policy["policyTypes"] == ["Ingress", "Egress"] and "ingress" not in policy
