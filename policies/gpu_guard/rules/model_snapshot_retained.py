@@ -1,4 +1,5 @@
-"""model-snapshot-retained: a VolumeSnapshotContent bound to a pre-existing snapshot has `deletionPolicy: Retain`.
+"""model-snapshot-retained: a VolumeSnapshotContent bound to a pre-existing snapshot has `deletionPolicy: Retain`
+and is protected.
 
 With `Delete`, deleting the VolumeSnapshot / VolumeSnapshotContent (e.g. `pulumi destroy`) makes the
 CSI driver delete the EBS snapshot itself: the golden model snapshot is gone. The upstream
@@ -7,6 +8,10 @@ snapshot-import example uses `Delete`, so copying it is the usual way to lose th
 Sources:
 - VolumeSnapshotContent deletionPolicy (Delete removes the underlying storage snapshot, Retain keeps it):
   https://kubernetes.io/docs/concepts/storage/volume-snapshots/#delete
+- The resource options the engine sends a resource policy: protect among them, retainOnDelete not
+  (pulumi/pulumi pkg/resource/analyzer/analyzer_plugin.go, marshalResourceOptions; tools/engine/view.py).
+  So `protect` is judged here and `retainOnDelete` by tests/components/test_inference.py.
+  https://www.pulumi.com/docs/iac/concepts/options/protect/
 - Pre-provisioned snapshot import example:
   https://github.com/kubernetes-sigs/aws-ebs-csi-driver/tree/master/examples/kubernetes/snapshot/manifests/snapshot-import
 """
@@ -31,10 +36,17 @@ def validate(args: Any, report_violation: ReportViolation) -> None:
     if handle is None:
         return  # dynamically created from a volume: its lifecycle follows the VolumeSnapshot
     policy = get(args.props, "spec", "deletionPolicy")
-    if str(policy) == RETAIN:
-        return
     name = get(args.props, "metadata", "name", default=args.name)
     driver = get(args.props, "spec", "driver", default="?")
+    if str(policy) == RETAIN:
+        if not args.opts.protect:
+            report_violation(
+                f"VolumeSnapshotContent '{name}' binds the pre-existing snapshot {handle} ({driver}) without the "
+                "Pulumi option protect; a `pulumi destroy` or a replacement would delete the object. Fix: "
+                "protect=True and retain_on_delete=True on the resource.",
+                args.urn,
+            )
+        return
     state = "unset" if policy is None else repr(policy)
     report_violation(
         f"VolumeSnapshotContent '{name}' binds the pre-existing snapshot {handle} ({driver}) with deletionPolicy "
@@ -46,7 +58,7 @@ def validate(args: Any, report_violation: ReportViolation) -> None:
 
 POLICY = resource_policy(
     "model-snapshot-retained",
-    "A VolumeSnapshotContent bound to a pre-existing EBS snapshot has deletionPolicy Retain.",
+    "A VolumeSnapshotContent bound to a pre-existing EBS snapshot has deletionPolicy Retain and is protected.",
     validate,
     enforcement=EnforcementLevel.MANDATORY,
 )
