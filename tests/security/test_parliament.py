@@ -111,3 +111,21 @@ def test_an_allow_list_entry_for_one_document_covers_no_other():
     other = PolicyDocument("dev", "some-controller", "policy", {"Version": "2012-10-17", "Statement": [
         {"Effect": "Allow", "Action": "iam:PassRole", "Resource": "arn:aws:iam::111122223333:role/x"}]})
     assert "PERMISSIONS_MANAGEMENT_ACTIONS" in [f[0] for f in above_low(other)]
+
+
+# What the scan must include: the node role, Karpenter's controller and node roles, its queue policy, and every
+# add-on role (EBS CSI in both stacks, the AWS Load Balancer Controller where a service has an Ingress). KEDA calls
+# no AWS API (Prometheus scaler) and has no document; the EBS CSI role's permissions are the AWS-managed policy.
+EXPECTED_DOCUMENTS = {
+    "dev": {"gpu-dev-node-role assumeRolePolicy", "karpenter-node-role assumeRolePolicy",
+            "karpenter-controller-role assumeRolePolicy", "karpenter-controller-node-lifecycle policy",
+            "karpenter-controller-resource-discovery policy", "karpenter-controller-integration policy",
+            "karpenter-interruption-queue-policy policy", "ebs-storage-ebs-csi-identity-role assumeRolePolicy"},
+}
+EXPECTED_DOCUMENTS["prod"] = {d.replace("gpu-dev-", "gpu-prod-") for d in EXPECTED_DOCUMENTS["dev"]} | {
+    "aws-load-balancer-controller-identity-role assumeRolePolicy", "aws-load-balancer-controller-identity-policy policy"}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_scan_covers_every_controller_and_add_on_document(stack: str):
+    assert {d.where.partition(": ")[2] for d in policy_documents(stack)} == EXPECTED_DOCUMENTS[stack]
