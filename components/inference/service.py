@@ -33,9 +33,9 @@ class InferenceService(pulumi.ComponentResource):
     Children (named `<name>-<role>`): StorageClass, VolumeSnapshotContent (protected, retained on delete,
     `deletionPolicy: Retain`) and VolumeSnapshot when `modelVolume` is set, plus one
     `aws.ebs.FastSnapshotRestore` per zone with `fastSnapshotRestore`; the Deployment (each replica its
-    own restored volume, see components/inference/model_volume.py), its ClusterIP Service and
-    PodDisruptionBudget and an ingress NetworkPolicy; an ALB Ingress with `ingress`; a KEDA ScaledObject with `autoscaling`; a
-    ServiceMonitor and a Grafana dashboard ConfigMap.
+    own restored volume, see components/inference/model_volume.py), its ClusterIP Service,
+    PodDisruptionBudget and ingress NetworkPolicy; an ALB Ingress with `ingress`; a KEDA ScaledObject with
+    `autoscaling`; a ServiceMonitor and a Grafana dashboard ConfigMap.
 
     Requires: Cluster (provider, zones); the namespace; MonitoringStack (ServiceMonitor CRD, Prometheus
     for KEDA), Keda with `autoscaling`, AwsLoadBalancerController with `ingress`, EbsSnapshotStorage with

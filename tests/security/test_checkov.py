@@ -110,6 +110,12 @@ def test_triton_runs_non_root_read_only_without_capabilities_and_bounded(run_pre
         assert {"livenessProbe", "readinessProbe"} <= set(container)
         tmp = next(m for m in container["volumeMounts"] if m["mountPath"] == "/tmp")
         assert "emptyDir" in next(v for v in pod["volumes"] if v["name"] == tmp["name"])
+        policy = yaml.safe_load((manifests(run_preview("--stack", stack, "--json", out=True))
+                                 / f"networkpolicy-inference-{name}.yaml").read_text())["spec"]
+        assert policy["podSelector"]["matchLabels"] == deployment["spec"]["selector"]["matchLabels"]
+        assert policy["policyTypes"] == ["Ingress"]
+        assert sorted(p["port"] for p in policy["ingress"][0]["ports"]) == sorted(
+            p["containerPort"] for p in container["ports"])
 
 
 def test_checkov_finds_nothing_unskipped_in_the_stack_manifests(stack_preview: PreviewRun):

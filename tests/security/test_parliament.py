@@ -123,7 +123,8 @@ EXPECTED_DOCUMENTS = {
             "karpenter-interruption-queue-policy policy", "ebs-storage-ebs-csi-identity-role assumeRolePolicy"},
 }
 EXPECTED_DOCUMENTS["prod"] = {d.replace("gpu-dev-", "gpu-prod-") for d in EXPECTED_DOCUMENTS["dev"]} | {
-    "aws-load-balancer-controller-identity-role assumeRolePolicy", "aws-load-balancer-controller-identity-policy policy"}
+    "aws-load-balancer-controller-identity-role assumeRolePolicy",
+    "aws-load-balancer-controller-identity-policy policy"}
 
 
 @pytest.mark.parametrize("stack", STACKS)
