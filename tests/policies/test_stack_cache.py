@@ -126,3 +126,26 @@ def test_cuda_driver_compatible_and_its_twin_validate_once_per_stack(monkeypatch
     assert len(caveats.messages) == 2
     assert "only through minor version compatibility" in caveats.messages[0]
     assert not any(m.startswith(CAVEAT_MARK) for m in caveats.messages)
+
+
+def test_every_policy_of_the_pack_shares_one_matrix_loaded_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    from policies.gpu_guard.matrix import loader  # noqa: PLC0415
+
+    reads: list[Any] = []
+    real = loader.load_matrix_file
+
+    def counting(path: Any) -> Any:
+        reads.append(path)
+        return real(path)
+
+    monkeypatch.setattr(loader, "load_matrix_file", counting)
+    loader.load_matrix.cache_clear()
+    try:
+        baseline = {c.name: c for c in load_cases("cuda-driver-compatible")}["baseline"]
+        for policy in all_policies():
+            run_policy(policy, baseline.resources, {"today": "2026-11-30"})
+            run_policy(policy, baseline.resources, {"today": "2026-11-30"})
+    finally:
+        monkeypatch.undo()
+        loader.load_matrix.cache_clear()
+    assert reads == [loader.MATRIX_PATH]
