@@ -82,10 +82,11 @@ def test_slope_is_the_least_squares_line() -> None:
 
 
 def test_table_shows_ratios_and_rejections() -> None:
-    floor = Case("floor", [], "floor", walls=[1.0, 2.0, 3.0], peaks_kib=[1024])
-    prod = Case("prod", [], "preview", walls=[4.0, 3.0, 5.0], peaks_kib=[2048, 4096], resources=49, violations=1)
+    floor = Case("floor", [], "floor", walls=[1.0, 2.0, 3.0], peaks_kib=[1024], cpus=[0.5, 0.7, 0.9])
+    prod = Case("prod", [], "preview", walls=[4.0, 3.0, 5.0], peaks_kib=[2048, 4096], cpus=[3.0, 2.0, 9.0],
+                resources=49, violations=1)
     rejected = Case("gen", [], "preview", rejected="error: a | b")
     rows = table([floor, prod, rejected], floor.median)
-    assert rows[2] == "| floor | 2.00 s | 3.00 s | 1.00 | 1 MiB |  |  |"
-    assert rows[3] == "| prod | 4.00 s | 5.00 s | 2.00 | 4 MiB | 49 | 1 |"
+    assert rows[2] == "| floor | 2.00 s | 3.00 s | 1.00 | 0.70 s | 1 MiB |  |  |"
+    assert rows[3] == "| prod | 4.00 s | 5.00 s | 2.00 | 3.00 s | 4 MiB | 49 | 1 |"
     assert rows[4].startswith("| gen | rejected: error: a / b |")
