@@ -26,6 +26,10 @@ Runs are interleaved (run 1 of every case, then run 2...) so that a change in ma
 all cases instead of landing on one. Each case reports the median and the worst wall time, and the peak
 RSS: each run goes through a small wrapper process whose `RUSAGE_CHILDREN.ru_maxrss` is the largest
 resident set of the process tree under it (the preview or the policy pack it starts; Linux, KiB).
+Watch mode (`--watch-saves`, default 5): `python -m tools.preview --watch` on a copy of prod's stack file;
+after its first verdict, each save (one `maxSize` value toggled, `--watch-settle` seconds apart, as a
+user edits) is timed from the file's modification time to the moment the new verdict's status line
+is read from the watcher's output.
 The slope (seconds per service, per pool) is a least-squares line through the medians, with R^2 to show
 how linear it is. `bench/results.md` says on what machine, at what load and when the numbers were taken.
 Speed is never asserted by tests; this file is where it is measured.
@@ -167,6 +171,51 @@ def render_manifests(case: Case, work: Path) -> Path | None:
     return manifests if manifests.is_dir() and any(manifests.glob("*.yaml")) else None
 
 
+def watch_latency(saves: int, settle: float, work: Path) -> list[float]:
+    """Seconds from each save of prod's stack file to the watcher's next status line (see the docstring)."""
+    import select  # noqa: PLC0415
+
+    stack = work / "Pulumi.watch.yaml"
+    original = (REPO / "Pulumi.prod.yaml").read_text(encoding="utf-8")
+    if "maxSize: 8" not in original:
+        raise SystemExit("bench: Pulumi.prod.yaml has no `maxSize: 8` for the watch benchmark to toggle")
+    stack.write_text(original, encoding="utf-8")
+    cmd = [sys.executable, "-m", "tools.preview", "--watch", "--stack", "prod", "--config-file", str(stack)]
+    prod_config = policy_config_of("prod")
+    if prod_config is not None:
+        cmd += ["--policy-config", str(prod_config)]
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdout is not None
+    stdout = proc.stdout
+
+    def next_verdict(timeout: float) -> float:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([stdout], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                break
+            line = stdout.readline()
+            if not line:
+                raise SystemExit(f"bench: the watcher exited with status {proc.wait()}")
+            if "judged in" in line:
+                return time.time()
+        raise SystemExit("bench: no verdict from the watcher within the timeout")
+
+    latencies: list[float] = []
+    try:
+        next_verdict(600)
+        for i in range(saves):
+            time.sleep(settle)  # the next runner imports while the user edits
+            text = original.replace("maxSize: 8", "maxSize: 7" if i % 2 == 0 else "maxSize: 8", 1)
+            stack.write_text(text, encoding="utf-8")
+            saved = stack.stat().st_mtime_ns / 1e9
+            latencies.append(next_verdict(600) - saved)
+    finally:
+        proc.terminate()
+        proc.wait()
+    return latencies
+
+
 def slope(points: Sequence[tuple[int, float]]) -> tuple[float, float, float] | None:
     """(seconds per unit, intercept, R^2) of the least-squares line through `points`; None under 2 points."""
     if len(points) < 2:
@@ -248,6 +297,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--grid", action="store_true", help="every (services, pools) pair, not two sweeps")
     parser.add_argument("--checkov", help=f"checkov executable (default {DEFAULT_CHECKOV}, else PATH)")
     parser.add_argument("--no-checkov", action="store_true")
+    parser.add_argument("--watch-saves", type=int, default=5, help="saves timed in watch mode (0: none)")
+    parser.add_argument("--watch-settle", type=float, default=5.0, help="seconds between two saves in watch mode")
     parser.add_argument("--output", type=Path, default=REPO / "bench" / "results.md")
     parser.add_argument("--note", default="", help="a line about the conditions, copied into the results")
     args = parser.parse_args(argv)
@@ -299,6 +350,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"checkov run {run + 1}/{args.runs}", file=sys.stderr)
                 for _, case in checkov_cases:
                     _run(case)
+        print("watch mode", file=sys.stderr)
+        latencies = watch_latency(args.watch_saves, args.watch_settle, work) if args.watch_saves > 0 else []
     load_after = os.getloadavg()
 
     floor = floor_case.median
@@ -328,6 +381,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "## Slope",
         "",
         *slope_lines(cases, floor),
+        "",
+        "## Watch mode: from the save of prod's stack file to the new verdict on screen",
+        "",
+        (f"median {statistics.median(latencies):.2f} s, best {min(latencies):.2f} s, worst {max(latencies):.2f} s "
+         f"over {len(latencies)} saves, {args.watch_settle:.0f} s apart" if latencies else "not measured"),
         "",
         "## The gate against checkov on the same manifests",
         "",

@@ -33,9 +33,11 @@ import datetime
 import json
 import os
 import pickle
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -337,6 +339,10 @@ def settle(watched: Watched, first: Snapshot, interval: float) -> tuple[Snapshot
 def watch(args: argparse.Namespace, out: TextIO = sys.stdout, *, max_verdicts: int | None = None) -> int:
     """Judge once, then after every save until Ctrl-C (or `max_verdicts`, for tests and the benchmark)."""
     watcher = Watcher(args, out)
+    # `kill` (SIGTERM, as a terminal closing or a supervisor stops it) stops the pack and the runner too, like
+    # Ctrl-C: the pack runs in its own process group and would otherwise outlive the watcher.
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous_handler = signal.signal(signal.SIGTERM, _interrupt) if main_thread else None
     print(f"watching {watcher.stack_file} and the program in {watcher.program_dir} "
           f"({len(watcher.watched.all())} files); Ctrl-C stops", file=out, flush=True)
     verdicts = 0
@@ -360,7 +366,13 @@ def watch(args: argparse.Namespace, out: TextIO = sys.stdout, *, max_verdicts: i
         pass
     finally:
         watcher.close()
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous_handler)
     return 0
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def _parser() -> argparse.ArgumentParser:
