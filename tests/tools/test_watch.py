@@ -9,9 +9,12 @@ import argparse
 import io
 import os
 import shutil
+import sys
 import threading
 import time
 from pathlib import Path
+
+import pytest
 
 from tests.shared import REPO
 from tools.engine.records import RecordedResource, Violation
@@ -165,3 +168,20 @@ def test_watch_judges_then_rejudges_after_a_save(tmp_path: Path) -> None:
     assert text.count("judged in") == 2, text
     assert "~ resource kubernetes:core/v1:ConfigMap::settings (inputs changed)" in text
     assert "after saving Pulumi.dev.yaml" in text
+
+
+def test_runner_preload_imports_from_the_program_folder_and_makes_the_warm_calls(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tools.preview import worker  # noqa: PLC0415
+
+    (tmp_path / "warmmod_for_test.py").write_text("calls = []\ndef warm():\n    calls.append(1)\n")
+    (tmp_path / "brokenmod_for_test.py").write_text("raise RuntimeError('broken on purpose')\n")
+    monkeypatch.setattr(worker, "WARM_CALLS", (("warmmod_for_test", "warm"), ("not_imported_mod", "warm")))
+    path_before = list(sys.path)
+    try:
+        worker.preload(["warmmod_for_test", "brokenmod_for_test"], tmp_path)
+        assert sys.modules["warmmod_for_test"].calls == [1]
+        assert "brokenmod_for_test" not in sys.modules  # its failure is left for the run to report
+        assert sys.path == path_before
+    finally:
+        sys.modules.pop("warmmod_for_test", None)

@@ -3,7 +3,8 @@
 The Pulumi runtime keeps global state (settings, the stack resource, the registered resources), so the
 offline preview runs one program per interpreter. Watch mode keeps that rule and still skips the
 imports: it starts the next runner in the background while the user edits. The runner imports what the
-previous run imported (the SDK modules and the program's own modules, from `preload`), says `ready`,
+previous run imported (the SDK modules and the program's own modules, from `preload`), loads what
+the program reads from watched files on every run (`WARM_CALLS`: the compatibility matrix), says `ready`,
 and waits; on `go RESULT_FILE` it reads the stack file as it is now, runs the program under the
 recording mocks (`command.run_program`), pickles the outcome into RESULT_FILE and exits.
 
@@ -74,14 +75,30 @@ def run_once(spec: dict[str, Any]) -> Outcome:
                    time.perf_counter() - start)
 
 
+# Work a program does on every run that depends only on files the watcher watches, done before `ready`
+# when the run before used the module: this repository's programs read the compatibility matrix
+# (`load_matrix` caches it per process; `matrix.yaml` is a pack file, so a change to it makes the runner stale).
+WARM_CALLS: tuple[tuple[str, str], ...] = (("policies.gpu_guard.matrix", "load_matrix"),)
+
+
+def preload(names: list[str], program_dir: Path) -> None:
+    """Import `names` as the program would find them (its folder first on sys.path), then the warm calls."""
+    sys.path.insert(0, str(program_dir))
+    try:
+        for name in names:
+            with contextlib.suppress(Exception):  # a module that fails to import fails again, properly, in the run
+                importlib.import_module(name)
+        for module, function in WARM_CALLS:
+            if module in sys.modules:
+                with contextlib.suppress(Exception):  # the run reports the same failure where the program has it
+                    getattr(sys.modules[module], function)()
+    finally:
+        sys.path.remove(str(program_dir))
+
+
 def main() -> int:
     spec = json.loads(sys.stdin.readline())
-    program_dir = Path(spec["program"])
-    sys.path.insert(0, str(program_dir))
-    for name in spec.get("preload", []):
-        with contextlib.suppress(Exception):  # a module that fails to import fails again, properly, in the run
-            importlib.import_module(name)
-    sys.path.remove(str(program_dir))
+    preload(list(spec.get("preload", [])), Path(spec["program"]))
     print("ready", flush=True)
     line = sys.stdin.readline().strip()
     if not line.startswith("go "):
