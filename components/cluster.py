@@ -19,14 +19,16 @@ from __future__ import annotations
 
 import ipaddress
 import json
+from dataclasses import dataclass
 
 import pulumi
 import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
-from components import iam, labels
-from components.config import ClusterConfig, ConfigError, SystemNodeGroupConfig, stack_file_name
+from components import access, iam, labels
+from components.config import SERVICE_IPV4_CIDR, ClusterConfig, ConfigError, SystemNodeGroupConfig, stack_file_name
+from components.deploy_checks import check_deployer_access, deploying_principal
 from components.system_node_group import SystemNodeGroup
 
 # All five control-plane log types. Source: https://docs.aws.amazon.com/eks/latest/userguide/control-plane-logs.html
@@ -42,16 +44,17 @@ PUBLIC_SUBNET_ROLE_TAG = "kubernetes.io/role/elb"
 PRIVATE_SUBNET_ROLE_TAG = "kubernetes.io/role/internal-elb"
 KARPENTER_DISCOVERY_TAG = "karpenter.sh/discovery"
 
-# The Kubernetes service range of a new cluster, set explicitly so that nodes can be told the cluster DNS
-# address (`--dns-cluster-ip`); it must not overlap the VPC (10.x in the shipped stacks).
-# Source: https://docs.aws.amazon.com/eks/latest/APIReference/API_KubernetesNetworkConfigRequest.html
-SERVICE_IPV4_CIDR = "172.20.0.0/16"
+__all__ = ["SERVICE_IPV4_CIDR", "Cluster", "access_grants", "cluster_dns_ip", "kubeconfig_json"]
 
 # Availability Zones EKS accepts for the control plane: the region's own zones, never Local Zones or
 # Wavelength Zones (opted-in zones report `opted-in`, the region's own `opt-in-not-required`).
 # Source: https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DescribeAvailabilityZones.html (opt-in-status)
 # Source: https://docs.aws.amazon.com/eks/latest/userguide/local-zones.html (control plane not in Local Zones)
 REGION_ZONE_FILTER = aws.GetAvailabilityZonesFilterArgs(name="opt-in-status", values=["opt-in-not-required"])
+# Zone IDs (the same physical zone in every account, unlike zone names) where EKS does not place a
+# control plane: CreateCluster refuses subnets there. Source: "Subnet requirements and considerations",
+# https://docs.aws.amazon.com/eks/latest/userguide/network-reqs.html
+CONTROL_PLANE_EXCLUDED_ZONE_IDS: frozenset[str] = frozenset({"use1-az3", "usw1-az2", "cac1-az3"})
 
 # The VPC is cut into 16 equal subnets: private subnets take the first ones, public ones start at the 9th.
 _SUBNET_SPLIT_BITS = 4
@@ -84,11 +87,62 @@ def kubeconfig_endpoint_and_ca(kubeconfig: object) -> tuple[str, str]:
     return str(cluster["server"]), str(cluster["certificate-authority-data"])
 
 
-def kubeconfig_json(cluster_name: str, endpoint: str, ca_data: str, region: str) -> str:
+@dataclass(frozen=True)
+class AwsCredentials:
+    """How the AWS provider authenticates, beyond the default chain: a named profile and an assumed role."""
+
+    profile: str | None = None
+    role_arn: str | None = None
+
+    def get_token_args(self) -> list[str]:
+        """`aws eks get-token` options that authenticate as the AWS provider does.
+
+        Source: https://awscli.amazonaws.com/v2/documentation/api/latest/reference/eks/get-token.html
+        (`--role-arn`), https://docs.aws.amazon.com/cli/latest/userguide/cli-configure-options.html (`--profile`)
+        """
+        args: list[str] = []
+        if self.role_arn:
+            args += ["--role-arn", self.role_arn]
+        if self.profile:
+            args += ["--profile", self.profile]
+        return args
+
+
+def aws_credentials() -> AwsCredentials:
+    """`aws:profile` and `aws:assumeRoles` of the stack: what the AWS provider authenticates with.
+
+    pulumi-eks builds its exported kubeconfig without the profile (cluster.ts: "one with the profile name
+    and one without"), so a Kubernetes provider on it reaches the cluster as the default chain's identity:
+    Unauthorized under a named profile (pulumi-eks#669). A chain of several assumed roles cannot be
+    expressed as `aws eks get-token` options; it belongs in an AWS CLI profile (`role_arn` +
+    `source_profile`), named by `aws:profile`.
+    Source: https://github.com/pulumi/pulumi-eks/blob/v4.3.0/nodejs/eks/cluster/cluster.ts#L906-L910
+    Source: https://github.com/pulumi/pulumi-eks/issues/669
+    Source: https://www.pulumi.com/registry/packages/aws/installation-configuration/ (profile, assumeRoles)
+    Source: https://docs.aws.amazon.com/cli/latest/userguide/cli-configure-role.html (role_arn, source_profile)
+    """
+    config = pulumi.Config("aws")
+    roles = config.get_object("assumeRoles") or []
+    if not isinstance(roles, list):
+        roles = [roles]
+    if len(roles) > 1:
+        raise ConfigError(
+            f"{stack_file_name()}: aws:assumeRoles = ({len(roles)} roles): the Kubernetes provider authenticates "
+            "with `aws eks get-token`, which assumes one role; fix: put the chain into an AWS CLI profile "
+            "(role_arn and source_profile in ~/.aws/config) and name it in aws:profile instead"
+        )
+    role = roles[0].get("roleArn") if roles and isinstance(roles[0], dict) else None
+    return AwsCredentials(profile=config.get("profile"), role_arn=str(role) if role else None)
+
+
+def kubeconfig_json(
+    cluster_name: str, endpoint: str, ca_data: str, region: str, *, credentials: AwsCredentials | None = None
+) -> str:
     """A kubeconfig that authenticates with `aws eks get-token` (the caller's AWS credentials).
 
     Source: https://docs.aws.amazon.com/eks/latest/userguide/create-kubeconfig.html
     """
+    extra = credentials.get_token_args() if credentials else []
     return json.dumps(
         {
             "apiVersion": "v1",
@@ -105,7 +159,7 @@ def kubeconfig_json(cluster_name: str, endpoint: str, ca_data: str, region: str)
                             "apiVersion": "client.authentication.k8s.io/v1beta1",
                             "command": "aws",
                             "args": ["eks", "get-token", "--cluster-name", cluster_name, "--region", region,
-                                     "--output", "json"],
+                                     "--output", "json", *extra],
                         }
                     },
                 }
@@ -119,10 +173,12 @@ class Cluster(pulumi.ComponentResource):
     """An EKS cluster for GPU inference, or an adopted existing one, plus its system node group.
 
     New cluster (`existing: false`): a VPC with a public and a private subnet in each of the region's
-    own zones (IGW, NAT gateways, route tables; subnets tagged for the load balancer controller and
-    Karpenter discovery) and a `pulumi_eks.Cluster` with no default node group, authentication mode
-    `API` (access entries: the admins, the read-only operations role with AmazonEKSViewPolicy; the
-    identity running `pulumi up` gets the creator's admin entry, which pulumi-eks always grants),
+    own zones, chosen by zone ID without the IDs EKS refuses (IGW, NAT gateways, route tables; subnets
+    tagged for the load balancer controller and Karpenter discovery) and a `pulumi_eks.Cluster` with no
+    default node group, authentication mode `API` (access entries, this component's children keyed by
+    principal, components/access.py: deployers, admins and preview roles with cluster-admin, the
+    read-only operations role with AmazonEKSViewPolicy; the identity running the creating `pulumi up`
+    has EKS's creator entry, which pulumi-eks always grants and a later run adopts),
     Secrets encrypted with a rotating customer-managed KMS key, all five log types into a
     `/aws/eks/<name>/cluster` group with a retention (adopted when a destroyed cluster left it behind),
     the private endpoint on and the public endpoint limited to `endpointPublicAccessCidrs` (off when
@@ -135,12 +191,15 @@ class Cluster(pulumi.ComponentResource):
 
     Requires: AWS credentials for the target account and region; `aws` CLI on the machine running
     Pulumi (the kubeconfig authenticates with `aws eks get-token`); the pulumi-eks provider plugin.
-    Conflicts: `existing: true` with a cluster whose version differs from `kubernetesVersion`;
-    the deploying identity listed in `adminPrincipalArns` (checked by components.deploy_checks).
+    Conflicts: `existing: true` with a cluster whose version differs from `kubernetesVersion`; an
+    existing cluster where the identity running `pulumi up` has no access entry and is not listed
+    (components.deploy_checks.check_deployer_access stops the up).
     Sources:
     - pulumi-eks Cluster inputs: https://www.pulumi.com/registry/packages/eks/api-docs/cluster/
     - pulumi-eks grants the creator admin (`bootstrapClusterCreatorAdminPermissions: true` whenever
-      `authenticationMode` is set): https://github.com/pulumi/pulumi-eks/blob/master/nodejs/eks/cluster/cluster.ts
+      `authenticationMode` is set, in `ignoreChanges`): nodejs/eks/cluster/cluster.ts 733-752 at
+      https://github.com/pulumi/pulumi-eks/blob/7bf0c1b1/nodejs/eks/cluster/cluster.ts#L733-L752
+      (the same lines at v4.3.0)
     - Access entries and policies: https://docs.aws.amazon.com/eks/latest/userguide/access-entries.html
     - Secrets envelope encryption: https://docs.aws.amazon.com/eks/latest/userguide/envelope-encryption.html
     - Endpoint access: https://docs.aws.amazon.com/eks/latest/userguide/cluster-endpoint.html
@@ -150,6 +209,7 @@ class Cluster(pulumi.ComponentResource):
     - EKS MCP server read-only mode: https://awslabs.github.io/mcp/servers/eks-mcp-server/
     """
 
+    eks_name: str
     cluster_name: pulumi.Output[str]
     kubernetes_version: pulumi.Output[str]
     endpoint: pulumi.Output[str]
@@ -177,13 +237,14 @@ class Cluster(pulumi.ComponentResource):
         super().__init__("gpu-platform:components:Cluster", name, None, opts)
         self._name = name
         self._config = config
+        self.eks_name = config.name
         region = aws.get_region().region
 
         node_role, node_attachments = iam.node_role(name, self)
         self.node_role_arn = node_role.arn
         self.node_role_name = node_role.name
 
-        access: list[pulumi.Resource] = []
+        credentials = aws_credentials()
         if config.existing:
             self.control_plane = None
             self._adopt(config)
@@ -192,10 +253,10 @@ class Cluster(pulumi.ComponentResource):
                     lambda args: kubeconfig_json(args[0], args[1], args[2], region)
                 )
             )
-            access = self._access_entries(config)
         else:
-            self.control_plane = self._create(config)
+            self.control_plane = self._create(config, credentials)
             self.kubeconfig = pulumi.Output.secret(self.control_plane.kubeconfig_json)
+        access = self._access_entries(config)
 
         self.system_node_group = SystemNodeGroup(
             f"{name}-system",
@@ -211,10 +272,14 @@ class Cluster(pulumi.ComponentResource):
         if not config.existing:
             self.workload_dependencies += self._node_add_ons()
 
+        # The provider authenticates as the AWS provider does (its profile, its assumed role), not as the
+        # exported kubeconfig, which pulumi-eks builds without the profile for people to use.
         self.provider = k8s.Provider(
             f"{name}-k8s",
-            kubeconfig=self.kubeconfig,
-            opts=pulumi.ResourceOptions(parent=self),
+            kubeconfig=self._provider_kubeconfig(region, credentials),
+            # Kubernetes steps start once the access entries exist: a deployer listed for the first time
+            # gets its entry before its first Kubernetes request.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=access),
         )
         self.register_outputs(
             {
@@ -230,6 +295,15 @@ class Cluster(pulumi.ComponentResource):
         )
 
     # ---------------------------------------------------------------------------------------------
+    def _provider_kubeconfig(self, region: str, credentials: AwsCredentials) -> pulumi.Output[str]:
+        """The Kubernetes provider's kubeconfig: `aws eks get-token` with the AWS provider's profile and role."""
+        def build(args: list[str]) -> str:
+            return kubeconfig_json(args[0], args[1], args[2], region, credentials=credentials)
+
+        config: pulumi.Output[str] = pulumi.Output.all(
+            self.cluster_name, self.endpoint, self.certificate_authority_data).apply(build)
+        return pulumi.Output.secret(config)
+
     def _adopt(self, config: ClusterConfig) -> None:
         existing = aws.eks.get_cluster(name=config.name)
         if existing.version != config.kubernetes_version:
@@ -256,14 +330,20 @@ class Cluster(pulumi.ComponentResource):
         """The VPC, its private subnets and its public subnets, one of each per zone."""
         name = self._name
         child = pulumi.ResourceOptions(parent=self)
-        zones = aws.get_availability_zones(state="available", filters=[REGION_ZONE_FILTER]).names
-        if len(zones) < config.availability_zones:
+        found = aws.get_availability_zones(state="available", filters=[REGION_ZONE_FILTER],
+                                           exclude_zone_ids=sorted(CONTROL_PLANE_EXCLUDED_ZONE_IDS))
+        # By zone ID: a zone name maps to a different physical zone in each account, the ID does not, so
+        # every account (and the exclusion list above) means the same zones.
+        # Source: https://docs.aws.amazon.com/ram/latest/userguide/working-with-az-ids.html
+        usable = sorted(z for z in found.zone_ids if z not in CONTROL_PLANE_EXCLUDED_ZONE_IDS)
+        if len(usable) < config.availability_zones:
             raise ConfigError(
                 f"{stack_file_name()}: cluster.availabilityZones = {config.availability_zones}: the region has "
-                f"only {len(zones)} available zones of its own (Local and Wavelength Zones do not count); "
-                f"nearest valid choice: {len(zones)}"
+                f"only {len(usable)} available zones of its own that EKS accepts for a control plane (Local "
+                f"and Wavelength Zones and the zone IDs {', '.join(sorted(CONTROL_PLANE_EXCLUDED_ZONE_IDS))} do "
+                f"not count); nearest valid choice: {len(usable)}"
             )
-        zones = sorted(zones)[: config.availability_zones]
+        zones = usable[: config.availability_zones]
         private_cidrs, public_cidrs = subnet_cidrs(config.vpc_cidr, config.availability_zones)
 
         vpc = aws.ec2.Vpc(
@@ -291,7 +371,7 @@ class Cluster(pulumi.ComponentResource):
                 f"{name}-public-{i}",
                 vpc_id=vpc.id,
                 cidr_block=public_cidrs[i],
-                availability_zone=zone,
+                availability_zone_id=zone,
                 map_public_ip_on_launch=False,
                 tags={"Name": f"{config.name}-public-{zone}", PUBLIC_SUBNET_ROLE_TAG: "1"},
                 opts=child,
@@ -314,7 +394,7 @@ class Cluster(pulumi.ComponentResource):
                 f"{name}-private-{i}",
                 vpc_id=vpc.id,
                 cidr_block=private_cidrs[i],
-                availability_zone=zone,
+                availability_zone_id=zone,
                 tags={
                     "Name": f"{config.name}-private-{zone}",
                     PRIVATE_SUBNET_ROLE_TAG: "1",
@@ -356,23 +436,7 @@ class Cluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, import_=group_name if group_name in found else None),
         )
 
-    def _cluster_access_entries(self, config: ClusterConfig) -> dict[str, eks.AccessEntryArgs]:
-        """pulumi-eks access entries: read-only view for the operations principal, admin for `adminPrincipalArns`."""
-        entries: dict[str, eks.AccessEntryArgs] = {}
-        for key, principal, policy in self._grants(config):
-            entries[key] = eks.AccessEntryArgs(
-                principal_arn=principal,
-                type=eks.AccessEntryType.STANDARD,
-                access_policies={
-                    policy: eks.AccessPolicyAssociationArgs(
-                        policy_arn=iam.access_policy_arn(policy),
-                        access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="cluster"),
-                    )
-                },
-            )
-        return entries
-
-    def _create(self, config: ClusterConfig) -> eks.Cluster:
+    def _create(self, config: ClusterConfig, credentials: AwsCredentials) -> eks.Cluster:
         name = self._name
         child = pulumi.ResourceOptions(parent=self)
         vpc, private_subnets, public_subnets = self._network(config)
@@ -402,7 +466,13 @@ class Cluster(pulumi.ComponentResource):
             # clusterSecurityGroupId is that group (what self-managed GPU nodes attach).
             skip_default_security_groups=True,
             authentication_mode=eks.AuthenticationMode.API,
-            access_entries=self._cluster_access_entries(config),
+            # Access entries are this component's own children, keyed by principal (components/access.py):
+            # pulumi-eks creates its `accessEntries` without the import option that adopting the creator's
+            # entry needs. Its kubeconfig gets the provider's profile and role too.
+            provider_credential_opts=(
+                eks.KubeconfigOptionsArgs(profile_name=credentials.profile, role_arn=credentials.role_arn)
+                if credentials.profile or credentials.role_arn else None
+            ),
             encryption_config_key_arn=secrets_key.arn,
             enabled_cluster_log_types=list(CONTROL_PLANE_LOG_TYPES),
             deletion_protection=config.deletion_protection,
@@ -457,32 +527,58 @@ class Cluster(pulumi.ComponentResource):
         )
         return [coredns, pod_identity]
 
-    @staticmethod
-    def _grants(config: ClusterConfig) -> list[tuple[str, str, str]]:
-        grants: list[tuple[str, str, str]] = []
-        if config.ops_read_only_principal_arn:
-            grants.append(("ops-readonly", config.ops_read_only_principal_arn, iam.VIEW_POLICY))
-        grants += [(f"admin-{i}", arn, iam.CLUSTER_ADMIN_POLICY) for i, arn in enumerate(config.admin_principal_arns)]
-        return grants
-
     def _access_entries(self, config: ClusterConfig) -> list[pulumi.Resource]:
-        """An adopted cluster's access entries, as `pulumi_aws` resources next to it."""
-        created: list[pulumi.Resource] = []
-        for role, principal, policy in self._grants(config):
-            entry = aws.eks.AccessEntry(
-                f"{self._name}-{role}",
-                cluster_name=self.cluster_name,
-                principal_arn=principal,
-                type="STANDARD",
-                opts=pulumi.ResourceOptions(parent=self),
-            )
-            association = aws.eks.AccessPolicyAssociation(
-                f"{self._name}-{role}",
-                cluster_name=self.cluster_name,
-                principal_arn=principal,
-                policy_arn=iam.access_policy_arn(policy),
-                access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="cluster"),
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[entry]),
-            )
-            created += [entry, association]
-        return created
+        """One access entry per principal of the cluster section (components/access.py), after the control plane.
+
+        A cluster that does not exist yet: the identity running Pulumi is left to EKS's creator entry. A
+        cluster that exists: entries EKS already holds (the creator's, or ones made by hand) are adopted.
+        """
+        grants = access_grants(config)
+        deployer = deploying_principal()
+        exists = config.existing or access.cluster_exists(config.name)
+        adopt = access.existing_entries(config.name, [g.principal_arn for g in grants]) if exists else set()
+        if deployer not in {g.principal_arn for g in grants}:
+            check_deployer_access(config, deployer, cluster_exists=exists,
+                                  has_entry=exists and access.entry_exists(config.name, deployer))
+        return access.access_entries(
+            self._name, config.name, grants, parent=self, adopt=adopt,
+            skip=set() if exists else {deployer},
+            depends_on=[self.control_plane] if self.control_plane else [],
+            legacy=self._legacy_access_names(config),
+        )
+
+    def _legacy_access_names(
+        self, config: ClusterConfig
+    ) -> dict[str, tuple[list[pulumi.Alias], list[pulumi.Alias]]]:
+        """The names the entries had when they were keyed by position, so that a deployed stack keeps them.
+
+        Each principal is aliased to the name its position gives it now, which is its old name only when
+        the lists are the same as at the last `pulumi up` of the position-keyed release: change the
+        lists in a later run than the one that moves a stack to this release. Once the stack holds the
+        principal-keyed names, the engine ignores these aliases (no old resource carries them).
+
+        New clusters: pulumi-eks children `<name>-eks-<key>` (association `<name>-eks-<key>-<policy>`, child
+        of the entry); adopted clusters: `<name>-<key>` for both. Keys: `ops-readonly`, `admin-<index>`.
+        """
+        keyed: list[tuple[str, str, str]] = []
+        if config.ops_read_only_principal_arn:
+            keyed.append(("ops-readonly", config.ops_read_only_principal_arn, iam.VIEW_POLICY))
+        keyed += [(f"admin-{i}", arn, iam.CLUSTER_ADMIN_POLICY) for i, arn in enumerate(config.admin_principal_arns)]
+        legacy: dict[str, tuple[list[pulumi.Alias], list[pulumi.Alias]]] = {}
+        for key, principal, policy in keyed:
+            if self.control_plane is None:
+                old = f"{self._name}-{key}"
+                legacy[principal] = ([pulumi.Alias(name=old)], [pulumi.Alias(name=old)])
+            else:
+                old = f"{self._name}-eks-{key}"
+                old_entry = pulumi.create_urn(old, "aws:eks/accessEntry:AccessEntry", parent=self.control_plane)
+                legacy[principal] = ([pulumi.Alias(name=old, parent=self.control_plane)],
+                                     [pulumi.Alias(name=f"{old}-{policy}", parent=old_entry)])
+        return legacy
+
+
+def access_grants(config: ClusterConfig) -> list[access.AccessGrant]:
+    """The access of every principal of the cluster section: view for the operations role, admin for the rest."""
+    policies = {"opsReadOnlyPrincipalArn": iam.VIEW_POLICY}
+    return [access.AccessGrant(arn, policies.get(str(path[0]), iam.CLUSTER_ADMIN_POLICY))
+            for path, arn in config.principals()]

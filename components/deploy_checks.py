@@ -1,6 +1,6 @@
-"""Checks that only a real deployment can fail: documentation values in the stack, the creator listed as admin.
+"""Checks that only a real deployment can fail: documentation values in the stack, a deployer without access.
 
-Both run before any resource is registered and raise one ConfigError naming file, key, value and fix.
+Each runs before any resource is registered and raises one ConfigError naming file, key, value and fix.
 
 - Documentation values (`refuse_documentation_values`): the shipped stacks carry RFC 5737 ranges in
   `endpointPublicAccessCidrs` and AWS's documentation account in principal ARNs. A preview works with
@@ -8,9 +8,9 @@ Both run before any resource is registered and raise one ConfigError naming file
   every Kubernetes resource times out once the control plane exists, and `CreateAccessEntry` fails for
   a principal in an account that is not yours. Refused when `pulumi.runtime.is_dry_run()` is False
   (an update), never during a preview.
-- The creator as admin (`refuse_creator_as_admin`): pulumi-eks gives the identity that creates the
-  cluster an admin access entry (`bootstrapClusterCreatorAdminPermissions: true`); listing the same
-  principal in `adminPrincipalArns` makes EKS answer 409 (ResourceInUseException) on the second entry.
+- A deployer without access (`check_deployer_access`): the identity running Pulumi is in none of the
+  cluster's principal lists and the existing cluster has no access entry for it, so every Kubernetes
+  step would fail. (Listing the creator is no longer a conflict: components/access.py adopts its entry.)
 
 Sources:
 - RFC 5737 documentation ranges: https://www.rfc-editor.org/rfc/rfc5737
@@ -28,7 +28,7 @@ import ipaddress
 import pulumi
 import pulumi_aws as aws
 
-from components.config import ClusterConfig, Problem, raise_problems, stack_file_name
+from components.config import ClusterConfig, ConfigError, Problem, raise_problems, stack_file_name
 
 DOCUMENTATION_NETWORKS: tuple[ipaddress.IPv4Network, ...] = tuple(
     ipaddress.IPv4Network(n) for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24")
@@ -54,11 +54,8 @@ def documentation_problems(config: ClusterConfig) -> list[Problem]:
                 ("cluster", "endpointPublicAccessCidrs", i), cidr,
                 "an RFC 5737 documentation range: no machine running `pulumi up` is inside it, so every "
                 "Kubernetes resource would time out once the control plane exists", (), _CIDR_FIX))
-    principals: list[tuple[tuple[str | int, ...], str]] = []
-    if config.ops_read_only_principal_arn:
-        principals.append((("cluster", "opsReadOnlyPrincipalArn"), config.ops_read_only_principal_arn))
-    principals += [(("cluster", "adminPrincipalArns", i), arn) for i, arn in enumerate(config.admin_principal_arns)]
-    for path, arn in principals:
+    for key_path, arn in config.principals():
+        path = ("cluster", *key_path)
         account = _account(arn)
         if account in DOCUMENTATION_ACCOUNTS:
             problems.append(Problem(
@@ -86,15 +83,29 @@ def deploying_principal() -> str:
     return caller.arn
 
 
-def refuse_creator_as_admin(config: ClusterConfig) -> None:
-    """Raise ConfigError when a new cluster lists its own creator in `adminPrincipalArns`."""
-    if config.existing or not config.admin_principal_arns:
+def check_deployer_access(config: ClusterConfig, deployer: str, *, cluster_exists: bool, has_entry: bool) -> None:
+    """The identity running Pulumi is not in the cluster section: say what that means for its Kubernetes steps.
+
+    Creating the cluster, it gets EKS's creator entry, which the stack does not manage: a warning asks
+    to list it in `deployerPrincipalArns`. On an existing cluster without an entry for it, every
+    Kubernetes step would fail ("configured Kubernetes cluster is unreachable", Unauthorized): a
+    `pulumi up` stops before anything changes, a preview warns.
+    """
+    if not cluster_exists:
+        pulumi.log.warn(
+            f"{deployer} creates cluster {config.name!r} and gets the creator's admin access entry from EKS, which "
+            "this stack does not manage; list it in cluster.deployerPrincipalArns so that the next `pulumi up` "
+            "adopts it (and removing it later removes its access)")
         return
-    creator = deploying_principal()
-    for i, arn in enumerate(config.admin_principal_arns):
-        if arn == creator:
-            raise_problems([Problem(
-                ("cluster", "adminPrincipalArns", i), arn,
-                "this is the identity running Pulumi, which already gets the cluster creator's admin access "
-                "entry; a second entry for it fails with 409 (ResourceInUseException)", (),
-                "remove it from adminPrincipalArns")], stack_file_name())
+    if has_entry:
+        return
+    message = (
+        f"{stack_file_name()}: cluster.deployerPrincipalArns: {deployer} runs Pulumi but has no access entry in "
+        f"cluster {config.name!r}, so every Kubernetes step would fail with Unauthorized (\"configured Kubernetes "
+        "cluster is unreachable\"); fix: add it to cluster.deployerPrincipalArns (a pull-request preview role: "
+        "cluster.previewPrincipalArns) and run `pulumi up` once as an identity that can create EKS access "
+        "entries (it may be this one: its entry is created before any Kubernetes step)")
+    if pulumi.runtime.is_dry_run():
+        pulumi.log.warn(message)
+        return
+    raise ConfigError(message)

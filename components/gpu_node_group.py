@@ -12,9 +12,10 @@ import pulumi
 import pulumi_aws as aws
 import yaml
 
-from components import iam, labels, nodes
+from components import iam, image_roll, labels, nodes
 from components.cluster import Cluster, cluster_dns_ip
 from components.config import GpuNodeGroupConfig, GpuPool, StackConfig, load_stack_config
+from components.image_roll import KUBELET_VERSION_TAG
 from components.labels import Taint
 from policies.gpu_guard.matrix import load_matrix
 
@@ -23,11 +24,6 @@ from policies.gpu_guard.matrix import load_matrix
 # Source: https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/cloudprovider/aws/README.md
 ASG_LABEL_TAG = "k8s.io/cluster-autoscaler/node-template/label/"
 ASG_TAINT_TAG = "k8s.io/cluster-autoscaler/node-template/taint/"
-# Tag carrying the kubelet version of the image: a managed node group with a custom AMI must not set
-# `version` ("If you specify launchTemplate, and your launch template uses a custom AMI, then don't
-# specify version"), so the version is recorded here for people and policies.
-# Source: https://docs.aws.amazon.com/eks/latest/APIReference/API_CreateNodegroup.html
-KUBELET_VERSION_TAG = "gpu-platform.io/kubelet-version"
 
 _CAPACITY = {"on-demand": "ON_DEMAND", "spot": "SPOT"}
 
@@ -83,7 +79,9 @@ class GpuManagedNodeGroup(pulumi.ComponentResource):
     The image is the Canonical Ubuntu EKS AMI for the pool's OS and kubelet version: `imageId` when the
     stack pins one (nodes roll only when it changes), else the one Canonical's public SSM parameter
     (`.../ebs-gp2/ami-id` for 22.04, `.../ebs-gp3/ami-id` for 24.04, from the compatibility matrix)
-    names at the first deploy, held afterwards (the launch template ignores later image changes).
+    names at the first deploy, held afterwards (the launch template ignores later image changes) until the
+    pool's kubelet version changes, when the pool rolls to that version's current image
+    (components/image_roll.py).
     Nodes carry the `nvidia.com/gpu=true:NoSchedule` taint and the label contract (pool, OS, full
     driver version, driver-source=operator); the GPU Operator installs the driver.
     Launch template: IMDSv2 required with hop limit 1, encrypted gp3 root volume of `diskSizeGiB`,
@@ -138,8 +136,17 @@ class GpuManagedNodeGroup(pulumi.ComponentResource):
                 f"({ami_id} now, from {image.ssm_parameter}); pin it with gpuNodeGroups[].imageId to roll "
                 "nodes to a new image when you choose", self)
         self.ami_id = pulumi.Output.from_input(ami_id)
-        # Roll the nodes only when the stack changes the image, never because Canonical published one.
-        template_ignore = [] if pinned else ["imageId"]
+        # Roll the nodes only when the stack changes the image or the pool's kubelet version, never because
+        # Canonical published one (components/image_roll.py).
+        rolling = not pinned and image_roll.rolls(
+            image_roll.deployed_kubelet_version(cluster.eks_name, config.name, pool.name,
+                                                self_managed=config.self_managed),
+            pool.kubelet_version)
+        if rolling:
+            pulumi.log.warn(
+                f"GPU pool {pool.name!r}: kubelet version changes to {pool.kubelet_version}, so its nodes roll to "
+                f"{ami_id} (the current image of {image.ssm_parameter}), which later runs hold", self)
+        template_ignore = [] if pinned or rolling else ["imageId"]
         self.labels = labels.gpu_pool_labels(pool.name, pool.os, pool.driver_version)
         self.taints = (labels.GPU_TAINT,)
         capacity = _CAPACITY[config.capacity_type]
@@ -301,6 +308,10 @@ class GpuManagedNodeGroup(pulumi.ComponentResource):
                 ),
             ),
             tags=asg_tags,
+            # A new launch template version (a new image, pinned or rolled on a kubelet version change)
+            # replaces the running instances, as a managed node group's update does.
+            # Source: https://docs.aws.amazon.com/autoscaling/ec2/userguide/asg-instance-refresh.html
+            instance_refresh=aws.autoscaling.GroupInstanceRefreshArgs(strategy="Rolling"),
             opts=pulumi.ResourceOptions(
                 parent=self,
                 depends_on=[access_entry, *attachments, cluster.system_node_group],

@@ -53,7 +53,10 @@ def helm_values(config: GpuOperatorConfig, pools: Sequence[GpuPool]) -> dict[str
     system = labels.system_node_selector()
     per_pool = needs_per_pool_drivers(config, pools)
     return {
-        "operator": {"nodeSelector": {"kubernetes.io/os": "linux", **system}},
+        # The chart's pre-upgrade hook Job applies the new chart's CRDs (Helm never upgrades CRDs); it runs
+        # on the operator's nodeSelector. Source: chart v26.7.0 values.yaml 87-89 (`operator.upgradeCRD`) and
+        # templates/upgrade_crd.yaml; https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/upgrade.html
+        "operator": {"nodeSelector": {"kubernetes.io/os": "linux", **system}, "upgradeCRD": True},
         "node-feature-discovery": {
             "master": {"nodeSelector": dict(system)},
             "gc": {"nodeSelector": dict(system)},
@@ -151,6 +154,12 @@ class GpuOperatorRelease(pulumi.ComponentResource):
             repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=CHART_REPOSITORY),
             namespace=namespace.metadata.name,
             values=self.values,
+            # A `version` bump is a `helm upgrade`: the new chart's ClusterPolicy can carry fields the CRDs
+            # in the cluster do not know yet (the pre-upgrade hook updates them), so Helm must not validate
+            # the rendered objects against the cluster's OpenAPI schema first. NVIDIA's upgrade guide, option
+            # 2 (Helm hook): `helm upgrade ... --disable-openapi-validation`; the chart says the same at
+            # values.yaml 87-89 (`upgradeCRD` "requires --disable-openapi-validation").
+            disable_openapi_validation=True,
             # Wait for the operator Deployment; the driver DaemonSets roll out per node afterwards.
             timeout=900,
             opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[namespace, *depends_on]),

@@ -10,7 +10,7 @@ import pulumi
 
 from components.cluster import Cluster
 from components.config import ConfigError, StackConfig, stack_file_name
-from components.deploy_checks import refuse_creator_as_admin, refuse_documentation_values
+from components.deploy_checks import refuse_documentation_values
 from components.gpu_node_group import GpuManagedNodeGroup
 from components.gpu_operator import GpuOperatorRelease
 
@@ -69,7 +69,6 @@ def build(config: StackConfig) -> Platform:
     """Create every component the stack configuration asks for."""
     require_built_sections(config)
     refuse_documentation_values(config.cluster)
-    refuse_creator_as_admin(config.cluster)
     cluster = Cluster(config.cluster.name, config.cluster, config.system_node_group)
     platform = Platform(cluster=cluster)
     pools = {pool.name: pool for pool in config.gpu_pools()}

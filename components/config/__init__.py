@@ -40,6 +40,7 @@ from components.config.loader import (
     stack_file_name,
 )
 from components.config.models import (
+    SERVICE_IPV4_CIDR,
     AutoscalingConfig,
     ClusterConfig,
     GpuNodeGroupConfig,
@@ -58,6 +59,7 @@ from components.config.problems import Problem
 __all__ = [
     "CONFIG_FILE_ENV",
     "PROJECT",
+    "SERVICE_IPV4_CIDR",
     "AutoscalingConfig",
     "CapacityType",
     "ClusterConfig",

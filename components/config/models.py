@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -61,6 +62,12 @@ def _check_sizes(min_size: int, desired_size: int, max_size: int) -> None:
                               value=desired_size, path=("desiredSize",), nearest=[str(max_size)])
 
 
+# The Kubernetes service range of a new cluster, set explicitly so that nodes can be told the cluster DNS
+# address (`--dns-cluster-ip`); the VPC must not overlap it (checked at config time, below).
+# Source: https://docs.aws.amazon.com/eks/latest/APIReference/API_KubernetesNetworkConfigRequest.html
+SERVICE_IPV4_CIDR = "172.20.0.0/16"
+
+
 # --------------------------------------------------------------------------------------------------
 # The models
 
@@ -101,9 +108,20 @@ class ClusterConfig(_Model):
     )
     admin_principal_arns: list[PrincipalArn] = Field(
         default_factory=list, alias="adminPrincipalArns",
-        description="IAM roles/users that get cluster-admin access entries (AmazonEKSClusterAdminPolicy). "
-                    "The identity running `pulumi up` already gets one (pulumi-eks grants the cluster creator "
-                    "admin), so it must not be listed here.",
+        description="IAM roles/users of people who administer the cluster with kubectl: each gets a cluster-admin "
+                    "access entry (AmazonEKSClusterAdminPolicy), keyed by its ARN.",
+    )
+    deployer_principal_arns: list[PrincipalArn] = Field(
+        default_factory=list, alias="deployerPrincipalArns",
+        description="IAM roles/users that run `pulumi up` on this stack: the CI deploy role and every person who "
+                    "deploys. Each gets a cluster-admin access entry, keyed by its ARN; the one that creates the "
+                    "cluster gets EKS's creator entry instead, which the next `pulumi up` adopts.",
+    )
+    preview_principal_arns: list[PrincipalArn] = Field(
+        default_factory=list, alias="previewPrincipalArns",
+        description="IAM roles that run `pulumi preview` on pull requests. Kubernetes authorises a server-side "
+                    "dry run like the write itself, so each gets a cluster-admin access entry: Kubernetes-wise "
+                    "it is a deployer, AWS-wise it stays read-only. Empty: previews reach no Kubernetes object.",
     )
     deletion_protection: bool = Field(
         default=True, alias="deletionProtection",
@@ -115,6 +133,43 @@ class ClusterConfig(_Model):
         description="EKS upgrade policy: standard (the cluster is upgraded when standard support ends) or "
                     "extended (kept on its version, billed at the extended-support price).",
     )
+
+    def principals(self) -> list[tuple[Path, str]]:
+        """Every principal that gets an access entry, with the key path it comes from (config order)."""
+        found: list[tuple[Path, str]] = []
+        if self.ops_read_only_principal_arn:
+            found.append((("opsReadOnlyPrincipalArn",), self.ops_read_only_principal_arn))
+        for key, arns in (("deployerPrincipalArns", self.deployer_principal_arns),
+                          ("adminPrincipalArns", self.admin_principal_arns),
+                          ("previewPrincipalArns", self.preview_principal_arns)):
+            found += [((key, i), arn) for i, arn in enumerate(arns)]
+        return found
+
+    @model_validator(mode="after")
+    def _one_entry_per_principal(self) -> ClusterConfig:
+        # EKS holds one access entry per principal: a second CreateAccessEntry for it answers 409
+        # (ResourceInUseException). Source: https://docs.aws.amazon.com/eks/latest/APIReference/API_CreateAccessEntry.html
+        issues: list[ConfigIssue] = []
+        seen: dict[str, Path] = {}
+        for path, arn in self.principals():
+            if arn in seen:
+                issues.append(ConfigIssue(
+                    f"a principal gets one access entry; {_format_path(('cluster', *seen[arn]))} already lists it",
+                    value=arn, path=path, fix=f"remove it from {_format_path(('cluster', *path[:1]))}"))
+            else:
+                seen[arn] = path
+        vpc = ipaddress.IPv4Network(self.vpc_cidr)
+        service = ipaddress.IPv4Network(SERVICE_IPV4_CIDR)
+        if vpc.overlaps(service):
+            # Source: https://docs.aws.amazon.com/eks/latest/APIReference/API_KubernetesNetworkConfigRequest.html
+            # (the service range must not overlap resources in other networks peered or connected to the VPC)
+            issues.append(ConfigIssue(
+                f"the VPC must not overlap the cluster's Kubernetes service range {SERVICE_IPV4_CIDR}, or "
+                "CreateCluster fails and pods could not reach addresses in the overlap",
+                value=self.vpc_cidr, path=("vpcCidr",), nearest=["10.0.0.0/16"]))
+        if issues:
+            raise ConfigIssues(issues)
+        return self
 
 
 class SystemNodeGroupConfig(_Model):

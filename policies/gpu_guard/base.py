@@ -23,6 +23,8 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
+from .inventory import INVENTORY_KUBERNETES_TYPES
+from .props import properties_pending
 from .stack_cache import SharedValidation
 
 _LEVEL_ORDER = {
@@ -43,6 +45,9 @@ class PolicyMeta:
     kind: str  # "resource" | "stack"
     companion_of: str | None = None  # an advisory twin that carries the caveats of a mandatory policy
     part_of: str | None = None  # the resource-level part of a catalogue policy (see `resource_part`)
+    # A stack policy: the Kubernetes types it reads, whose verdicts wait while such an object is pending
+    # (`props.properties_pending`); `kubernetes-objects-pending` names the waiting policies per object.
+    reads: tuple[str, ...] = ()
 
 
 _REGISTRY: dict[str, tuple[Policy, PolicyMeta]] = {}
@@ -76,12 +81,20 @@ def resource_policy(
     return _register(policy, PolicyMeta(name, enforcement, prod or enforcement, "resource", companion_of))
 
 
-# Every stack policy says what being one means: it needs the whole stack, and `pulumi up` runs it only
-# after every step (pulumi/pulumi pkg/resource/deploy/deployment_executor.go line 410, AnalyzeResources).
+# Every stack policy says what being one means. A CLI `pulumi up` previews first with the pack, and a
+# mandatory violation there stops it before anything is created (pulumi/pulumi pkg/backend/apply.go lines
+# 287-303; step_generator.go lines 3609-3630; deployment_executor.go lines 422-435); with --skip-preview
+# (the Automation API, pulumi/actions) the update runs the policy only after every step
+# (deployment_executor.go line 410). In a first preview, Kubernetes objects reach it with no properties
+# (their provider has no kubeconfig yet), so what reads them is judged only after the first update's steps.
 STACK_POLICY_NOTE = (
-    "(Stack policy: it correlates several resources, so it needs the whole stack; `pulumi preview` is its gate, "
-    "`pulumi up` runs it only after every step.)"
+    "(Stack policy: it correlates several resources, so it needs the whole stack. A preview, and the preview "
+    "a CLI `pulumi up` runs first, stops a violation before anything is created; `pulumi up --skip-preview` "
+    "(Automation API, pulumi/actions) runs it only after every step. In the first preview of a new stack, "
+    "Kubernetes objects have no properties yet, so what it reads of them is judged after the first update's "
+    "steps.)"
 )
+
 
 
 def stack_policy(
@@ -93,8 +106,11 @@ def stack_policy(
     prod: EnforcementLevel | None = None,
     config_schema: PolicyConfigSchema | None = None,
     companion_of: str | None = None,
+    reads: tuple[str, ...] | None = None,
 ) -> Policy:
     """Register a policy that correlates every resource of the stack (engine `AnalyzeStack`).
+
+    `reads`: the Kubernetes types it reads (default: every type the inventory reads).
 
     `companion_of` names the mandatory catalogue policy whose advisory-level findings this one
     reports: the engine gives every policy exactly one enforcement level, so a rule with both
@@ -108,7 +124,53 @@ def stack_policy(
         enforcement_level=enforcement,
         config_schema=config_schema,
     )
-    return _register(policy, PolicyMeta(name, enforcement, prod or enforcement, "stack", companion_of))
+    reads = INVENTORY_KUBERNETES_TYPES if reads is None else reads
+    main = _register(policy, PolicyMeta(name, enforcement, prod or enforcement, "stack", companion_of, reads=reads))
+    if reads and companion_of is None:
+        _pending_twin(name, reads, config_schema)
+    return main
+
+
+PENDING_SUFFIX = "-pending"
+WAITING_PHASE = (
+    "it judges them after every step of the first `pulumi up` (a mandatory violation then fails the update "
+    "once the resources exist) and in every preview after that; resource policies have judged their inputs already."
+)
+
+
+def pending_message(policy: str, pending: list[tuple[str, str]]) -> str:
+    """The one advisory of `<policy>-pending`: the objects `policy` waits on, and when it judges them."""
+    names = ", ".join(f"{rtype} '{name}'" for rtype, name in pending)
+    return (f"{policy} waits on {len(pending)} Kubernetes object(s) with no properties yet in this preview ({names}): "
+            "their provider gets its kubeconfig from the cluster, which does not exist yet, so the engine cannot "
+            f"preview them; {WAITING_PHASE}")
+
+
+def _pending_twin(name: str, reads: tuple[str, ...], config_schema: PolicyConfigSchema | None) -> None:
+    """Register `<name>-pending`: the advisory that says, once, what stack policy `name` waits on.
+
+    In the first preview of a new stack (and the preview a CLI `pulumi up` runs first) every Kubernetes
+    object reaches the stack policies with no properties (`props.properties_pending`; the engine source is
+    cited in tools/engine/view.py). The policy itself never judges such an object absent: its verdict waits,
+    and since the engine gives a policy one enforcement level, a mandatory policy cannot say so itself.
+    """
+
+    def validate(args: StackValidationArgs, report: ReportViolation) -> None:
+        pending = [r for r in args.resources
+                   if r.resource_type in reads and properties_pending(r.resource_type, r.props)]
+        if pending:
+            report(pending_message(name, [(r.resource_type, r.name) for r in pending]), pending[0].urn)
+
+    policy = StackValidationPolicy(
+        name=f"{name}{PENDING_SUFFIX}",
+        description=f"What {name} waits on in the first preview of a new stack, and when it judges it. "
+                    f"{STACK_POLICY_NOTE}",
+        validate=validate,
+        enforcement_level=EnforcementLevel.ADVISORY,
+        config_schema=config_schema,
+    )
+    _register(policy, PolicyMeta(policy.name, EnforcementLevel.ADVISORY, EnforcementLevel.ADVISORY, "stack",
+                                 companion_of=name))
 
 
 RESOURCE_PART_SUFFIX = "-resource"
@@ -156,6 +218,7 @@ def stack_policy_with_caveats(
     enforcement: EnforcementLevel = EnforcementLevel.MANDATORY,
     prod: EnforcementLevel | None = None,
     config_schema: PolicyConfigSchema | None = None,
+    reads: tuple[str, ...] | None = None,
 ) -> Policy:
     """Register a mandatory stack policy and its advisory twin `<name>-caveats`.
 
@@ -184,9 +247,10 @@ def stack_policy_with_caveats(
 
         caveats_side(args, only_caveats)
 
-    main = stack_policy(name, description, blocking, enforcement=enforcement, prod=prod, config_schema=config_schema)
+    main = stack_policy(name, description, blocking, enforcement=enforcement, prod=prod, config_schema=config_schema,
+                        reads=reads)
     stack_policy(f"{name}-caveats", caveats_description, caveats, enforcement=EnforcementLevel.ADVISORY,
-                 config_schema=config_schema, companion_of=name)
+                 config_schema=config_schema, companion_of=name, reads=reads)
     return main
 
 

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .props import Deferred, as_list, as_str_map, deferred_get, get, to_int
+from .props import Deferred, as_list, as_str_map, deferred_get, get, properties_pending, to_int
 from .scheduling import (
     INSTANCE_FAMILY_LABEL,
     INSTANCE_TYPE_LABEL,
@@ -71,6 +71,7 @@ __all__ = [
     "Deferred",
     "DriverSpec",
     "HelmRelease",
+    "Pending",
     "Pool",
     "Reach",
     "Taint",
@@ -107,6 +108,9 @@ POD_TEMPLATE_PATHS: dict[str, tuple[str, ...]] = {
     "kubernetes:core/v1:Pod": (),
 }
 
+# Every Kubernetes type the inventory reads: a stack policy built on it waits on a pending object of these.
+INVENTORY_KUBERNETES_TYPES = (NODE_POOL, EC2_NODE_CLASS, NVIDIA_DRIVER, *HELM_RELEASE_TYPES, *POD_TEMPLATE_PATHS)
+
 # EKS managed node group AMI types whose image ships the NVIDIA driver.
 # Source: https://docs.aws.amazon.com/eks/latest/APIReference/API_Nodegroup.html (amiType values)
 _BAKED_AMI_TYPES = {
@@ -127,6 +131,15 @@ KUBELET_VERSION_TAG = "gpu-platform.io/kubelet-version"
 
 ASG_LABEL_TAG = "k8s.io/cluster-autoscaler/node-template/label/"
 ASG_TAINT_TAG = "k8s.io/cluster-autoscaler/node-template/taint/"
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A Kubernetes object present in the stack whose properties the engine does not know yet (first preview)."""
+
+    urn: str
+    type: str
+    name: str
 
 
 def _taints_from_k8s(items: Any) -> tuple[Taint, ...]:
@@ -312,6 +325,12 @@ class Inventory:
     cluster_versions: list[tuple[str, str]] = field(default_factory=list)  # (urn, version)
     node_classes: dict[str, Any] = field(default_factory=dict)
     launch_templates: dict[str, Any] = field(default_factory=dict)
+    pending: list[Pending] = field(default_factory=list)  # `props.properties_pending`: present, not yet known
+
+    def pending_of(self, types: Iterable[str]) -> list[Pending]:
+        """The pending objects of these types: a verdict that reads them waits instead of judging them absent."""
+        wanted = tuple(types)
+        return [p for p in self.pending if p.type in wanted]
 
     @property
     def operator(self) -> HelmRelease | None:
@@ -376,6 +395,9 @@ def build_inventory(resources: Iterable[Any]) -> Inventory:
             inv.node_classes[str(get(r.props, "metadata", "name", default=r.name))] = r.props
     for r in items:
         rtype, props = r.resource_type, r.props
+        if properties_pending(rtype, props):
+            inv.pending.append(Pending(r.urn, rtype, r.name))
+            continue
         if rtype == NODE_GROUP:
             inv.pools.append(_node_group_pool(r.urn, r.name, props, inv.launch_templates, r))
         elif rtype == AUTOSCALING_GROUP:

@@ -305,6 +305,20 @@ def test_deploy_runs_the_gate_then_dev_then_prod_one_deployment_per_stack() -> N
     assert load(WORKFLOWS / "deploy.yml")[True] == {"push": {"branches": ["main"]}}
 
 
+def test_deploy_previews_with_the_pack_before_each_up() -> None:
+    # pulumi/actions runs `up` through the Automation API, which passes --skip-preview (pulumi/pulumi
+    # sdk/nodejs/automation/stack.ts line 200, commit 1b5949891b3c): only a preview of its own stops a
+    # mandatory stack policy before anything is created.
+    deploy = jobs(WORKFLOWS / "deploy.yml")
+    for stack in ("dev", "prod"):
+        actions = [s for s in deploy[f"up-{stack}"]["steps"] if "pulumi/actions" in str(s.get("uses"))]
+        assert [s["with"]["command"] for s in actions] == ["preview", "up"]
+        preview, up = (s["with"] for s in actions)
+        assert preview["policyPacks"] == up["policyPacks"] == "policies"
+        assert preview.get("policyPackConfigs") == up.get("policyPackConfigs")
+        assert preview["stack-name"] == up["stack-name"] == stack
+
+
 def test_the_offline_gate_runs_make_test_and_the_gate_and_keeps_the_artefacts() -> None:
     gate_steps = [s for _, s in steps(WORKFLOWS / "offline-gate.yml")]
     runs = [s.get("run") for s in gate_steps]

@@ -57,15 +57,19 @@ class Run:
 
 
 def _start(
-    values: Mapping[str, Any], stack: str, region: str, preview: bool = True
+    values: Mapping[str, Any], stack: str, region: str, preview: bool = True,
+    aws_config: Mapping[str, Any] | None = None,
 ) -> tuple[RecordingMocks, RecordingMonitor]:
     """Point the Pulumi runtime at fresh recording mocks with `values` as the stack's config.
 
     `preview=True` is a `pulumi preview` (`is_dry_run()` True); False is a `pulumi up` update.
+    `aws_config`: more `aws:` keys (without the prefix), e.g. `profile`, `assumeRoles`.
     """
     mocks = RecordingMocks(region=region, config=dict(values))
     monitor = RecordingMonitor(mocks)
-    set_all_config({"aws:region": region, **{f"gpu-platform:{k}": json.dumps(v) for k, v in values.items()}})
+    extra = {f"aws:{k}": v if isinstance(v, str) else json.dumps(v) for k, v in (aws_config or {}).items()}
+    set_all_config({"aws:region": region, **extra,
+                    **{f"gpu-platform:{k}": json.dumps(v) for k, v in values.items()}})
     settings.ROOT.set(None)
     pulumi.runtime.set_mocks(mocks, project="gpu-platform", stack=stack, preview=preview, monitor=monitor)
     return mocks, monitor
@@ -93,9 +97,10 @@ def run(
     stack: str = "dev",
     region: str = "us-west-2",
     preview: bool = True,
+    aws_config: Mapping[str, Any] | None = None,
 ) -> Run:
     """Load `values` as the stack's `gpu-platform:` config and run `program` (default: the whole program)."""
-    mocks, monitor = _start(values, stack, region, preview)
+    mocks, monitor = _start(values, stack, region, preview, aws_config)
     try:
         _sync_await(run_pulumi_func(_program(stack, program)))
     finally:
@@ -104,10 +109,10 @@ def run(
 
 
 def run_rejected(
-    values: Mapping[str, Any], *, stack: str = "dev", preview: bool = True
+    values: Mapping[str, Any], *, stack: str = "dev", preview: bool = True, aws_config: Mapping[str, Any] | None = None
 ) -> tuple[Run, Exception]:
     """Run the whole program, which must fail: (what it registered before failing, the error)."""
-    mocks, monitor = _start(values, stack, "us-west-2", preview)
+    mocks, monitor = _start(values, stack, "us-west-2", preview, aws_config)
     try:
         _sync_await(run_pulumi_func(_program(stack, None)))
     except Exception as exc:  # noqa: BLE001 - handed back to the test, which asserts on it

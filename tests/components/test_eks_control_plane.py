@@ -37,7 +37,7 @@ def _without_ids(inputs: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _expected(name: str, cidrs: list[str], *, deletion_protection: bool, entries: dict[str, Any]) -> dict[str, Any]:
+def _expected(name: str, cidrs: list[str], *, deletion_protection: bool) -> dict[str, Any]:
     return {
         "name": name,
         "version": "1.35",
@@ -47,7 +47,6 @@ def _expected(name: str, cidrs: list[str], *, deletion_protection: bool, entries
         "skipDefaultNodeGroup": True,
         "skipDefaultSecurityGroups": True,
         "authenticationMode": "API",
-        "accessEntries": entries,
         "enabledClusterLogTypes": LOG_TYPES,
         "deletionProtection": deletion_protection,
         "upgradePolicy": {"supportType": "STANDARD"},
@@ -66,24 +65,24 @@ def _expected(name: str, cidrs: list[str], *, deletion_protection: bool, entries
 def test_dev_hands_eks_cluster_exactly_these_inputs():
     cluster = dev().one(EKS_COMPONENT)
     assert cluster.remote is True
-    assert _without_ids(cluster.inputs) == _expected("gpu-dev", ["203.0.113.0/24"], deletion_protection=False,
-                                                     entries={})
+    assert _without_ids(cluster.inputs) == _expected("gpu-dev", ["203.0.113.0/24"], deletion_protection=False)
 
 
 def test_prod_hands_eks_cluster_exactly_these_inputs():
-    view = {
-        "ops-readonly": {
-            "principalArn": "arn:aws:iam::111122223333:role/eks-mcp-readonly",
-            "type": "STANDARD",
-            "accessPolicies": {"AmazonEKSViewPolicy": {
-                "policyArn": "arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy",
-                "accessScope": {"type": "cluster"},
-            }},
-        }
-    }
+    # Access entries are the component's own children, keyed by principal (tests/components/test_day_two.py).
     cluster = prod().one(EKS_COMPONENT)
-    assert _without_ids(cluster.inputs) == _expected("gpu-prod", ["198.51.100.0/24"], deletion_protection=True,
-                                                     entries=view)
+    assert _without_ids(cluster.inputs) == _expected("gpu-prod", ["198.51.100.0/24"], deletion_protection=True)
+
+
+def test_prod_gives_the_operations_role_a_view_entry_after_the_control_plane():
+    result = prod()
+    entry = result.one("aws:eks/accessEntry:AccessEntry", "eks-mcp-readonly")
+    association = result.one("aws:eks/accessPolicyAssociation:AccessPolicyAssociation", "eks-mcp-readonly")
+    assert entry.inputs["principalArn"] == "arn:aws:iam::111122223333:role/eks-mcp-readonly"
+    assert entry.inputs["type"] == "STANDARD"
+    assert association.inputs["policyArn"] == "arn:aws:eks::aws:cluster-access-policy/AmazonEKSViewPolicy"
+    assert association.inputs["accessScope"] == {"type": "cluster"}
+    assert result.one(EKS_COMPONENT).urn in entry.dependencies
 
 
 def test_control_plane_uses_the_vpc_private_subnets_and_the_rotating_kms_key():
@@ -100,15 +99,14 @@ def test_control_plane_uses_the_vpc_private_subnets_and_the_rotating_kms_key():
 def test_admin_principals_get_cluster_admin_access_entries():
     values = copy.deepcopy(stack_values("dev"))
     values["cluster"]["adminPrincipalArns"] = ["arn:aws:iam::210987654321:role/platform-admins"]
-    entries = run(values).one(EKS_COMPONENT).inputs["accessEntries"]
-    assert entries == {"admin-0": {
-        "principalArn": "arn:aws:iam::210987654321:role/platform-admins",
-        "type": "STANDARD",
-        "accessPolicies": {"AmazonEKSClusterAdminPolicy": {
-            "policyArn": "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy",
-            "accessScope": {"type": "cluster"},
-        }},
-    }}
+    result = run(values)
+    entry = result.one("aws:eks/accessEntry:AccessEntry")
+    association = result.one("aws:eks/accessPolicyAssociation:AccessPolicyAssociation")
+    assert entry.name == association.name
+    assert entry.name.startswith("gpu-dev-access-platform-admins-")
+    assert entry.inputs == {"clusterName": "gpu-dev", "principalArn": "arn:aws:iam::210987654321:role/platform-admins",
+                            "type": "STANDARD"}
+    assert association.inputs["policyArn"] == "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
 
 
 def test_public_endpoint_is_off_without_allowed_cidrs():
@@ -133,10 +131,12 @@ def test_deletion_protection_defaults_to_on():
 
 
 def test_kubernetes_provider_uses_the_kubeconfig_of_the_component():
+    # Same cluster, server and CA as the component's kubeconfig; its own get-token arguments (test_day_two.py).
     result = dev()
     cluster = result.one(EKS_COMPONENT)
     provider = result.one("pulumi:providers:kubernetes")
-    assert json.loads(provider.inputs["kubeconfig"]) == cluster.outputs["kubeconfig"]
+    ours, theirs = json.loads(provider.inputs["kubeconfig"]), cluster.outputs["kubeconfig"]
+    assert kubeconfig_endpoint_and_ca(ours) == kubeconfig_endpoint_and_ca(theirs)
     assert cluster.urn in provider.dependencies
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from components.config import ClusterConfig, ConfigError
+from components.config import ConfigError
 from components.gpu_node_group import image_pins
 from components.gpu_operator import helm_values
 from tests.components.harness import TODAY, run, run_rejected, stack_values
@@ -101,44 +101,7 @@ def test_system_node_group_is_deleted_before_its_replacement_so_the_name_does_no
     assert options[system.name]["deleteBeforeReplace"] is True
 
 
-# --- 3. the cluster creator's admin access ----------------------------------------------------------
-
-
-def _caller_is(monkeypatch: pytest.MonkeyPatch, role: str) -> None:
-    account = role.split(":")[4]
-    name = role.rsplit("/", 1)[-1]
-    session = f"arn:aws:sts::{account}:assumed-role/{name}/deploy"
-    monkeypatch.setitem(mocks.INVOKES, "aws:index/getCallerIdentity:getCallerIdentity", lambda args, ctx: {
-        "id": account, "accountId": account, "arn": session, "userId": "AROAEXAMPLE:deploy"})
-    # Source: https://docs.aws.amazon.com/STS/latest/APIReference/API_GetCallerIdentity.html
-    monkeypatch.setitem(mocks.INVOKES, "aws:iam/getSessionContext:getSessionContext", lambda args, ctx: {
-        "id": args["arn"], "arn": args["arn"], "issuerArn": role, "issuerId": "AROAEXAMPLE", "issuerName": name,
-        "sessionName": "deploy"})
-
-
-def test_listing_the_deploying_role_as_admin_is_rejected_before_anything_is_created(monkeypatch: pytest.MonkeyPatch):
-    deployer = "arn:aws:iam::210987654321:role/platform-deployer"
-    _caller_is(monkeypatch, deployer)
-    values = copy.deepcopy(stack_values("dev"))
-    values["cluster"]["adminPrincipalArns"] = ["arn:aws:iam::210987654321:role/platform-admins", deployer]
-    result, error = run_rejected(values)
-    assert isinstance(error, ConfigError)
-    assert f'cluster.adminPrincipalArns[1] = "{deployer}": this is the identity running Pulumi' in str(error)
-    assert "fix: remove it from adminPrincipalArns" in str(error)
-    assert result.registered == []
-
-
-def test_other_admins_are_accepted(monkeypatch: pytest.MonkeyPatch):
-    _caller_is(monkeypatch, "arn:aws:iam::210987654321:role/platform-deployer")
-    values = copy.deepcopy(stack_values("dev"))
-    values["cluster"]["adminPrincipalArns"] = ["arn:aws:iam::210987654321:role/platform-admins"]
-    assert set(run(values).one("eks:index:Cluster").inputs["accessEntries"]) == {"admin-0"}
-
-
-def test_the_docs_say_what_the_code_does_about_the_creator():
-    described = ClusterConfig.model_fields["admin_principal_arns"].description or ""
-    assert "no implicit admin" not in described
-    assert "already gets one" in described and "must not be listed" in described
+# --- 3. the cluster creator's admin access: tests/components/test_day_two.py (deployers, keyed entries) ----
 
 
 # --- 4. the control-plane log group after destroy and rebuild ---------------------------------------
@@ -252,7 +215,7 @@ def test_local_zones_are_never_chosen(monkeypatch: pytest.MonkeyPatch):
 
     monkeypatch.setitem(mocks.INVOKES, "aws:index/getAvailabilityZones:getAvailabilityZones", with_local_zone)
     subnets = run(stack_values("dev")).of_type("aws:ec2/subnet:Subnet")
-    assert sorted({s.inputs["availabilityZone"] for s in subnets}) == ["us-west-2a", "us-west-2b"]
+    assert sorted({s.inputs["availabilityZoneId"] for s in subnets}) == ["usw2-az1", "usw2-az2"]
 
 
 # --- 7. cluster DNS from the service range ----------------------------------------------------------
@@ -315,13 +278,3 @@ def test_matrix_command_line_shows_each_pool_image_pin(tmp_path: Any):
         "/aws/service/canonical/ubuntu/eks/24.04/1.35/stable/current/")
     shipped = CliRunner().invoke(app, ["images", "--stack", "dev"])
     assert "l4-spot: ubuntu-24.04, kubelet 1.35, not pinned (holds the image of its first deploy)" in shipped.output
-
-
-def test_the_offline_caller_listed_as_admin_is_rejected_too():
-    # The mocks' caller is the assumed role gpu-platform-preview in their account (tools/engine/mocks/invokes.py).
-    from tools.engine.mocks.values import ACCOUNT_ID  # noqa: PLC0415
-
-    values = copy.deepcopy(stack_values("dev"))
-    values["cluster"]["adminPrincipalArns"] = [f"arn:aws:iam::{ACCOUNT_ID}:role/gpu-platform-preview"]
-    _, error = run_rejected(values)
-    assert "cluster.adminPrincipalArns[0]" in str(error) and "this is the identity running Pulumi" in str(error)

@@ -163,7 +163,9 @@ def test_the_pack_gets_full_options_default_provider_tags_and_references_as_the_
     assert "default_1_2_3" in echoed and "default" in echoed
     stack_view = next(json.loads(v.message.split("\n", 1)[1]) for v in result.violations if v.policy == "stack")
     assert [holder.urn, None, {"role": [role.urn]}] in stack_view
-    assert all(v.blocks == ("before-create" if v.policy == "echo" else "after-update") for v in result.violations)
+    # A preview's stack verdict stops a CLI `pulumi up` before anything is created: it previews first
+    # (pulumi/pulumi pkg/backend/apply.go lines 287-303).
+    assert all(v.blocks == "before-create" for v in result.violations)
 
 
 def test_the_gate_runs_the_pack_with_its_own_venv_when_it_exists(tmp_path: Path) -> None:
@@ -173,3 +175,63 @@ def test_the_gate_runs_the_pack_with_its_own_venv_when_it_exists(tmp_path: Path)
     (pack / "venv" / "bin" / "python").write_text("")
 
     assert pack_python(pack) == str(pack / "venv" / "bin" / "python")
+
+
+def _first_preview_objects() -> list[RecordedResource]:
+    k8s = RecordedResource(urn="urn:pulumi:dev::sample::pulumi:providers:kubernetes::k8s",
+                           type="pulumi:providers:kubernetes", name="k8s", parent=None, custom=True,
+                           inputs={"kubeconfig": UNKNOWN}, properties=_struct({"kubeconfig": UNKNOWN}))
+    ns = RecordedResource(urn="urn:pulumi:dev::sample::kubernetes:core/v1:Namespace::gpu",
+                          type="kubernetes:core/v1:Namespace", name="gpu", parent=None, custom=True,
+                          inputs={"metadata": {"labels": {"a": "b"}}},
+                          properties=_struct({"metadata": {"labels": {"a": "b"}}}), provider=f"{k8s.urn}::{UNKNOWN}",
+                          outputs={"metadata": {"name": "gpu-1a2b3c", "labels": {"a": "b"}}})
+    role = RecordedResource(urn="urn:pulumi:dev::sample::aws:iam/role:Role::node", type="aws:iam/role:Role",
+                            name="node", parent=None, custom=True, inputs={"path": "/"},
+                            properties=_struct({"path": "/"}), outputs={"name": "node-9f8e7d", "path": "/"})
+    return [k8s, ns, role]
+
+
+def test_a_first_preview_sends_objects_of_an_unconfigured_provider_to_analyze_stack_as_empty() -> None:
+    # provider_plugin.go lines 1064-1081 (no Configure with an unknown kubeconfig), 1424-1441 (preview Create
+    # returns an empty map), step.go lines 445-459 (it becomes the new state's outputs), step_generator.go
+    # line 3520 (AnalyzeStack sends outputs); Analyze still gets the program's inputs, with no checked name.
+    preview = {i.res.name: i for i in engine_resources(_first_preview_objects(), stack="dev", project="sample",
+                                                         stack_config={}, dry_run=True)}
+    update = {i.res.name: i for i in engine_resources(_first_preview_objects(), stack="dev", project="sample",
+                                                        stack_config={}, dry_run=False)}
+
+    assert _plain(preview["gpu"].outputs) == {} and preview["gpu"].emptied and preview["gpu"].analyzed
+    assert _plain(preview["gpu"].inputs) == {"metadata": {"labels": {"a": "b"}}}
+    assert _plain(update["gpu"].outputs)["metadata"]["name"] == "gpu-1a2b3c"
+
+
+def test_analyze_gets_the_checked_inputs_with_the_name_the_provider_assigned() -> None:
+    # step_generator.go lines 1326-1350: `new.Inputs = inputs` after Check, handed to analyzeAll (line 1469).
+    items = {i.res.name: i for i in engine_resources(_first_preview_objects(), stack="dev", project="sample",
+                                                       stack_config={}, dry_run=False)}
+
+    assert _plain(items["node"].inputs) == {"path": "/", "name": "node-9f8e7d"} and items["node"].checked_name
+    assert _plain(items["gpu"].inputs)["metadata"] == {"labels": {"a": "b"}, "name": "gpu-1a2b3c"}
+
+
+ROOTLESS_PACK = """
+from pulumi_policy import EnforcementLevel, PolicyPack, StackValidationPolicy
+
+PolicyPack(name="rootless", enforcement_level=EnforcementLevel.ADVISORY, policies=[
+    StackValidationPolicy(name="no-urn", description="no urn", validate=lambda args, report: report("whole stack"))])
+"""
+
+
+def test_a_stack_diagnostic_with_no_urn_is_attributed_to_the_root_stack(tmp_path: Path,
+                                                                          make_resource: MakeResource) -> None:
+    # step_generator.go lines 3612-3614: resolveStackPolicyViolationURN falls back to DefaultRootStackURN.
+    pack = tmp_path / "rootless"
+    pack.mkdir()
+    (pack / "PulumiPolicy.yaml").write_text("runtime: python\nversion: 0.0.1\n")
+    (pack / "__main__.py").write_text(textwrap.dedent(ROOTLESS_PACK))
+    result = run_gate([make_resource("node", "aws:iam/role:Role", {"path": "/"})], pack_dir=pack, stack="dev",
+                      project="sample")
+
+    assert [(v.policy, v.urn) for v in result.violations] == [
+        ("no-urn", "urn:pulumi:dev::sample::pulumi:pulumi:Stack::sample-dev")]

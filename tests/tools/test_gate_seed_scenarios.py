@@ -287,17 +287,29 @@ def _verdicts(result: GateResult) -> set[tuple[str, str, str, str, str]]:
     return {(v.policy, v.enforcement, v.urn, v.message, v.blocks) for v in result.violations}
 
 
+def _judged(result: GateResult) -> set[tuple[str, str, str, str]]:
+    """The verdicts the engine reaches, without `blocks` and the first preview's `<policy>-pending` advisories."""
+    return {(v.policy, v.enforcement, v.urn, v.message) for v in result.violations
+            if not v.policy.endswith("-pending") and not v.offline_only}
+
+
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
 def test_every_seed_scenario_keeps_its_verdict_in_all_three_phases(scenario: str) -> None:
     resources = SCENARIOS[scenario]()
-    by_phase = {phase: _verdicts(gate(resources, phase)) for phase in PHASES}
+    by_phase = {phase: gate(resources, phase) for phase in PHASES}
+    preview, update, up = (_judged(by_phase[p]) for p in PHASES)
 
-    assert by_phase["preview"] == by_phase["update"] == by_phase["up"], by_phase
+    assert preview == update, (preview, update)
+    if not by_phase["up"].cancelled_at:
+        assert up == update, (up, update)
+    else:
+        # At `up` the first mandatory resource violation cancels the run: what the update reports is what the
+        # preview reported up to that resource (pulumi/pulumi deployment_executor.go lines 309-315).
+        assert up <= update and any(v[2] == by_phase["up"].cancelled_at and v[1] == "mandatory" for v in up), up
 
 
 @pytest.mark.parametrize(("scenario", "policy", "blamed"), [
     ("driver 535.15.04", "gpu-driver-image-published-resource", "seed-gpu"),
-    ("driver 535.15.04", "gpu-driver-image-published-resource", "gpu-operator"),
     ("R535 on Ubuntu 24.04", "gpu-driver-branch-supported-resource", "seed-gpu"),
     ("R535 on Ubuntu 24.04", "gpu-driver-image-published-resource", "seed-gpu"),
     ("untainted GPU node group", "gpu-nodes-tainted", "seed-gpu"),
@@ -307,6 +319,17 @@ def test_at_up_a_broken_pool_is_refused_before_it_is_created(scenario: str, poli
 
     blocking = [v for v in result.mandatory if v.policy == policy and v.urn.rsplit("::", 1)[-1] == blamed]
     assert [v.blocks for v in blocking] == ["before-create"], result.violations
+
+
+def test_at_up_a_mandatory_resource_violation_cancels_the_run_and_nothing_after_it_is_analyzed() -> None:
+    # analyze_snapshot.go lines 78-81, step_generator.go lines 1476-1477, deployment_executor.go lines 309-315:
+    # the resource is invalid, the step generator bails, later resources and AnalyzeStack never run.
+    preview, up = gate(SCENARIOS["driver 535.15.04"](), "preview"), gate(SCENARIOS["driver 535.15.04"](), "up")
+
+    assert up.cancelled_at.endswith("::seed-gpu"), up.violations
+    assert any(v.urn.endswith("::gpu-operator") and v.enforcement == "mandatory" for v in preview.violations)
+    assert not [v for v in up.violations if v.urn.endswith("::gpu-operator")], up.violations
+    assert not [v for v in up.violations if v.blocks == "after-update"], up.violations
 
 
 def test_at_up_a_stack_policy_speaks_only_after_every_step() -> None:

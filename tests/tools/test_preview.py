@@ -213,7 +213,8 @@ def test_existing_eks_cluster_lookup_answers_endpoint_ca_oidc_and_vpc():
 
 
 def test_unknown_invoke_token_is_an_error_naming_where_to_add_it():
-    with pytest.raises(mocks.UnknownInvokeError, match=r"aws:foo/getBar:getBar.*INVOKES table in tools/engine/mocks/invokes"):
+    expected = r"aws:foo/getBar:getBar.*INVOKES table in tools/engine/mocks/invokes"
+    with pytest.raises(mocks.UnknownInvokeError, match=expected):
         mocks.RecordingMocks().answer_invoke("aws:foo/getBar:getBar", {})
 
 

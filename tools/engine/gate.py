@@ -48,7 +48,14 @@ from tools.engine.policy_config import (
     with_today,
 )
 from tools.engine.records import Blocks, Enforcement, RecordedResource, Violation
-from tools.engine.view import EngineResource, analyzer_options, engine_resources, provider_message, remediated
+from tools.engine.view import (
+    EngineResource,
+    analyzer_options,
+    engine_resources,
+    program_view,
+    provider_message,
+    remediated,
+)
 
 __all__ = [
     "ALL_POLICIES",
@@ -86,10 +93,22 @@ class GateResult:
     pack_name: str
     policies: tuple[PolicyInfo, ...]
     remediated: tuple[tuple[str, str], ...] = ()  # (policy, urn): inputs a remediation changed before Analyze
+    # Stack verdicts only the offline gate reaches: AnalyzeStack on what the program knows, where the engine
+    # sent `{}` (first preview); each is in `violations` too. Empty outside a first preview.
+    offline_only: tuple[Violation, ...] = ()
+    emptied: tuple[str, ...] = ()  # URNs the engine sends to AnalyzeStack with no properties
+    # At `up`: the URN whose mandatory resource violation cancelled the update (nothing after it was analyzed,
+    # AnalyzeStack did not run), else "".
+    cancelled_at: str = ""
 
     @property
     def mandatory(self) -> tuple[Violation, ...]:
         return tuple(v for v in self.violations if v.enforcement == "mandatory")
+
+    @property
+    def engine_mandatory(self) -> tuple[Violation, ...]:
+        """The mandatory violations the real engine reports in this phase (not the offline-only ones)."""
+        return tuple(v for v in self.mandatory if not v.offline_only)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -153,14 +172,19 @@ def run_gate(
     phase: Phase = "preview",
     today: date | None = None,
     tags: Mapping[str, str] | None = None,
+    skip_preview: bool = False,
 ) -> GateResult:
     """Start the pack in `pack_dir`, ask it about every resource and the stack, return what it reported.
 
     `policy_config` is the parsed `--policy-pack-config` JSON (see `load_policy_config`);
     `config_source` names it in errors (taken from a `LoadedPolicyConfig` when not given).
     `stack_config` is the stack's config as `PULUMI_CONFIG` hands it to the pack ("project:key" -> str).
-    `phase` says which engine moment this is (`up` is the only one that is not a dry run); `today`
-    becomes the `today` config of every policy that takes one. `python` defaults to `pack_python`.
+    `phase` says which engine moment this is (`up` is the only one that is not a dry run: the update
+    itself; `tools.preview` runs the preview a CLI `pulumi up` makes first); `today` becomes the `today`
+    config of every policy that takes one. `python` defaults to `pack_python`. `skip_preview` says how
+    `pulumi up` is run, for `blocks`: the CLI default previews first, so a stack verdict a preview reaches
+    stops it before anything is created; with `--skip-preview` (the Automation API, pulumi/actions) it
+    bites only after every step.
     Raises ConfigError when the config is malformed or lowers a policy; GateError when the pack fails.
     """
     if phase not in PHASES:
@@ -186,7 +210,8 @@ def run_gate(
         env["PULUMI_CONFIG"] = json.dumps(dict(stack_config))
     # Source: pulumi-analyzer-policy-python in pulumi/pulumi sdk/python/cmd: `python -u -m pulumi.policy`.
     cmd = [python or pack_python(pack_dir), "-u", "-m", "pulumi.policy", DUMMY_ENGINE_ADDRESS, str(pack_dir)]
-    items = engine_resources(resources, stack=stack, project=project, stack_config=stack_config or {})
+    items = engine_resources(resources, stack=stack, project=project, stack_config=stack_config or {},
+                             dry_run=dry_run)
 
     with PackProcess(cmd, pack_dir, env) as pack:
         port = pack.wait_for_port(deadline)
@@ -205,6 +230,9 @@ def run_gate(
                 policy_config=policy_config,
                 config_source=config_source,
                 today=today,
+                stack_blocks="after-update" if (skip_preview or not dry_run) else "before-create",
+                dry_run=dry_run,
+                root_stack_urn=f"urn:pulumi:{stack}::{project}::pulumi:pulumi:Stack::{project}-{stack}",
             )
         except grpc.FutureTimeoutError:
             raise GateError(
@@ -271,19 +299,60 @@ class _Conversation:
                 with _rpc(self.pack, what):
                     raise
 
-    def _collect(self, response: analyzer_pb2.AnalyzeResponse, default_urn: str, blocks: Blocks) -> None:
+    def _collect(self, response: analyzer_pb2.AnalyzeResponse, default_urn: str, blocks: Blocks,
+                 stack_urns: Mapping[str, Any] | None = None) -> list[Violation]:
+        """Record the response's diagnostics; `stack_urns`: AnalyzeStack's, attributed as the engine does."""
+        found = []
         for d in response.diagnostics:
-            self.violations.append(
-                Violation(
-                    policy=d.policyName,
-                    enforcement=_enforcement(d.enforcementLevel, d.policyName),
-                    urn=d.urn or default_urn,
-                    message=d.message,
-                    blocks=blocks,
-                )
-            )
+            urn = d.urn or default_urn
+            if stack_urns is not None and d.urn not in stack_urns:
+                # A stack diagnostic names its own URN when that is a resource of the stack, else the root
+                # stack's (pulumi/pulumi pkg/resource/deploy/step_generator.go lines 3612-3614,
+                # analyze_snapshot.go lines 119-130, resolveStackPolicyViolationURN).
+                urn = default_urn
+            found.append(Violation(policy=d.policyName, enforcement=_enforcement(d.enforcementLevel, d.policyName),
+                                   urn=urn, message=d.message, blocks=blocks))
+        self.violations.extend(found)
         for na in response.not_applicable:
             self.not_applicable[(na.policy_name, na.reason)] = None
+        return found
+
+    def _stack_request(self, items: Sequence[EngineResource], by_urn: Mapping[str, EngineResource]
+                       ) -> analyzer_pb2.AnalyzeStackRequest:
+        stack_req = analyzer_pb2.AnalyzeStackRequest()
+        for item in items:
+            res = item.res
+            stack_item = stack_req.resources.add(
+                type=res.type, urn=res.urn, name=res.name, properties=item.outputs, options=analyzer_options(res),
+                parent=res.parent or "", dependencies=list(res.dependencies),
+            )
+            provider = provider_message(item, by_urn)
+            if provider is not None:
+                stack_item.provider.CopyFrom(provider)
+            for prop, urns in res.property_dependencies.items():
+                if urns:  # the engine skips properties without dependencies (analyzer_plugin.go AnalyzeStack)
+                    stack_item.propertyDependencies[prop].urns.extend(urns)
+        return stack_req
+
+    def _offline_only(self, items: Sequence[EngineResource], by_urn: Mapping[str, EngineResource],
+                      seen: Sequence[Violation], root: str) -> list[Violation]:
+        """AnalyzeStack again on what the program knows (`program_view`): the verdicts the engine cannot reach.
+
+        They bite at the first `pulumi up` only after every step, when the objects exist and the stack
+        policies see them (deployment_executor.go line 410).
+        """
+        with _rpc(self.pack, "AnalyzeStack (program view)"):
+            response = self.stub.AnalyzeStack(self._stack_request(program_view(items), by_urn),
+                                              timeout=_remaining(self.deadline, self.pack, "AnalyzeStack"))
+        known = {(v.policy, v.urn, v.message) for v in seen}
+        only = []
+        for d in response.diagnostics:
+            urn = d.urn if d.urn in by_urn else root
+            if (d.policyName, urn, d.message) not in known:
+                only.append(Violation(policy=d.policyName, enforcement=_enforcement(d.enforcementLevel, d.policyName),
+                                      urn=urn, message=d.message, blocks="after-update", offline_only=True))
+        self.violations.extend(only)
+        return only
 
     def run(
         self,
@@ -294,6 +363,9 @@ class _Conversation:
         policy_config: Mapping[str, Any] | None,
         config_source: str,
         today: date | None,
+        stack_blocks: Blocks = "after-update",
+        dry_run: bool = True,
+        root_stack_urn: str = "",
     ) -> GateResult:
         stub, pack, deadline = self.stub, self.pack, self.deadline
         self._optional(
@@ -320,10 +392,13 @@ class _Conversation:
             stub.Configure(request, timeout=_remaining(deadline, pack, "Configure"))
 
         by_urn = {item.res.urn: item for item in items}
+        root = next((i.res.urn for i in items if i.res.type == "pulumi:pulumi:Stack" and not i.res.parent),
+                    root_stack_urn)
         # Resource policies: each resource before its step, in registration order; remediations first, and
         # analysis on the remediated inputs (step_generator.go lines 1402-1469: "first we perform
         # remediations, and *then* we do analysis").
         final: dict[str, EngineResource] = {}
+        cancelled_at = ""
         for item in items:
             if not item.analyzed:
                 continue
@@ -337,26 +412,25 @@ class _Conversation:
                 final[res.urn] = remediated(item, req.properties)
             with _rpc(pack, f"Analyze({res.urn})"):
                 response = stub.Analyze(req, timeout=_remaining(deadline, pack, f"Analyze({res.urn})"))
-            self._collect(response, res.urn, "before-create")
+            found = self._collect(response, res.urn, "before-create")
+            if not dry_run and any(v.enforcement == "mandatory" for v in found):
+                # At `up` a mandatory resource violation makes the resource invalid and the step generator
+                # bails: the run is cancelled, later resources are never analyzed and AnalyzeStack does not
+                # run (analyze_snapshot.go lines 78-81, step_generator.go lines 1476-1477,
+                # deployment_executor.go lines 309-315 and 403-410). In a preview it only marks an error.
+                cancelled_at = res.urn
+                break
         items = [final.get(item.res.urn, item) for item in items]
 
-        # Stack policies: every resource's final state, once all steps are done.
-        stack_req = analyzer_pb2.AnalyzeStackRequest()
-        for item in items:
-            res = item.res
-            stack_item = stack_req.resources.add(
-                type=res.type, urn=res.urn, name=res.name, properties=item.outputs, options=analyzer_options(res),
-                parent=res.parent or "", dependencies=list(res.dependencies),
-            )
-            provider = provider_message(item, by_urn)
-            if provider is not None:
-                stack_item.provider.CopyFrom(provider)
-            for prop, urns in res.property_dependencies.items():
-                if urns:  # the engine skips properties without dependencies (analyzer_plugin.go AnalyzeStack)
-                    stack_item.propertyDependencies[prop].urns.extend(urns)
-        with _rpc(pack, "AnalyzeStack"):
-            response = stub.AnalyzeStack(stack_req, timeout=_remaining(deadline, pack, "AnalyzeStack"))
-        self._collect(response, "", "after-update")
+        offline_only: list[Violation] = []
+        if not cancelled_at:
+            # Stack policies: every resource's final state, once all steps are done.
+            with _rpc(pack, "AnalyzeStack"):
+                response = stub.AnalyzeStack(self._stack_request(items, by_urn),
+                                             timeout=_remaining(deadline, pack, "AnalyzeStack"))
+            seen = self._collect(response, root, stack_blocks, stack_urns=by_urn)
+            if any(item.emptied for item in items):
+                offline_only = self._offline_only(items, by_urn, seen, root)
 
         kinds: dict[int, Literal["resource", "stack", "unknown"]] = {
             analyzer_pb2.POLICY_TYPE_RESOURCE: "resource",
@@ -378,4 +452,7 @@ class _Conversation:
             pack_name=info.name,
             policies=policies,
             remediated=tuple(self.remediated),
+            offline_only=tuple(offline_only),
+            emptied=tuple(item.res.urn for item in items if item.emptied),
+            cancelled_at=cancelled_at,
         )

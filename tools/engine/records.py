@@ -6,8 +6,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Enforcement = Literal["mandatory", "advisory"]
-# When a violation bites in a real `pulumi up`: a resource policy before the resource's step, a stack
-# policy only after every step has run (CONFIG.md section 3).
+# When a violation bites in a real `pulumi up`: a resource policy before the resource's step; a stack
+# policy before anything is created when a preview reaches it and `up` previews first (the CLI default),
+# else only after every step (`--skip-preview`, the Automation API; CONFIG.md section 3).
 Blocks = Literal["before-create", "after-update"]
 
 # What the engine sends for a value that is unknown during preview; the recorder keeps it verbatim.
@@ -67,7 +68,11 @@ class Violation:
     urn: str
     message: str
     blocks: Blocks = "before-create"
+    # Reached only by the offline gate in this phase: a stack verdict on objects the engine sends as `{}`
+    # (first preview); the real engine reaches it after every step of the first `pulumi up`.
+    offline_only: bool = False
 
     def as_json(self) -> dict[str, str]:
+        # The contract's keys (CONFIG.md section 3); the offline-only ones are listed apart (`offlineOnly`).
         return {"policy": self.policy, "enforcement": self.enforcement, "urn": self.urn, "message": self.message,
                 "blocks": self.blocks}

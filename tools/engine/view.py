@@ -1,13 +1,29 @@
 """What the Pulumi engine hands a policy pack, built from what the offline preview recorded.
 
 The recording is what the program sent to the resource monitor. The engine does not pass that on
-verbatim; these are the differences that decide what a policy can see:
+verbatim; these are the differences that decide what a policy can see. Every line number below is at
+pulumi/pulumi commit 1b5949891b3c (pkg/v3.259.0-14), the newest commit the source mirror holds (re-read
+2026-12-01); the project pins SDK/CLI 3.272.0, whose source could not be read here, so no pin moved.
 
-- Properties: resource references become the referenced resource's id, or its URN while the id is
-  unknown; output values become their value (an unknown one the unknown sentinel); secrets stay
-  secrets. Source: pulumi/pulumi sdk/go/common/resource/plugin/rpc.go lines 190-263
-  (MarshalPropertyValue with KeepResources false), called from pkg/resource/plugin/analyzer_plugin.go
-  lines 306-307 (Analyze) and 350-351 (AnalyzeStack) with KeepUnknowns and KeepSecrets.
+- Properties: a reference to a custom resource becomes its id, the unknown sentinel while the id is
+  unknown (a first preview); a reference to a component, which has no id, becomes its URN. Output values
+  become their value (an unknown one the unknown sentinel); secrets stay secrets. Source: pulumi/pulumi
+  sdk/go/common/resource/plugin/rpc.go lines 518-559 (a reference with an unknown id is the unknown
+  sentinel under KeepUnknowns, one without an id its URN) and 190-263 (MarshalPropertyValue with
+  KeepResources false), called from pkg/resource/plugin/analyzer_plugin.go lines 306-307 (Analyze) and
+  350-351 (AnalyzeStack) with KeepUnknowns and KeepSecrets.
+- Checked inputs: Analyze gets the inputs after the provider's Check (step_generator.go lines 1326-1350,
+  `new.Inputs = inputs`, handed to analyzeAll at line 1469), so an auto-name the provider assigns in
+  Check is there (`_with_checked_names` below; the names from tools/engine/mocks). Schema defaults a real provider adds
+  in Check are not reproduced offline.
+- Unconfigured providers: a provider whose inputs hold an unknown (the Kubernetes provider's
+  `kubeconfig` in a first preview: it comes from the cluster) is not configured
+  (pkg/resource/plugin/provider_plugin.go lines 1064-1081, reached from providers/registry.go lines
+  961-968). In a preview its Check returns the program's inputs unchanged (lines 1186-1190: no
+  auto-name) and its Create returns an empty property map (lines 1424-1441), which becomes the new
+  state's outputs (pkg/resource/deploy/step.go lines 445-459); AnalyzeStack sends outputs
+  (step_generator.go line 3520). So every object of such a provider reaches the stack policies as `{}`,
+  with no provider-assigned `metadata.name`, while Analyze still gets its inputs (`first_preview_empty`).
 - Analyze (resource policies) runs for every registration that reaches the step generator, before its
   step: not for reads (pulumi/pulumi pkg/resource/deploy/step_generator.go line 292,
   GenerateReadSteps, has no analyzer call; line 1469 is the one in generateSteps), and not for a remote
@@ -63,6 +79,13 @@ class EngineResource:
     outputs: struct_pb2.Struct  # AnalyzeStack: the final state
     provider_urn: str  # "" when the resource has no provider (components, providers, the stack)
     analyzed: bool  # whether Analyze (resource policies) sees it
+    program_outputs: struct_pb2.Struct | None = None  # set when `outputs` were emptied: what the program knew
+    checked_name: bool = False  # Analyze's inputs carry a name the provider assigned in Check
+
+    @property
+    def emptied(self) -> bool:
+        """The engine sends this resource to AnalyzeStack with no properties (an unconfigured provider)."""
+        return self.program_outputs is not None
 
 
 def _engine_value(value: struct_pb2.Value) -> struct_pb2.Value:
@@ -71,8 +94,10 @@ def _engine_value(value: struct_pb2.Value) -> struct_pb2.Value:
         fields = value.struct_value.fields
         sig = fields[SIG_KEY].string_value if SIG_KEY in fields else ""
         if sig == SIG_RESOURCE:
-            ref_id = fields["id"].string_value if "id" in fields else ""
-            return struct_pb2.Value(string_value=ref_id or fields["urn"].string_value)
+            if "id" not in fields:  # a component: no id, its URN
+                return struct_pb2.Value(string_value=fields["urn"].string_value)
+            ref_id = fields["id"].string_value  # rpc.go line 549: an empty id is unknown
+            return struct_pb2.Value(string_value=ref_id or UNKNOWN)
         if sig == SIG_OUTPUT:
             inner = fields["value"] if "value" in fields else struct_pb2.Value(string_value=UNKNOWN)
             converted = _engine_value(inner)
@@ -183,11 +208,55 @@ def default_provider(package: str, version: str, stack: str, project: str,
                             inputs=inputs, properties=_as_struct(inputs), id=UNKNOWN, outputs=dict(inputs))
 
 
+def _has_unknown(value: Any) -> bool:
+    if isinstance(value, str):
+        return value == UNKNOWN
+    if isinstance(value, Mapping):
+        return any(_has_unknown(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_has_unknown(v) for v in value)
+    return False
+
+
+def unconfigured(provider: RecordedResource) -> bool:
+    """A provider the engine leaves unconfigured: an input other than `version` holds an unknown.
+
+    Source: pulumi/pulumi pkg/resource/plugin/provider_plugin.go lines 1064-1081 (Configure).
+    """
+    return any(_has_unknown(v) for k, v in provider.inputs.items() if k != "version")
+
+
+def _with_checked_names(res: RecordedResource, inputs: struct_pb2.Struct) -> tuple[struct_pb2.Struct, bool]:
+    """The inputs after a configured provider's Check: a name it assigned (kept in the recorded outputs)."""
+    extra: dict[str, Any] = {}
+    if res.type.startswith("aws:") and "name" not in inputs.fields and isinstance(res.outputs.get("name"), str) \
+            and res.outputs["name"] != UNKNOWN and not any(k.endswith("amePrefix") for k in res.inputs):
+        extra["name"] = res.outputs["name"]
+    metadata = res.outputs.get("metadata")
+    given = res.inputs.get("metadata")
+    if res.type.startswith("kubernetes:") and isinstance(metadata, Mapping) and isinstance(metadata.get("name"), str) \
+            and metadata["name"] != UNKNOWN and not (isinstance(given, Mapping) and given.get("name")):
+        extra["metadata"] = {**(given if isinstance(given, Mapping) else {}), "name": metadata["name"]}
+    if not extra:
+        return inputs, False
+    checked = struct_pb2.Struct()
+    checked.CopyFrom(inputs)
+    converted = engine_struct(json_format.ParseDict(extra, struct_pb2.Struct()))
+    for key in extra:
+        checked.fields[key].CopyFrom(converted.fields[key])
+    return checked, True
+
+
 def engine_resources(resources: Sequence[RecordedResource], *, stack: str, project: str,
-                     stack_config: Mapping[str, str]) -> list[EngineResource]:
-    """Every resource the engine knows, in registration order, default providers before their first user."""
+                     stack_config: Mapping[str, str], dry_run: bool = True) -> list[EngineResource]:
+    """Every resource the engine knows, in registration order, default providers before their first user.
+
+    `dry_run` (a preview): a resource of an unconfigured provider gets no checked name and reaches
+    AnalyzeStack with no properties (module docstring, "Unconfigured providers").
+    """
     out: list[EngineResource] = []
     defaults: dict[str, RecordedResource] = {}
+    recorded_by_urn = {r.urn: r for r in resources}
     for recorded in resources:
         res = recorded
         provider_urn = res.provider.rsplit("::", 1)[0] if res.provider else ""
@@ -201,16 +270,34 @@ def engine_resources(resources: Sequence[RecordedResource], *, stack: str, proje
                 out.append(EngineResource(prov, prov.properties, prov.properties, "", analyzed=True))
             provider_urn = defaults[package].urn
             res = replace(res, provider=f"{provider_urn}::{UNKNOWN}")
+        provider = recorded_by_urn.get(provider_urn) or defaults.get(_package(res.type))
+        not_configured = dry_run and res.custom and not res.read and provider is not None and unconfigured(provider)
         inputs = engine_struct(_as_struct(res.properties))
-        out.append(EngineResource(res, inputs, _final_state(res, inputs), provider_urn,
-                                  analyzed=not res.read and not res.remote))
+        checked = False
+        if res.custom and not res.read and not not_configured:
+            inputs, checked = _with_checked_names(res, inputs)
+        outputs = _final_state(res, inputs)
+        if not_configured:
+            out.append(EngineResource(res, inputs, struct_pb2.Struct(), provider_urn, analyzed=not res.remote,
+                                      program_outputs=outputs))
+            continue
+        out.append(EngineResource(res, inputs, outputs, provider_urn, analyzed=not res.read and not res.remote,
+                                  checked_name=checked))
     return out
+
+
+def program_view(items: Sequence[EngineResource]) -> list[EngineResource]:
+    """`items` with the outputs the program knows where the engine sends `{}`: what the offline gate reads."""
+    return [replace(i, outputs=i.program_outputs, program_outputs=None) if i.program_outputs is not None else i
+            for i in items]
 
 
 def remediated(item: EngineResource, inputs: struct_pb2.Struct) -> EngineResource:
     """`item` with the inputs a remediation produced: what the step creates, and what the stack sees."""
     new_inputs = struct_pb2.Struct()
     new_inputs.CopyFrom(inputs)
+    if item.emptied:  # the step still previews an empty map; what the program knew follows the remediation
+        return replace(item, inputs=new_inputs, program_outputs=_final_state(item.res, new_inputs))
     return replace(item, inputs=new_inputs, outputs=_final_state(item.res, new_inputs))
 
 

@@ -5,13 +5,18 @@ of `tools.engine.mocks.monitor`, with no cloud account and no Pulumi CLI, then h
 real policy pack through `tools.engine.gate` (started the way the engine starts it), and reports.
 
     python -m tools.preview [--stack dev] [--config-file FILE] [--program DIR]
-                            [--phase preview|update|up] [--today YYYY-MM-DD]
+                            [--phase preview|update|up] [--skip-preview] [--today YYYY-MM-DD]
                             [--policy-config FILE] [--out DIR] [--json]
 
 `--phase` picks the engine moment to reproduce: `preview` (default), a first `pulumi preview` of a
-stack that does not exist yet (a dry run, every computed output unknown); `update`, a preview of a
-stack that exists (outputs known); `up`, a real `pulumi up` (not a dry run): resource policies before
-each resource's step, stack policies after all of them. Each violation says when it bites at `up`.
+stack that does not exist yet (a dry run, every computed output unknown, Kubernetes objects reach the
+stack policies as `{}`); `update`, a preview of a stack that exists (outputs known); `up`, the first
+`pulumi up` of the stack. Without `--skip-preview` that is the CLI default: a first preview with the pack,
+and a mandatory violation there stops it before anything is created (pulumi/pulumi pkg/backend/apply.go
+lines 287-303, step_generator.go lines 3609-3630, deployment_executor.go lines 422-435); then the update
+(not a dry run): resource policies before each step, where a mandatory one cancels the run, stack policies
+after all of them. `--skip-preview` (the Automation API and pulumi/actions, which pass it) runs the update
+alone. Each violation says when it bites at that `up` (`blocks`).
 
 Exit status: 0 no mandatory violation; 1 at least one mandatory violation; 2 the configuration or the
 program was rejected (the message on stderr names the file, key and value).
@@ -33,7 +38,7 @@ import runpy
 import sys
 import traceback
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -358,7 +363,8 @@ def judging_day(cli_today: datetime.date | None, loaded: Mapping[str, Any] | Non
 
 
 def run_policy_gate(recording: Recording, config: StackConfig, policy_config: Path | None,
-                    loaded: Mapping[str, Any] | None, today: datetime.date) -> GateReport:
+                    loaded: Mapping[str, Any] | None, today: datetime.date, *,
+                    skip_preview: bool = False) -> GateReport:
     """Hand every resource to the policy pack in policies/, as `pulumi preview --policy-pack` would.
 
     `loaded` is `policy_config` as `read_policy_config` returned it; `today` is the run's `judging_day`.
@@ -379,6 +385,7 @@ def run_policy_gate(recording: Recording, config: StackConfig, policy_config: Pa
             phase=recording.phase,
             today=today,
             tags=recording.tags,
+            skip_preview=skip_preview,
         )
     except gate.GateError as exc:
         raise PreviewError(f"policy gate: {exc}") from exc
@@ -390,7 +397,30 @@ def run_policy_gate(recording: Recording, config: StackConfig, policy_config: Pa
         pack=result.pack_name,
         policies=len(result.policies),
         not_applicable=tuple(result.not_applicable),
+        cancelled_at=result.cancelled_at,
     )
+
+
+def run_up(project: Project, stack: str, config: StackConfig, policy_config: Path | None,
+           loaded: Mapping[str, Any] | None, *, today: datetime.date,
+           skip_preview: bool) -> tuple[Recording, GateReport]:
+    """The first `pulumi up` of the stack: the CLI's preview first (unless `skip_preview`), then the update.
+
+    A mandatory violation the real preview reports (a resource policy, or a stack policy on what the
+    engine knows) stops the CLI before any step (pkg/backend/apply.go lines 287-303 run the preview and
+    return its error; step_generator.go lines 3609-3630 make a mandatory stack violation an error,
+    deployment_executor.go lines 422-435 fail the run). Verdicts only the offline gate reaches in that
+    preview do not stop it: the real engine reaches them in the update, after every step.
+    """
+    if not skip_preview:
+        first = run_program(project, stack, config, "preview", today)
+        preview_report = run_policy_gate(first, config, policy_config, loaded, today, skip_preview=False)
+        engine_mandatory = [v for v in preview_report.violations if v.enforcement == "mandatory" and not v.offline_only]
+        if engine_mandatory:
+            kept = tuple(v for v in preview_report.violations if not v.offline_only)
+            return replace(first, phase="up"), replace(preview_report, violations=kept, stopped_by_preview=True)
+    recording = run_program(project, stack, config, "up", today)
+    return recording, run_policy_gate(recording, config, policy_config, loaded, today, skip_preview=skip_preview)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -411,6 +441,7 @@ def document(recording: Recording, report: GateReport) -> dict[str, Any]:
         "violations": [v.as_json() for v in _sorted_violations(report.violations)],
         "not_seen_offline": not_seen_offline(recording.resources),
         "policyPack": report.as_json(),
+        "offlineOnly": report.as_json()["offlineOnly"],
     }
 
 
@@ -427,8 +458,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--config-file", type=Path, help="use this Pulumi.<stack>.yaml-format file instead")
     parser.add_argument("--program", type=Path, default=REPO, help="the Pulumi program folder (default: this repo)")
     parser.add_argument("--phase", choices=PHASES, default="preview",
-                        help="preview: first preview, computed outputs unknown (default); update: preview of an "
-                             "existing stack; up: resource policies before each step, stack policies after all")
+                        help="preview: first preview of a new stack, computed outputs unknown, Kubernetes objects "
+                             "without properties (default); update: preview of an existing stack; up: the first "
+                             "`pulumi up` (the CLI's preview, then the update; see --skip-preview)")
+    parser.add_argument("--skip-preview", action="store_true",
+                        help="how `pulumi up` runs: with --skip-preview (the Automation API, pulumi/actions) stack "
+                             "policies act only after every step; without (the CLI default) a preview with the pack "
+                             "comes first and stops a mandatory violation before anything is created")
     parser.add_argument("--today", type=_iso_date, metavar="YYYY-MM-DD",
                         help="judge every lifecycle at this date (default: the policy config's today, else the "
                              "real date)")
@@ -474,8 +510,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         policy_config = args.policy_config.resolve() if args.policy_config else None
         loaded = read_policy_config(policy_config)
         today = judging_day(args.today, loaded, policy_config)
-        recording = run_program(project, args.stack, config, args.phase, today)
-        report = run_policy_gate(recording, config, policy_config, loaded, today)
+        if args.phase == "up":
+            recording, report = run_up(project, args.stack, config, policy_config, loaded, today=today,
+                                       skip_preview=args.skip_preview)
+        else:
+            recording = run_program(project, args.stack, config, args.phase, today)
+            report = run_policy_gate(recording, config, policy_config, loaded, today, skip_preview=args.skip_preview)
     except PreviewError as exc:
         return _reject(str(exc), stderr)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,13 @@ class GateReport:
     pack: str = ""
     policies: int = 0
     not_applicable: tuple[tuple[str, str], ...] = ()
+    cancelled_at: str = ""  # `up`: the resource whose mandatory violation cancelled the update
+    stopped_by_preview: bool = False  # `up` (CLI): the preview it runs first failed; nothing was created
+
+    @property
+    def offline_only(self) -> dict[str, dict[str, Any]]:
+        """Per policy, the verdicts only the offline gate reaches in this phase (module `offline_only_by_policy`)."""
+        return offline_only_by_policy(self.violations)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -54,4 +62,29 @@ class GateReport:
             "name": self.pack,
             "policies": self.policies,
             "notApplicable": [{"policy": p, "reason": r} for p, r in self.not_applicable],
+            "offlineOnly": [{"policy": p, **entry} for p, entry in sorted(self.offline_only.items())],
+            "cancelledAt": self.cancelled_at or None,
+            "stoppedByPreview": self.stopped_by_preview,
         }
+
+
+PENDING_SUFFIX = "-pending"  # the pack's advisory twin that says what a stack policy waits on (gpu_guard.base)
+
+
+def offline_only_by_policy(violations: Sequence[Violation]) -> dict[str, dict[str, Any]]:
+    """Per stack policy: what it waited on in the real engine's view, and what the offline gate found instead.
+
+    A policy is listed when its `<policy>-pending` advisory fired (it waited on Kubernetes objects the
+    engine sends as `{}`) or when it has an offline-only verdict; `verdicts` empty means the offline gate
+    judged those objects and found nothing.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for v in violations:
+        if v.policy.endswith(PENDING_SUFFIX):
+            out.setdefault(v.policy[: -len(PENDING_SUFFIX)], {"waiting": "", "verdicts": []})["waiting"] = v.message
+    for v in violations:
+        if v.offline_only:
+            base = v.policy.removesuffix("-caveats")
+            out.setdefault(base, {"waiting": "", "verdicts": []})["verdicts"].append(
+                {"policy": v.policy, "enforcement": v.enforcement, "urn": v.urn, "message": v.message})
+    return out

@@ -187,6 +187,18 @@ def _md_table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str
     return lines
 
 
+def run_notes(report: GateReport) -> list[str]:
+    """How a `pulumi up` ended, when it ended early (`--phase up`)."""
+    notes = []
+    if report.stopped_by_preview:
+        notes.append("`pulumi up` stopped in the preview it runs first: nothing was created "
+                     "(pulumi/pulumi pkg/backend/apply.go lines 287-303)")
+    if report.cancelled_at:
+        notes.append(f"`pulumi up` cancelled at {report.cancelled_at}: a mandatory resource violation; later "
+                     "resources were not analyzed and no stack policy ran (deployment_executor.go lines 309-315)")
+    return notes
+
+
 def summary_markdown(summary: Summary, report: GateReport, config: StackConfig) -> str:
     lines = [f"# Offline preview: stack `{summary.stack}`", "", f"Config: `{config.path.name}`. "
              f"{sum(n for _, n in summary.counts)} resources, {summary.objects} Kubernetes objects.", ""]
@@ -227,6 +239,14 @@ def summary_markdown(summary: Summary, report: GateReport, config: StackConfig) 
             lines.append("No violations.")
         for policy, reason in report.not_applicable:
             lines.append(f"- `{policy}` could not judge: {reason}")
+        lines += [f"- {line}" for line in run_notes(report)]
+        if report.offline_only:
+            lines += ["", "## Judged offline only in this phase", "",
+                      "The real engine sent these policies the Kubernetes objects as `{}`; the offline gate judged "
+                      "the program's own values instead. The cloud preview of a new stack did not check them.", ""]
+            lines += _md_table(["policy", "offline verdicts"],
+                               [(f"`{p}`", "; ".join(f"{v['enforcement']}: {v['message']}" for v in e["verdicts"])
+                                 or "none") for p, e in sorted(report.offline_only.items())])
     if summary.not_seen_offline:
         lines += ["", "## Not seen offline", ""]
         lines += [f"- `{n['type']}` `{n['urn']}`: the real preview judges {n['judged_by_real_preview']}; {n['why']}."
@@ -301,6 +321,12 @@ def print_summary(stream: TextIO, recording: Recording, report: GateReport, conf
             console.print("  no violations")
         for policy, reason in report.not_applicable:
             console.print(f"  [yellow]could not judge[/yellow] {policy}: {reason}")
+        for line in run_notes(report):
+            console.print(f"  [red]{line}[/red]")
+        for policy, entry in sorted(report.offline_only.items()):
+            verdicts = "; ".join(f"{v['enforcement']}: {v['message']}" for v in entry["verdicts"]) or "no violation"
+            console.print(f"  [cyan]offline only[/cyan] {policy} (the real engine sent `{{}}` in this phase): "
+                          f"{verdicts}")
     for gap in summary.not_seen_offline:
         console.print(f"[yellow]Not seen offline[/yellow] {gap['type']} {gap['urn']}: the real preview judges "
                       f"{gap['judged_by_real_preview']}; {gap['why']}")

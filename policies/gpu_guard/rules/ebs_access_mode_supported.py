@@ -140,4 +140,6 @@ POLICY = stack_policy(
     "for io2 in Block mode).",
     validate,
     enforcement=EnforcementLevel.MANDATORY,
+    reads=("kubernetes:core/v1:PersistentVolumeClaim", "kubernetes:storage.k8s.io/v1:StorageClass",
+           "kubernetes:apps/v1:StatefulSet"),
 )

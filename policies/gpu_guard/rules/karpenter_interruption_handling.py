@@ -187,4 +187,5 @@ POLICY = stack_policy(
     validate,
     enforcement=EnforcementLevel.ADVISORY,
     prod=EnforcementLevel.MANDATORY,
+    reads=("kubernetes:karpenter.sh/v1:NodePool", *HELM_RELEASE_TYPES),
 )

@@ -8,6 +8,9 @@ and each `NVIDIADriver`) must be exactly one: none leaves the GPUs without a dri
 `gpu-platform.io/driver` label, when set, must name the driver that serves it (the branch suffices
 for a precompiled driver). Pools whose image bakes the driver are judged by
 `preinstalled-driver-exclusive`.
+
+In a first preview the operator release and the NVIDIADriver objects reach this policy with no
+properties (`props.properties_pending`): it waits, rather than judge the operator absent.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs
 
 from ..base import stack_policy
-from ..inventory import DRIVER_LABEL, POOL_LABEL, DriverSpec, Pool, build_inventory
+from ..inventory import DRIVER_LABEL, HELM_RELEASE_TYPES, NVIDIA_DRIVER, POOL_LABEL, DriverSpec, Pool, build_inventory
 from ..matrix import load_matrix
 from ..versions import parse_driver_version
 from ._matrix_common import driver_origin, gpu_pools, operator_drivers_for
@@ -62,6 +65,10 @@ def _judge(pool: Pool, specs: list[DriverSpec], has_operator: bool, report: Repo
 def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
     matrix = load_matrix()
     inv = build_inventory(args.resources)
+    if inv.pending_of((*HELM_RELEASE_TYPES, NVIDIA_DRIVER)):
+        # A Helm release or NVIDIADriver not known yet (first preview) may be the operator or a driver of any
+        # pool: every operator-managed pool's verdict waits (`kubernetes-objects-pending` says so).
+        return
     has_operator = inv.operator is not None
     for pool in gpu_pools(inv, matrix):
         if pool.driver_source == "operator":

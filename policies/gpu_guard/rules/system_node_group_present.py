@@ -136,9 +136,10 @@ def _zones(pool: Pool) -> tuple[str, set[str]]:
     subnets = [r for r in pool.depends_on(key) if r.resource_type == SUBNET]
     if subnets:
         # Linked through the property's dependencies (URNs), not ids: the subnets' ids are unknown until they
-        # exist, their zones are inputs the program knows at preview.
-        return "zone(s)", {str(get(s.props, "availabilityZone", default="")
-                               or get(s.props, "availabilityZoneId", default="") or s.urn) for s in subnets}
+        # exist, their zones are inputs the program knows at preview. The zone ID first: the program places
+        # subnets by zone ID, and the zone name is then an output, unknown in a first preview.
+        return "zone(s)", {str(get(s.props, "availabilityZoneId", default="")
+                               or get(s.props, "availabilityZone", default="") or s.urn) for s in subnets}
     zones = {str(s) for s in as_list(get(pool.props, key))}
     if not zones and pool.kind == "self-managed":
         return "zone(s)", {str(z) for z in as_list(get(pool.props, "availabilityZones"))}

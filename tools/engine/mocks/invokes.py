@@ -14,6 +14,7 @@ from typing import Any
 from tools.engine.mocks.values import (
     CREATED_AT,
     DEFAULT_EKS_VERSION,
+    InvokeFailure,
     InvokeHandler,
     MockContext,
     certificate_authority,
@@ -163,6 +164,44 @@ def _get_eks_cluster(args: dict[str, Any], ctx: MockContext) -> dict[str, Any]:
     return eks_cluster_description(str(args["name"]), ctx)
 
 
+def _existing_cluster(ctx: MockContext) -> str | None:
+    """The cluster the offline account already has: the stack's own when it adopts one (`existing: true`)."""
+    cluster_cfg = ctx.config.get("cluster")
+    if isinstance(cluster_cfg, Mapping) and cluster_cfg.get("existing") is True:
+        return str(cluster_cfg.get("name") or "")
+    return None
+
+
+def _get_eks_clusters(args: dict[str, Any], ctx: MockContext) -> dict[str, Any]:
+    # A first preview's account has no cluster of the stack's name unless the stack adopts one.
+    existing = _existing_cluster(ctx)
+    return {"id": ctx.region, "names": [existing] if existing else []}
+
+
+def _get_access_entry(args: dict[str, Any], ctx: MockContext) -> dict[str, Any]:
+    # The adopted cluster holds one access entry: its creator's, the offline caller's role (_get_caller_identity).
+    # Any other principal: the AWS provider's not-found error.
+    # Source: https://github.com/hashicorp/terraform-provider-aws/blob/main/internal/service/eks/access_entry.go
+    cluster, principal = str(args["clusterName"]), str(args["principalArn"])
+    creator = f"arn:{ctx.partition}:iam::{ctx.account}:role/gpu-platform-preview"
+    if cluster != _existing_cluster(ctx) or principal != creator:
+        raise InvokeFailure(f"reading EKS Access Entry ({cluster}:{principal}): couldn't find resource")
+    return {"id": f"{cluster}:{principal}", "clusterName": cluster, "principalArn": principal, "type": "STANDARD",
+            "accessEntryArn": ctx.arn("eks", f"access-entry/{cluster}/role/{ctx.account}/gpu-platform-preview/x"),
+            "kubernetesGroups": [], "userName": principal, "createdAt": CREATED_AT, "modifiedAt": CREATED_AT,
+            "tags": {}, "tagsAll": {}}
+
+
+def _get_node_groups(args: dict[str, Any], ctx: MockContext) -> dict[str, Any]:
+    # The offline account holds no node group of the stack's yet (an adopted cluster's are not the stack's).
+    return {"id": str(args["clusterName"]), "clusterName": str(args["clusterName"]), "names": []}
+
+
+def _get_auto_scaling_groups(args: dict[str, Any], ctx: MockContext) -> dict[str, Any]:
+    # aws:autoscaling/getAmiIds is the aws_autoscaling_groups data source: no group of the stack's yet.
+    return {"id": ctx.region, "arns": [], "names": [], "filters": args.get("filters")}
+
+
 def _get_eks_cluster_auth(args: dict[str, Any], ctx: MockContext) -> dict[str, Any]:
     name = str(args["name"])
     return {"id": name, "name": name, "token": "k8s-aws-v1." + stable_hex("token", name, length=64)}
@@ -310,6 +349,10 @@ INVOKES: dict[str, InvokeHandler] = {
     "aws:index/getRegion:getRegion": _get_region,
     "aws:eks/getCluster:getCluster": _get_eks_cluster,
     "aws:eks/getClusterAuth:getClusterAuth": _get_eks_cluster_auth,
+    "aws:eks/getClusters:getClusters": _get_eks_clusters,
+    "aws:eks/getAccessEntry:getAccessEntry": _get_access_entry,
+    "aws:eks/getNodeGroups:getNodeGroups": _get_node_groups,
+    "aws:autoscaling/getAmiIds:getAmiIds": _get_auto_scaling_groups,
     "aws:iam/getPolicyDocument:getPolicyDocument": _get_policy_document,
     "aws:iam/getRole:getRole": _get_iam_role,
     "aws:iam/getSessionContext:getSessionContext": _get_session_context,

@@ -44,6 +44,7 @@ from tools.engine.mocks.values import (
     DEFAULT_EKS_VERSION,
     DEFAULT_REGION,
     PARTITION,
+    InvokeFailure,
     MockContext,
     ResourceRequest,
     stable_hex,
@@ -364,8 +365,12 @@ class RecordingMonitor(MockMonitor):
             return super().Invoke(request)  # type: ignore[no-untyped-call]
         _ensure_event_loop()  # type: ignore[no-untyped-call]
         args = plain(request.args)
-        ret = self.mocks.answer_invoke(request.tok, args, self._region_for(request.provider))
         response = resource_pb2.ResourceInvokeResponse()
+        try:
+            ret = self.mocks.answer_invoke(request.tok, args, self._region_for(request.provider))
+        except InvokeFailure as failure:  # the provider's own error (not found): the program sees a failed invoke
+            response.failures.add(property="", reason=str(failure))
+            return response
         getattr(response, "return").CopyFrom(self._outputs_struct(ret))  # `return` is a Python keyword
         return response
 

@@ -203,6 +203,11 @@ def _subnet(req: ResourceRequest) -> dict[str, Any]:
     zone = req.inputs.get("availabilityZone")
     if isinstance(zone, str) and zone.startswith(req.ctx.region):
         out["availabilityZoneId"] = f"{zone_id_prefix(req.ctx.region)}-az{'abcdef'.find(zone[-1]) + 1}"
+    zone_id = req.inputs.get("availabilityZoneId")
+    prefix = f"{zone_id_prefix(req.ctx.region)}-az"
+    if isinstance(zone_id, str) and zone_id.startswith(prefix) and zone_id[len(prefix):].isdigit():
+        # The mocks' zones: the n-th zone id is the n-th zone name (tools/mock_invokes.py).
+        out["availabilityZone"] = f"{req.ctx.region}{'abcdef'[int(zone_id[len(prefix):]) - 1]}"
     out["ownerId"] = req.ctx.account
     return out
 

@@ -114,6 +114,13 @@ def kubeconfig(cluster: str, region: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------------
 
 
+class InvokeFailure(Exception):
+    """A provider function's own failure (e.g. not found): the program sees `invoke of <token> failed: <reason>`.
+
+    Source: pulumi/runtime/invoke.py of the Python SDK (`resp.failures`).
+    """
+
+
 @dataclass(frozen=True)
 class MockContext:
     """What an invoke or resource answer may depend on: region, account, the stack's config."""
