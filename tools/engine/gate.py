@@ -18,8 +18,6 @@ Source: https://github.com/pulumi/pulumi-policy/blob/master/sdk/python/lib/pulum
 from __future__ import annotations
 
 import contextlib
-import json
-import os
 import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -33,7 +31,7 @@ import yaml
 from google.protobuf import empty_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
-from tools.engine.pack_process import DUMMY_ENGINE_ADDRESS, GRPC_OPTIONS, PackProcess
+from tools.engine.pack_process import DUMMY_ENGINE_ADDRESS, PackProcess
 from tools.engine.policy_config import (
     ALL_POLICIES,
     ENFORCEMENT_LEVELS,
@@ -51,7 +49,6 @@ from tools.engine.records import Blocks, Enforcement, RecordedResource, Violatio
 from tools.engine.view import (
     EngineResource,
     analyzer_options,
-    engine_resources,
     program_view,
     provider_message,
     remediated,
@@ -187,59 +184,14 @@ def run_gate(
     bites only after every step.
     Raises ConfigError when the config is malformed or lowers a policy; GateError when the pack fails.
     """
-    if phase not in PHASES:
-        raise GateError(f"phase {phase!r} is not one of {', '.join(PHASES)}")
-    pack_dir = Path(pack_dir).resolve()
-    _check_pack(pack_dir)
-    if config_source is None:
-        config_source = str(policy_config.source) if isinstance(policy_config, LoadedPolicyConfig) else "policy config"
-    deadline = time.monotonic() + timeout_s
-    dry_run = phase != "up"
+    # One pack process for this one preview, as the engine starts one per run; `WarmPack` holds the conversation.
+    from tools.engine.warm_pack import WarmPack  # noqa: PLC0415 - warm_pack builds on this module
 
-    env = dict(os.environ)
-    env.pop("PULUMI_CONFIG", None)
-    env.update(
-        {
-            "PULUMI_PROJECT": project,
-            "PULUMI_STACK": stack,
-            "PULUMI_DRY_RUN": "true" if dry_run else "false",
-            "PULUMI_ORGANIZATION": organization,
-        }
-    )
-    if stack_config:
-        env["PULUMI_CONFIG"] = json.dumps(dict(stack_config))
-    # Source: pulumi-analyzer-policy-python in pulumi/pulumi sdk/python/cmd: `python -u -m pulumi.policy`.
-    cmd = [python or pack_python(pack_dir), "-u", "-m", "pulumi.policy", DUMMY_ENGINE_ADDRESS, str(pack_dir)]
-    items = engine_resources(resources, stack=stack, project=project, stack_config=stack_config or {},
-                             dry_run=dry_run)
-
-    with PackProcess(cmd, pack_dir, env) as pack:
-        port = pack.wait_for_port(deadline)
-        channel = grpc.insecure_channel(f"127.0.0.1:{port}", options=GRPC_OPTIONS)
-        try:
-            with _rpc(pack, "connect"):
-                grpc.channel_ready_future(channel).result(timeout=_remaining(deadline, pack, "connecting"))
-            conversation = _Conversation(analyzer_pb2_grpc.AnalyzerStub(channel), pack, deadline)
-            return conversation.run(
-                items,
-                pack_dir=pack_dir,
-                configure=analyzer_pb2.AnalyzerStackConfigureRequest(
-                    stack=stack, project=project, organization=organization, dry_run=dry_run,
-                    config=dict(stack_config or {}), tags=dict(tags or {}),
-                ),
-                policy_config=policy_config,
-                config_source=config_source,
-                today=today,
-                stack_blocks="after-update" if (skip_preview or not dry_run) else "before-create",
-                dry_run=dry_run,
-                root_stack_urn=f"urn:pulumi:{stack}::{project}::pulumi:pulumi:Stack::{project}-{stack}",
-            )
-        except grpc.FutureTimeoutError:
-            raise GateError(
-                f"could not connect to the policy pack's analyzer on port {port}.{pack.stderr_tail()}"
-            ) from None
-        finally:
-            channel.close()
+    with WarmPack(pack_dir=pack_dir, stack=stack, project=project, phase=phase, stack_config=stack_config,
+                  python=python, organization=organization, timeout_s=timeout_s) as pack:
+        return pack.judge(resources, stack=stack, project=project, phase=phase, policy_config=policy_config,
+                          stack_config=stack_config, config_source=config_source, today=today, tags=tags,
+                          skip_preview=skip_preview)
 
 
 def _check_pack(pack_dir: Path) -> None:

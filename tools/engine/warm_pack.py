@@ -108,30 +108,36 @@ class WarmPack:
     def judge(self, resources: Sequence[RecordedResource], *, stack: str, project: str, phase: gate.Phase,
               policy_config: Mapping[str, Any] | None = None, stack_config: Mapping[str, str] | None = None,
               config_source: str | None = None, today: date | None = None,
-              tags: Mapping[str, str] | None = None) -> gate.GateResult:
-        """Ask the pack about every resource and the stack, as `gate.run_gate` does, on this process."""
+              tags: Mapping[str, str] | None = None, skip_preview: bool = False) -> gate.GateResult:
+        """Ask the pack about every resource and the stack (see `gate.run_gate` for the arguments)."""
         if (stack, project, phase) != (self.stack, self.project, self.phase):
             raise GateError(f"this pack was started for {self.project}/{self.stack} ({self.phase}), not "
                             f"{project}/{stack} ({phase}); start another")
         if config_source is None:
             config_source = (str(policy_config.source) if isinstance(policy_config, LoadedPolicyConfig)
                              else "policy config")
+        dry_run = phase != "up"
+        items = engine_resources(resources, stack=stack, project=project, stack_config=stack_config or {},
+                                 dry_run=dry_run)
         deadline = time.monotonic() + self.timeout_s
         stub, pack = self._connect(deadline)
-        items = engine_resources(resources, stack=stack, project=project, stack_config=stack_config or {})
         conversation = gate._Conversation(stub, pack, deadline)
         try:
             return conversation.run(
                 items,
                 pack_dir=self.pack_dir,
                 configure=analyzer_pb2.AnalyzerStackConfigureRequest(
-                    stack=stack, project=project, organization=self.organization, dry_run=phase != "up",
+                    stack=stack, project=project, organization=self.organization, dry_run=dry_run,
                     config=dict(stack_config or {}), tags=dict(tags or {}),
                 ),
                 policy_config=policy_config,
                 config_source=config_source,
                 today=today,
+                stack_blocks="after-update" if (skip_preview or not dry_run) else "before-create",
+                dry_run=dry_run,
+                root_stack_urn=f"urn:pulumi:{stack}::{project}::pulumi:pulumi:Stack::{project}-{stack}",
             )
         except GateError:
-            self.close()  # `_rpc` stopped the process; the next judge starts a fresh one
+            if not self.alive:
+                self.close()  # `_rpc` stopped the process; the next judge starts a fresh one
             raise
