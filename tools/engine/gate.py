@@ -218,27 +218,34 @@ class _Conversation:
         self.not_applicable: dict[tuple[str, str], None] = {}
         self.remediated: list[tuple[str, str]] = []
 
-    def _remediate(self, req: analyzer_pb2.AnalyzeRequest) -> bool:
-        """Run the pack's remediations on `req` in place, as the engine does; True when one changed it.
+    def _remediations(self, req: analyzer_pb2.AnalyzeRequest, answer: Any) -> list[Any]:
+        """The remediations the pack answered for `req` (`answer`: the Remediate call's future), applied to `req`.
 
-        A remediation that comes back with a diagnostic changed nothing and is shown as an advisory.
+        The engine runs them before Analyze and analyzes the remediated inputs; a remediation that comes back
+        with a diagnostic changed nothing (it is reported as an advisory by `_record_remediations`).
         Source: pulumi/pulumi pkg/resource/deploy/step_generator.go lines 1438-1461
         """
         try:
-            response = self.stub.Remediate(req, timeout=_remaining(self.deadline, self.pack, f"Remediate({req.urn})"))
+            response = answer.result()
         except grpc.RpcError as exc:
             if exc.code() == grpc.StatusCode.UNIMPLEMENTED:
-                return False  # an older pack: the engine skips it too (analyzer_plugin.go, Remediate)
+                return []  # an older pack: the engine skips it too (analyzer_plugin.go, Remediate)
             with _rpc(self.pack, f"Remediate({req.urn})"):
                 raise
-        changed = False
         for remediation in response.remediations:
+            if not remediation.diagnostic:
+                req.properties.CopyFrom(remediation.properties)
+        return list(response.remediations)
+
+    def _record_remediations(self, urn: str, remediations: Sequence[Any]) -> bool:
+        """Report what the remediations of resource `urn` did; True when one changed its inputs."""
+        changed = False
+        for remediation in remediations:
             if remediation.diagnostic:
-                self.violations.append(Violation(policy=remediation.policyName, enforcement="advisory", urn=req.urn,
+                self.violations.append(Violation(policy=remediation.policyName, enforcement="advisory", urn=urn,
                                                  message=remediation.diagnostic, blocks="before-create"))
             else:
-                req.properties.CopyFrom(remediation.properties)
-                self.remediated.append((remediation.policyName, req.urn))
+                self.remediated.append((remediation.policyName, urn))
                 changed = True
         return changed
 
@@ -351,19 +358,35 @@ class _Conversation:
         # remediations, and *then* we do analysis").
         final: dict[str, EngineResource] = {}
         cancelled_at = ""
-        for item in items:
-            if not item.analyzed:
-                continue
+        analyzed = [item for item in items if item.analyzed]
+        requests = []
+        for item in analyzed:
             res = item.res
             req = analyzer_pb2.AnalyzeRequest(type=res.type, urn=res.urn, name=res.name, properties=item.inputs,
                                               options=analyzer_options(res))
             provider = provider_message(item, by_urn)
             if provider is not None:
                 req.provider.CopyFrom(provider)
-            if self._remediate(req):
+            requests.append(req)
+        # The engine asks one resource at a time because it learns of them one at a time; here every resource
+        # is known up front, so no request waits for the previous answer: every Remediate goes out at once and
+        # each Analyze as soon as its resource's remediations are back, and the pack (a gRPC server with a
+        # thread pool) works through them while this process builds and reads messages. What is reported, and
+        # in what order, stays the one-at-a-time conversation's: answers are read in registration order, and at
+        # `up` nothing after the cancelling resource counts.
+        remediating = [stub.Remediate.future(req, timeout=_remaining(deadline, pack, f"Remediate({req.urn})"))
+                       for req in requests]
+        analyzing = []
+        for req, answer in zip(requests, remediating, strict=True):
+            remediations = self._remediations(req, answer)
+            analyzing.append((remediations, stub.Analyze.future(
+                req, timeout=_remaining(deadline, pack, f"Analyze({req.urn})"))))
+        for item, req, (remediations, answer) in zip(analyzed, requests, analyzing, strict=True):
+            res = item.res
+            if self._record_remediations(res.urn, remediations):
                 final[res.urn] = remediated(item, req.properties)
             with _rpc(pack, f"Analyze({res.urn})"):
-                response = stub.Analyze(req, timeout=_remaining(deadline, pack, f"Analyze({res.urn})"))
+                response = answer.result()
             found = self._collect(response, res.urn, "before-create")
             if not dry_run and any(v.enforcement == "mandatory" for v in found):
                 # At `up` a mandatory resource violation makes the resource invalid and the step generator
@@ -371,6 +394,8 @@ class _Conversation:
                 # run (analyze_snapshot.go lines 78-81, step_generator.go lines 1476-1477,
                 # deployment_executor.go lines 309-315 and 403-410). In a preview it only marks an error.
                 cancelled_at = res.urn
+                for _, later in analyzing:
+                    later.cancel()
                 break
         items = [final.get(item.res.urn, item) for item in items]
 
