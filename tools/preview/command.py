@@ -62,7 +62,6 @@ from tools.engine.policy_config import GateError
 from tools.engine.records import Violation
 from tools.engine.view import not_seen_offline, stack_tags
 from tools.engine.warm_pack import WarmPack
-from tools.preview import render
 from tools.preview.model import GateReport, LogEntry, Recording, StackConfig
 
 REPO = Path(__file__).resolve().parents[2]
@@ -558,6 +557,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _reject(str(exc), stderr)
 
     doc = document(recording, report)
+    if out_dir is not None or not args.json:
+        # rich and the summary's views of the stack: only for a summary or the --out files, never for --json alone
+        from tools.preview import render  # noqa: PLC0415
     if out_dir is not None:
         render.write_out(out_dir, doc, recording, report, config)
     for entry in recording.logs:
