@@ -42,11 +42,13 @@ import datetime
 import json
 import os
 import platform
+import queue
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -173,7 +175,6 @@ def render_manifests(case: Case, work: Path) -> Path | None:
 
 def watch_latency(saves: int, settle: float, work: Path) -> list[float]:
     """Seconds from each save of prod's stack file to the watcher's next status line (see the docstring)."""
-    import select  # noqa: PLC0415
 
     stack = work / "Pulumi.watch.yaml"
     original = (REPO / "Pulumi.prod.yaml").read_text(encoding="utf-8")
@@ -187,25 +188,35 @@ def watch_latency(saves: int, settle: float, work: Path) -> list[float]:
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert proc.stdout is not None
     stdout = proc.stdout
+    # A thread reads the watcher's lines as they come and stamps each status line with the time it was read:
+    # select() on the pipe would miss lines already sitting in the reader's buffer.
+    verdicts: queue.Queue[float | None] = queue.Queue()
+
+    def read() -> None:
+        for line in stdout:
+            if "judged in" in line:
+                verdicts.put(time.time())
+        verdicts.put(None)
+
+    threading.Thread(target=read, daemon=True).start()
 
     def next_verdict(timeout: float) -> float:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([stdout], [], [], max(0.0, deadline - time.monotonic()))
-            if not ready:
-                break
-            line = stdout.readline()
-            if not line:
-                raise SystemExit(f"bench: the watcher exited with status {proc.wait()}")
-            if "judged in" in line:
-                return time.time()
-        raise SystemExit("bench: no verdict from the watcher within the timeout")
+        try:
+            stamp = verdicts.get(timeout=timeout)
+        except queue.Empty:
+            raise SystemExit("bench: no verdict from the watcher within the timeout") from None
+        if stamp is None:
+            raise SystemExit(f"bench: the watcher exited with status {proc.wait()}")
+        return stamp
 
     latencies: list[float] = []
     try:
         next_verdict(600)
         for i in range(saves):
             time.sleep(settle)  # the next runner imports while the user edits
+            while not verdicts.empty():  # a verdict left from before this save is not this save's
+                if verdicts.get_nowait() is None:
+                    raise SystemExit(f"bench: the watcher exited with status {proc.wait()}")
             text = original.replace("maxSize: 8", "maxSize: 7" if i % 2 == 0 else "maxSize: 8", 1)
             stack.write_text(text, encoding="utf-8")
             saved = stack.stat().st_mtime_ns / 1e9
