@@ -445,7 +445,8 @@ class Cluster(pulumi.ComponentResource):
             description=f"Envelope encryption of Kubernetes Secrets in EKS cluster {config.name}",
             enable_key_rotation=True,
             deletion_window_in_days=30,
-            opts=child,
+            # deletionProtection also protects the key: deleting it loses every Secret the cluster encrypted.
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(protect=config.deletion_protection)),
         )
         aws.kms.Alias(f"{name}-secrets-key", name=f"alias/{config.name}-eks-secrets",
                       target_key_id=secrets_key.key_id, opts=child)
@@ -488,7 +489,8 @@ class Cluster(pulumi.ComponentResource):
             # Workloads get AWS credentials from EKS Pod Identity, not IRSA.
             create_oidc_provider=False,
             tags={"Name": config.name},
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[log_group]),
+            # `pulumi destroy` stops at a protected cluster too (deletionProtection: true in prod).
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[log_group], protect=config.deletion_protection),
         )
         endpoint_and_ca = control_plane.kubeconfig.apply(kubeconfig_endpoint_and_ca)
         # The EKS cluster's name and version are the `name` and `version` inputs, known at preview (the

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from components.config.issues import CONFIG_FILE_ENV, PROJECT, ConfigError, Path, PoolOs, _close
 from components.config.models import GpuPool, StackConfig
-from components.config.problems import Problem, _problem_from_error
+from components.config.problems import Problem, _problem_from_error, merge_by_key
 from policies.gpu_guard.calendar import program_day
 from policies.gpu_guard.eks_support import with_support_type
 from policies.gpu_guard.matrix import load_matrix
@@ -52,7 +52,7 @@ def _matrix_problems(stack: StackConfig, today: date | None) -> tuple[list[Probl
         add("mandatory", Problem(("gpuOperator", "version"), operator,
                                  "not a GPU Operator release the compatibility matrix knows",
                                  tuple(_close(operator, choices)) or choices[:3]))
-        return mandatory, advisory
+        return merge_by_key(mandatory), merge_by_key(advisory)
     for pool in stack.gpu_pools():
         known = [(j, matrix.instance_type(t)) for j, t in enumerate(pool.instance_types)]
         arches = [(j, inst.cpu_arch) for j, inst in known if inst is not None]
@@ -75,7 +75,7 @@ def _matrix_problems(stack: StackConfig, today: date | None) -> tuple[list[Probl
                     continue  # reported once for the cluster above
                 path, value = _finding_target(stack, pool, finding.rule, finding.nearest, instance_type)
                 add(finding.level, Problem(path, value, finding.message, finding.nearest))
-    return mandatory, advisory
+    return merge_by_key(mandatory), merge_by_key(advisory)
 
 
 def _finding_target(
@@ -148,7 +148,7 @@ def parse_stack_config(raw: Mapping[str, Any]) -> tuple[StackConfig | None, list
             for problem in _problem_from_error(typing.cast(Mapping[str, Any], error)):
                 if problem not in problems:
                     problems.append(problem)
-        return None, problems
+        return None, merge_by_key(problems)
 
 
 def raise_problems(problems: Sequence[Problem], stack_file: str) -> typing.NoReturn:

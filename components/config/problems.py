@@ -95,12 +95,48 @@ class Problem:
 
     def render(self, stack_file: str) -> str:
         where = _format_path(self.path) or "(top level)"
-        text = f"{stack_file}: {where} = {_format_value(self.value)}: {self.rule.rstrip('. ')}"
+        text = f"{stack_file}: {where} = {_format_value(self.value)}: {_without_listed(self.rule, self.nearest)}"
         if self.nearest:
             text += f"; nearest valid choice: {', '.join(self.nearest)}"
         if self.fix:
             text += f"; fix: {self.fix}"
         return text
+
+
+def _without_listed(rule: str, nearest: Sequence[str]) -> str:
+    """The rule without its own closing list of the nearest choices (render appends them once).
+
+    Matrix findings end with their choices ("...; nearest published for ubuntu22.04: 535.309.01, ...",
+    "... Nearest supported drivers: 580.173.02, ..."); the rendered message names them once, at the end.
+    """
+    text = rule.rstrip(". ")
+    listed = ", ".join(nearest)
+    if nearest and text.endswith(listed):
+        head = text[: -len(listed)].rstrip()
+        cut = max(head.rfind("; "), head.rfind(". "))
+        if head.endswith(":") and cut > 0:
+            return head[:cut]
+    return text
+
+
+def merge_by_key(problems: Sequence[Problem]) -> list[Problem]:
+    """One problem per key: problems blaming the same key (and value) become one, their reasons joined.
+
+    Two rules can reject one key for related reasons (driver 535.309.01 on ubuntu-24.04: no published
+    image, and an operator branch that does not support it); the user edits one key, so reads one message.
+    """
+    merged: dict[tuple[Path, str], Problem] = {}
+    for problem in problems:
+        key = (problem.path, _format_value(problem.value))
+        first = merged.get(key)
+        if first is None:
+            merged[key] = problem
+            continue
+        nearest = tuple(dict.fromkeys((*first.nearest, *problem.nearest)))
+        fixes = [f for f in dict.fromkeys((first.fix, problem.fix)) if f]
+        rule = f"{_without_listed(first.rule, first.nearest)}; also {_without_listed(problem.rule, problem.nearest)}"
+        merged[key] = Problem(first.path, first.value, rule, nearest, "; ".join(fixes) or None)
+    return list(merged.values())
 
 
 def _problem_from_error(error: Mapping[str, Any]) -> list[Problem]:

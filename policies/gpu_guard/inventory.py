@@ -177,7 +177,7 @@ def _node_group_pool(urn: str, name: str, props: Any, templates: Mapping[str, An
         urn=urn, name=labels.get(POOL_LABEL, name), kind="managed-node-group", labels=labels, label_domain=domain,
         taints=taints, instance_types=instance_types, min_size=to_int(get(props, "scalingConfig", "minSize")),
         ami_type=str(ami_type) if ami_type else None,
-        kubelet=_kubelet(props),
+        kubelet=_kubelet(props), image_version=_opt_str(get(props, "releaseVersion")),
         os_hint=_BAKED_AMI_TYPES.get(str(ami_type)) if ami_type else None, props=props, resource=resource,
     )
 
@@ -237,15 +237,25 @@ def _nodepool_pool(urn: str, name: str, props: Any, node_classes: Mapping[str, A
     pool_name = str(get(props, "metadata", "name", default=name))
     domain["karpenter.sh/nodepool"] = frozenset({pool_name})
     class_name = _opt_str(get(template, "spec", "nodeClassRef", "name"))
-    os_hint = None
+    os_hint = image_version = None
     node_class = node_classes.get(class_name or "")
     if node_class is not None:
         os_hint = _node_class_os(node_class)
+        image_version = _node_class_image_version(node_class)
     return Pool(
         urn=urn, name=labels.get(POOL_LABEL, pool_name), kind="karpenter-nodepool", labels=labels,
         label_domain=domain, taints=taints, instance_types=instance_types, min_size=0,
-        node_class=class_name, os_hint=os_hint, props=props,
+        node_class=class_name, os_hint=os_hint, image_version=image_version, props=props,
     )
+
+
+def _node_class_image_version(node_class: Any) -> str | None:
+    """The release an EC2NodeClass alias pins (`al2023@v20260917` -> `v20260917`); None for `@latest`."""
+    for term in as_list(get(node_class, "spec", "amiSelectorTerms")):
+        family, _, version = str(get(term, "alias", default="")).partition("@")
+        if family.lower() in BAKED_OS and version and version.lower() != "latest":
+            return version
+    return None
 
 
 def _node_class_os(node_class: Any) -> str | None:

@@ -55,6 +55,9 @@ class Pool:
     kubelet: str | Deferred | None = None
     node_class: str | None = None
     os_hint: str | None = None  # OS derived from the AMI type / EC2NodeClass, when no label says it
+    # The pinned node image release (EC2NodeClass alias `al2023@v20260917` -> v20260917, node group
+    # releaseVersion `1.35.2-20260917`); None: the newest (alias @latest, or nothing pinned).
+    image_version: str | None = None
     props: Any = field(default=None, repr=False, compare=False)
     resource: Any = field(default=None, repr=False, compare=False)  # the PolicyResource, when there is one
 

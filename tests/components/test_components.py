@@ -12,11 +12,13 @@ import yaml
 
 from components import labels
 from components.cluster import subnet_cidrs
-from components.config import ConfigError
+from components.config import ConfigError, GpuPool
+from components.smoke_test import probe_requirements, smoke_test_cuda
 from policies.gpu_guard import inventory
 from policies.gpu_guard.matrix import load_matrix, worst_level
+from policies.gpu_guard.versions import parse_driver_version
 from tests import conformance
-from tests.components.harness import Run, resolved_exports, run, run_rejected, stack_values
+from tests.components.harness import REPO, Run, resolved_exports, run, run_rejected, stack_values
 from tests.shared import upstream
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
@@ -376,15 +378,17 @@ def test_label_contract_matches_what_the_policy_pack_reads():
 # --- CUDA smoke test -----------------------------------------------------------------------------
 
 
-def test_smoke_test_job_runs_nvidia_smi_on_the_pool_with_a_cuda_the_driver_runs():
-    job = dev().one("kubernetes:batch/v1:Job").inputs
+def test_smoke_test_job_runs_the_repo_probe_on_the_pool_with_a_cuda_the_driver_runs():
+    result = dev()
+    job = result.one("kubernetes:batch/v1:Job").inputs
     pod = job["spec"]["template"]
     spec = pod["spec"]
     (container,) = spec["containers"]
-    assert container["image"] == "nvidia/cuda:13.0.2-base-ubuntu24.04"
-    assert container["command"] == ["nvidia-smi"]
+    assert container["command"] == ["python", "/opt/probe/probe.py", "check", "--pool", "l4-spot",
+                                    "--driver", "580.173.02", "--cuda", "13.0"]
     assert container["resources"]["requests"]["nvidia.com/gpu"] == "1"
     assert container["resources"]["limits"]["nvidia.com/gpu"] == "1"
+    assert {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"} in container["env"]
     assert spec["nodeSelector"] == {"gpu-platform.io/pool": "l4-spot"}
     assert {"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"} in spec[
         "tolerations"]
@@ -393,9 +397,55 @@ def test_smoke_test_job_runs_nvidia_smi_on_the_pool_with_a_cuda_the_driver_runs(
                                                  admitted_branches=None, data_center_gpu=True)) == "ok"
 
 
-def test_smoke_test_image_follows_the_pool_os_and_driver():
+def test_smoke_test_mounts_the_probe_file_of_the_repo_and_its_pinned_wheels():
+    config_map = dev().one("kubernetes:core/v1:ConfigMap").inputs
+    assert config_map["data"]["probe.py"] == (REPO / "components/probe/probe.py").read_text()
+    assert config_map["data"]["requirements.txt"] == (
+        REPO / "components/probe/requirements/cuda-13.0.txt").read_text()
+    (init,) = dev().one("kubernetes:batch/v1:Job").inputs["spec"]["template"]["spec"]["initContainers"]
+    assert init["command"][-2:] == ["-r", "/opt/probe/requirements.txt"]
+    assert "--target" in init["command"] and "--no-deps" in init["command"]
+
+
+def test_smoke_test_pod_gets_only_dns_and_https_egress_and_bounded_cpu():
+    result = dev()
+    policy = result.one("kubernetes:networking.k8s.io/v1:NetworkPolicy").inputs["spec"]
+    pod = result.one("kubernetes:batch/v1:Job").inputs["spec"]["template"]
+    assert policy["podSelector"]["matchLabels"].items() <= pod["metadata"]["labels"].items()
+    assert policy["policyTypes"] == ["Ingress", "Egress"] and "ingress" not in policy
+    assert {(p["protocol"], p["port"]) for p in policy["egress"][0]["ports"]} == {("UDP", 53), ("TCP", 53),
+                                                                                  ("TCP", 443)}
+    for container in (*pod["spec"]["containers"], *pod["spec"]["initContainers"]):
+        assert container["resources"]["limits"]["cpu"] == "1" and container["imagePullPolicy"] == "Always"
+
+
+def test_smoke_test_cuda_and_wheels_follow_the_pool_driver():
     job = field_report().one("kubernetes:batch/v1:Job").inputs
-    assert job["spec"]["template"]["spec"]["containers"][0]["image"] == "nvidia/cuda:12.2.2-base-ubuntu22.04"
+    assert job["spec"]["template"]["spec"]["containers"][0]["command"][-4:] == [
+        "--driver", "535.309.01", "--cuda", "12.2"]
+    config_map = field_report().one("kubernetes:core/v1:ConfigMap").inputs
+    assert "nvidia-cuda-nvrtc-cu12==12.2.140" in config_map["data"]["requirements.txt"]
+
+
+def _published_drivers() -> list[str]:
+    return sorted({v for row in load_matrix().data.driver_images for v in row.versions},
+                  key=parse_driver_version)
+
+
+@pytest.mark.parametrize("driver", _published_drivers())
+def test_every_cuda_the_smoke_test_can_pick_has_pinned_probe_wheels(driver: str):
+    pool = GpuPool(name="p", kind="managed-node-group", os="ubuntu-22.04", driver_version=driver,
+                   kubelet_version="1.35", instance_types=("p5.48xlarge",), use_precompiled=False,
+                   path=("gpuNodeGroups", 0), driver_path=("gpuOperator", "driverVersion"))
+    try:
+        cuda = smoke_test_cuda(pool)
+    except ValueError:
+        return  # older than every CUDA release in the matrix: the component refuses the pool
+    pins = probe_requirements(cuda).read_text()
+    major, minor = cuda.split(".")[:2]
+    suffix = "-cu12" if major == "12" else ""
+    assert f"nvidia-cuda-nvrtc{suffix}=={major}.{minor}." in pins
+    assert f"nvidia-cuda-runtime{suffix}=={major}.{minor}." in pins
 
 
 def test_smoke_test_is_off_in_prod():
@@ -458,6 +508,6 @@ def test_stack_outputs_are_exported():
     outputs = resolved_exports(stack_values("dev"))
     assert outputs["clusterName"] == "gpu-dev"
     assert outputs["gpuOperatorNamespace"] == "gpu-operator"
-    assert outputs["smokeTests"]["l4-spot"]["image"] == "nvidia/cuda:13.0.2-base-ubuntu24.04"
+    assert outputs["smokeTests"]["l4-spot"]["image"] == "python:3.12-slim-bookworm"
     assert outputs["systemNodeSelector"] == {"gpu-platform.io/role": "system"}
     assert outputs["gpuNodeGroups"] == {"l4-spot": "l4-spot"}

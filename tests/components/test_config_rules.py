@@ -517,7 +517,8 @@ def test_the_valid_stack_passes_the_matrix_with_no_advisory():
      'gpuNodeGroups[0].os = "ubuntu-24.04": GPU Operator v24.9.0 does not support ubuntu-24.04 (supported: '
      "ubuntu-22.04); use one of those or a newer operator release; nearest valid choice: ubuntu-22.04"),
     ("gpuOperator.version", "v24.9.0",
-     'gpuOperator.version = "v24.9.0": GPU Operator v24.9.0 does not support ubuntu-24.04; supported: ubuntu-22.04'),
+     'gpuOperator.version = "v24.9.0": GPU Operator v24.9.0 does not support ubuntu-24.04; nearest valid choice: '
+     'ubuntu-22.04'),
     ("gpuOperator.driverVersion", "535.309.01",
      'gpuOperator.driverVersion = "535.309.01": driver 535.309.01 has no published image '
      "nvcr.io/nvidia/driver:535.309.01-ubuntu24.04"),

@@ -97,7 +97,8 @@ def test_field_report_stack_expresses_the_field_report_combination(field_report:
     assert (release["chart"], release["version"]) == ("gpu-operator", "v26.3.1")
     assert release["values"]["driver"]["version"] == "535.309.01"
     smoke = _resource(field_report, "kubernetes:batch/v1:Job", "gpu-operator-smoke-a10g-job")["spec"]["template"]
-    assert smoke["spec"]["containers"][0]["command"] == ["nvidia-smi"]
+    assert smoke["spec"]["containers"][0]["command"][1:] == [
+        "/opt/probe/probe.py", "check", "--pool", "a10g", "--driver", "535.309.01", "--cuda", "12.2"]
     assert smoke["spec"]["nodeSelector"] == {"gpu-platform.io/pool": "a10g"}
 
 

@@ -1,8 +1,10 @@
 """`python -m tools.matrix`: ask the compatibility matrix offline.
 
     python -m tools.matrix check --os ubuntu-24.04 --driver 580.173.02 --operator v26.7.0 \
-        [--instance-type g5.xlarge] [--cuda 12.8] [--kubernetes 1.35] [--kubelet 1.35] [--json]
-    python -m tools.matrix drivers --os ubuntu-24.04 --operator v26.7.0 [--instance-type p6-b200.48xlarge] [--json]
+        [--instance-type g5.xlarge] [--cuda 12.8] [--kubernetes 1.35] [--kubelet 1.35]
+        [--image-version v20260917] [--json]
+    python -m tools.matrix drivers --os ubuntu-24.04 --operator v26.7.0 [--instance-type p6-b200.48xlarge]
+        [--image-version v1.68.0] [--json]
     python -m tools.matrix refresh [--fetch] [--write] [--upstream DIR] [--matrix FILE]
     python -m tools.matrix stale [--days 180] [--today YYYY-MM-DD] [--matrix FILE]
 
@@ -30,12 +32,15 @@ from policies.gpu_guard.matrix import (
     Matrix,
     MatrixError,
     OsName,
+    ToolkitMode,
     load_matrix,
     load_matrix_file,
+    parse_image_version,
     worst_level,
 )
 from policies.gpu_guard.versions import parse_cuda_version, parse_driver_version, parse_kube_minor
 from tools.matrix import refresh as matrix_refresh
+from tools.matrix.image_env import require_cuda_differences
 from tools.matrix.nvidia_upstream import UpstreamError, default_upstream_dir, read_upstream
 
 EXIT_OK = 0
@@ -73,7 +78,10 @@ def _today(value: str | None) -> date:
 def _operator(matrix: Matrix, value: str) -> str:
     if matrix.operator(value) is None:
         known = ", ".join(reversed(matrix.operators()))
-        raise UsageProblem(f"--operator {value!r} is not a GPU Operator release in the matrix; choose one of {known}")
+        note = matrix.unconfirmed_operator_note(value)
+        raise UsageProblem(
+            f"--operator {value!r} is not a GPU Operator release in the matrix{note}; choose one of {known}"
+        )
     return value
 
 
@@ -84,6 +92,24 @@ def _instance(matrix: Matrix, value: str | None) -> str | None:
         hint = f"sizes of {family}: {', '.join(sizes)}" if sizes else "not a known GPU instance family"
         raise UsageProblem(f"--instance-type {value!r} is not a known GPU instance type ({hint})")
     return value
+
+
+IMAGE_VERSION_HELP = (
+    "AL2023 / Bottlerocket image release the pool pins (v20260917, al2023@v20260917, v1.68.0); default: the newest"
+)
+
+
+def _image_version(os_value: OsName, value: str | None) -> None:
+    if value is None:
+        return
+    if os_value not in ("al2023", "bottlerocket"):
+        raise UsageProblem(
+            f"--image-version applies to al2023 and bottlerocket (their images bake the driver), not {os_value}"
+        )
+    try:
+        parse_image_version(os_value, value)
+    except ValueError as err:
+        raise UsageProblem(f"--image-version: {err}") from err
 
 
 def _validate(kind: str, value: str | None, parse: Any) -> None:
@@ -127,6 +153,14 @@ def check(
     kubernetes: Annotated[str | None, typer.Option(help="EKS control plane version, e.g. 1.35")] = None,
     kubelet: Annotated[str | None, typer.Option(help="Node kubelet version (default: --kubernetes)")] = None,
     precompiled: Annotated[bool, typer.Option(help="Precompiled driver containers (driver.usePrecompiled)")] = False,
+    image_version: Annotated[str | None, typer.Option(help=IMAGE_VERSION_HELP)] = None,
+    toolkit_mode: Annotated[
+        str | None,
+        typer.Option(help="How the container toolkit injects GPUs: legacy or cdi (default: the operator chart's)"),
+    ] = None,
+    disable_require: Annotated[
+        bool, typer.Option(help="The container sets NVIDIA_DISABLE_REQUIRE=true (no NVIDIA_REQUIRE_CUDA check)")
+    ] = False,
     today: Annotated[str | None, typer.Option(help="Judge lifecycles at this ISO date (default: today)")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document")] = False,
 ) -> int:
@@ -140,6 +174,15 @@ def check(
         _validate("cuda", cuda, parse_cuda_version)
     if kubelet is not None and kubernetes is None:
         raise UsageProblem("--kubelet needs --kubernetes (the control plane version it is compared with)")
+    _image_version(os_value, image_version)
+    if toolkit_mode is not None and toolkit_mode not in ("legacy", "cdi"):
+        raise UsageProblem(f"--toolkit-mode {toolkit_mode!r} is not a mode; use legacy or cdi")
+    mode: ToolkitMode | None = "cdi" if toolkit_mode == "cdi" else "legacy" if toolkit_mode == "legacy" else None
+    assumptions = (
+        ["no --instance-type: the GPU is assumed to be a data-center GPU (CUDA forward compatibility needs one)"]
+        if cuda is not None and instance_type is None
+        else []
+    )
     findings = matrix.check(
         os=os_value,
         driver=driver,
@@ -149,7 +192,10 @@ def check(
         instance_type=_instance(matrix, instance_type),
         cuda=cuda,
         precompiled=precompiled,
+        image_version=image_version,
         today=_today(today),
+        toolkit_mode=mode,
+        disable_require=disable_require,
     )
     verdict = _verdict(findings)
     if as_json:
@@ -165,12 +211,18 @@ def check(
                 "kubernetes": kubernetes,
                 "kubelet": kubelet,
                 "precompiled": precompiled,
+                "image_version": image_version,
+                "toolkit_mode": toolkit_mode,
+                "disable_require": disable_require,
             },
+            "assumptions": assumptions,
             "findings": [_finding_json(f) for f in findings],
         }
         typer.echo(json.dumps(document, indent=2))
     else:
         typer.echo(f"verdict: {verdict}")
+        for assumption in assumptions:
+            typer.echo(f"  assumes: {assumption}")
         order = {"mandatory": 0, "advisory": 1, "ok": 2}
         for finding in sorted(findings, key=lambda f: order[f.level]):
             typer.echo(f"  [{finding.level}] {finding.rule}: {finding.message}")
@@ -186,6 +238,7 @@ def drivers(
     os_name: Annotated[str, typer.Option("--os", help=f"Node OS: {', '.join(OS_NAMES)}")],
     operator: Annotated[str, typer.Option(help="GPU Operator release, e.g. v26.7.0")],
     instance_type: Annotated[str | None, typer.Option(help="EC2 instance type the pool launches")] = None,
+    image_version: Annotated[str | None, typer.Option(help=IMAGE_VERSION_HELP)] = None,
     today: Annotated[str | None, typer.Option(help="Judge lifecycles at this ISO date (default: today)")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document")] = False,
 ) -> int:
@@ -194,8 +247,11 @@ def drivers(
     os_value = _os(os_name)
     _operator(matrix, operator)
     _instance(matrix, instance_type)
+    _image_version(os_value, image_version)
     when = _today(today)
-    versions = matrix.drivers(os=os_value, operator=operator, instance_type=instance_type, today=when)
+    versions = matrix.drivers(
+        os=os_value, operator=operator, instance_type=instance_type, image_version=image_version, today=when
+    )
     op = matrix.operator(operator)
     rows: list[dict[str, Any]] = []
     for version in versions:
@@ -255,6 +311,12 @@ def refresh(
         str | None, typer.Option(help="Registry base URL instead of https://nvcr.io (--fetch)")
     ] = None,
     timeout: Annotated[float, typer.Option(help="Seconds allowed for each live request (--fetch)")] = 20.0,
+    images: Annotated[
+        bool, typer.Option(help="Also read NVIDIA_REQUIRE_CUDA from each recorded nvidia/cuda image (--fetch)")
+    ] = True,
+    image_registry: Annotated[
+        str | None, typer.Option(help="Registry base URL instead of Docker Hub for nvidia/cuda (--fetch)")
+    ] = None,
     today: Annotated[str | None, typer.Option(help="Date of the reading and of new rows (default: today)")] = None,
 ) -> int:
     """Print the differences between matrix.yaml and what NVIDIA publishes; exit 1 when there is one."""
@@ -273,6 +335,15 @@ def refresh(
         hint = "" if fetch else "; pass --upstream DIR (a copy of shared/upstream/nvidia) or --fetch"
         raise UsageProblem(f"cannot read upstream: {err}{hint}") from err
     differences = matrix_refresh.compare(data, reading)
+    if fetch and images:
+        try:
+            found = require_cuda_differences(data, registry=image_registry, timeout_s=timeout)
+        except UpstreamError as err:
+            raise UsageProblem(f"cannot read upstream: {err}; pass --no-images to skip the image environments") from err
+        differences += [
+            matrix_refresh.Difference("image_require_cuda", image, "admitted_branches", list(mine), list(theirs), False)
+            for image, mine, theirs in found
+        ]
     if not differences:
         typer.echo(f"{matrix_file} agrees with upstream ({reading.origin})")
         return EXIT_OK

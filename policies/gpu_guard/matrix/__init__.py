@@ -7,7 +7,7 @@ the offending value and the fix, with the nearest valid choices in `nearest`.
 
 One module per concept: `findings` (levels, OS names), `rows` (the pydantic rows of matrix.yaml),
 `loader`, `results` (joined query results), and the query classes, each building on the previous one:
-`state` -> `drivers` -> `operators` -> `instances` -> `cuda` -> `nodes` -> `core` (`Matrix`).
+`state` -> `drivers` -> `operators` -> `instances` -> `cuda` -> `nodes` -> `images` -> `core` (`Matrix`).
 Import from here: `from policies.gpu_guard.matrix import Matrix, load_matrix` (or `from ..matrix import`
 inside the pack).
 """
@@ -16,9 +16,11 @@ from __future__ import annotations
 
 from ..versions import DriverVersion
 from .core import Matrix
+from .cuda import ToolkitMode
 from .findings import OS_NAMES, Finding, Level, MatrixError, OsName, worst_level
+from .images import parse_image_version, release_key
 from .loader import MATRIX_PATH, load_matrix, load_matrix_file, parse_matrix
-from .results import ImageCuda, InstanceType, NodeImage
+from .results import ImageCuda, ImageDriver, InstanceType, NodeImage
 from .rows import (
     BakedDriver,
     CudaRelease,
@@ -26,6 +28,7 @@ from .rows import (
     DriverImages,
     EksVersion,
     GpuModel,
+    ImageRelease,
     InstanceFamily,
     MatrixData,
     NodeImageRow,
@@ -46,6 +49,8 @@ __all__ = [
     "Finding",
     "GpuModel",
     "ImageCuda",
+    "ImageDriver",
+    "ImageRelease",
     "InstanceFamily",
     "InstanceType",
     "Level",
@@ -58,8 +63,11 @@ __all__ = [
     "OsName",
     "Override",
     "PrecompiledBuild",
+    "ToolkitMode",
     "load_matrix",
     "load_matrix_file",
+    "parse_image_version",
     "parse_matrix",
+    "release_key",
     "worst_level",
 ]

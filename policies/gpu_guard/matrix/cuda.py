@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from ..versions import DriverVersion, parse_cuda_version, parse_driver_version
 from .findings import (
@@ -20,6 +21,8 @@ from .rows import (
 
 _NVIDIA_CUDA_TAG = re.compile(r"^(?P<cuda>\d+\.\d+\.\d+)(?:-|$)")
 _NGC_TAG = re.compile(r"^(?P<release>\d{2}\.\d{2})(?:-|$)")
+
+ToolkitMode = Literal["legacy", "cdi"]
 
 
 class CudaQueries(InstanceQueries):
@@ -47,6 +50,41 @@ class CudaQueries(InstanceQueries):
         )
         return row.admitted_branches if row else None
 
+    def require_cuda_branches(self, repository: str, cuda: str) -> tuple[int, ...] | None:
+        """Branches the NVIDIA_REQUIRE_CUDA of an `nvidia/cuda` tag admits: the row of that CUDA version, else the
+        newest recorded row of the same x.y at or below it; None when not recorded."""
+        wanted = parse_cuda_version(cuda)
+        rows = [
+            (version, r)
+            for r in self.data.image_require_cuda
+            if r.repository == repository
+            and (version := parse_cuda_version(r.cuda)).minor_key == wanted.minor_key
+            and version <= wanted
+        ]
+        return max(rows, key=lambda item: item[0])[1].admitted_branches if rows else None
+
+    def toolkit_checks_require(self, mode: ToolkitMode) -> tuple[bool, str]:
+        """Whether the container toolkit stops a container whose NVIDIA_REQUIRE_CUDA is unmet, and the source."""
+        row = next((r for r in self.data.toolkit_require_check if r.mode == mode), None)
+        return (row.checks, row.source) if row is not None else (mode == "legacy", self.data.mvc[0].source)
+
+    def toolkit_mode_for_operator(self, operator: str | None, cdi_enabled: bool | None = None) -> ToolkitMode | None:
+        """How the GPU Operator's toolkit injects GPUs: the values' cdi.enabled when set, else the chart default of
+        that release (CDI from `operator_cdi_default`); None without an operator (the node image's toolkit)."""
+        if cdi_enabled is not None:
+            return "cdi" if cdi_enabled else "legacy"
+        if operator is None or not self.data.operator_cdi_default:
+            return None
+        since = self.data.operator_cdi_default[0].since
+
+        def key(version: str) -> tuple[int, ...]:
+            return tuple(int(p) for p in re.findall(r"\d+", version)[:3])
+
+        try:
+            return "cdi" if key(operator) >= key(since) else "legacy"
+        except ValueError:
+            return None
+
     def _forward_compat_source(self, cuda: str) -> str:
         wanted = parse_cuda_version(cuda)
         row = next(
@@ -62,8 +100,14 @@ class CudaQueries(InstanceQueries):
         forward_compat_image: bool,
         admitted_branches: tuple[int, ...] | None,
         data_center_gpu: bool,
+        toolkit_mode: ToolkitMode | None = None,
+        disable_require: bool = False,
     ) -> list[Finding]:
-        """Can a CUDA runtime run on this driver? ok / advisory (MVC or forward compat) / mandatory."""
+        """Can a CUDA runtime run on this driver? ok / advisory (MVC or forward compat) / mandatory.
+
+        Order: the driver's own CUDA (ok); the image's NVIDIA_REQUIRE_CUDA (`admitted_branches`), which the
+        container toolkit checks in legacy mode and not in CDI mode (`toolkit_mode`, None: legacy assumed), unless
+        the container sets NVIDIA_DISABLE_REQUIRE=true; then minor version compatibility; then forward compat."""
         rule = "cuda-driver-compatible"
         wanted = parse_cuda_version(cuda)
         parsed = parse_driver_version(driver)
@@ -86,6 +130,31 @@ class CudaQueries(InstanceQueries):
         upgrade = self._upgrade_choices(row.min_driver if row else (mvc.floor if mvc else None))
         driver_major = branch.max_cuda_major if branch else None
         same_major = driver_major is not None and driver_major >= wanted.major
+        require_note = ""
+        if admitted_branches is not None and parsed.branch not in admitted_branches and not disable_require:
+            mode: ToolkitMode = toolkit_mode or "legacy"
+            checks, toolkit_source = self.toolkit_checks_require(mode)
+            admitted = ", ".join("R" + str(b) for b in admitted_branches)
+            if checks:
+                assumed = " (assumed: no CDI mode given)" if toolkit_mode is None else ""
+                return [
+                    Finding(
+                        "mandatory",
+                        rule,
+                        f"CUDA {wanted.short} cannot start on driver {driver}: the image's NVIDIA_REQUIRE_CUDA asks "
+                        f"cuda>={wanted.major}.{wanted.minor} or one of {admitted}, and R{parsed.branch} is neither. "
+                        f"The container toolkit in legacy mode{assumed} checks it through nvidia-container-cli and "
+                        f"refuses the container, whatever minor version compatibility would allow. Use driver "
+                        f"{row.min_driver if row else 'newer'} or later ({fmt_versions(upgrade)}), a driver of an "
+                        "admitted branch, CDI mode, or NVIDIA_DISABLE_REQUIRE=true in the container.",
+                        toolkit_source,
+                        upgrade,
+                    )
+                ]
+            require_note = (
+                f" The image's NVIDIA_REQUIRE_CUDA does not admit R{parsed.branch} ({admitted} only): the toolkit in "
+                "CDI mode does not check it, but legacy mode would refuse the container."
+            )
         if mvc is not None and same_major and driver_key >= parse_driver_version(mvc.floor):
             caveats = "; ".join(c.text for c in self.data.mvc_caveats)
             need = row.min_driver if row else "unknown (release not in the matrix)"
@@ -95,7 +164,8 @@ class CudaQueries(InstanceQueries):
                     rule,
                     f"CUDA {wanted.short} runs on driver {driver} only through minor version compatibility "
                     f"(CUDA {wanted.major}.x floor {mvc.floor}; full support needs {need}). Not covered: {caveats}. "
-                    f"Upgrade the driver to {need} or later for PTX JIT workloads: {fmt_versions(upgrade)}.",
+                    f"Upgrade the driver to {need} or later for PTX JIT workloads: {fmt_versions(upgrade)}."
+                    f"{require_note}",
                     mvc.source,
                     upgrade,
                 )
@@ -111,7 +181,7 @@ class CudaQueries(InstanceQueries):
         elif forward_compat_image and admitted_branches is not None and parsed.branch not in admitted_branches:
             problems.append(
                 f"the image's NVIDIA_REQUIRE_CUDA admits {', '.join('R' + str(b) for b in admitted_branches)}, "
-                f"not R{parsed.branch}"
+                f"not R{parsed.branch} (the cuda-compat package of the image targets those branches)"
             )
         if not problems:
             return [
@@ -132,8 +202,9 @@ class CudaQueries(InstanceQueries):
                 rule,
                 f"CUDA {wanted.short} cannot run on driver {driver} (R{parsed.branch} runs CUDA "
                 f"{driver_major if driver_major is not None else '?'}.x natively): {'; '.join(problems)}. The "
-                f"container toolkit refuses to start it (unsatisfied condition: cuda>={wanted.major}.{wanted.minor}). "
-                f"Use driver {row.min_driver if row else (mvc.floor if mvc else 'newer')} or later: "
+                "container starts, and CUDA initialisation fails in it (cudaErrorInsufficientDriver without "
+                "cuda-compat; cudaErrorCompatNotSupportedOnDevice for forward compatibility on a non-data-center "
+                f"GPU). Use driver {row.min_driver if row else (mvc.floor if mvc else 'newer')} or later: "
                 f"{fmt_versions(upgrade)}.",
                 row.source if row else fc_source,
                 upgrade,
@@ -207,7 +278,9 @@ class CudaQueries(InstanceQueries):
                 if match is None:
                     return None
                 cuda = match.group("cuda")
-                admitted = self.forward_compat_branches(cuda) if repo.forward_compat else None
+                admitted = self.require_cuda_branches(repo.repository, cuda)
+                if admitted is None and repo.forward_compat:
+                    admitted = self.forward_compat_branches(cuda)
                 return ImageCuda(image, cuda, repo.forward_compat, admitted, repo.source)
         match = _NGC_TAG.match(tag)
         if match is None:

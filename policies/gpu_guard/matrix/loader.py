@@ -29,9 +29,8 @@ def _describe_error(error: dict[str, Any], raw: dict[str, Any]) -> str:
         rows = raw.get(loc[0])
         if isinstance(rows, list) and loc[1] < len(rows) and isinstance(rows[loc[1]], dict):
             row = rows[loc[1]]
-            key = next(
-                (row[k] for k in ("version", "cuda", "branch", "family", "model", "os", "os_tag") if k in row), None
-            )
+            names = ("version", "release", "cuda", "branch", "family", "model", "os", "os_tag")
+            key = next((row[k] for k in names if k in row), None)
             if key is not None:
                 row_hint = f" (row {key!r})"
     return f"{where}{row_hint}: {error.get('msg', 'invalid')}"

@@ -66,6 +66,18 @@ class NodeQueries(CudaQueries):
         standard = [v for v in standard if (on := self._eks[v].released or self._eks[v].available_by) is None
                     or on <= today]
         choices = tuple(reversed(standard))
+        pending = next((p for p in self.data.eks_pending if p.version == str(wanted)), None)
+        if row is None and pending is not None:
+            return [
+                Finding(
+                    "mandatory",
+                    rule,
+                    f"Kubernetes {wanted} (released upstream {pending.upstream_released.isoformat()}) is not an "
+                    f"Amazon EKS version yet; choose one of {', '.join(choices)}.",
+                    pending.source,
+                    choices,
+                )
+            ]
         if row is None:
             return [
                 Finding(
@@ -153,13 +165,6 @@ class NodeQueries(CudaQueries):
     def _baked_branch(cls, row: NodeImageRow, today: date, kubernetes: str | None = None) -> int | None:
         step = cls._baked_row(row, today, kubernetes)
         return step.branch if step else None
-
-    def baked_driver_branch(self, os: OsName, kubernetes: str, today: date) -> int | None:
-        """Driver branch a Bottlerocket/AL2023 NVIDIA image ships on `today` (None for Ubuntu)."""
-        row = self._node_image_row(os)
-        if row is None or not row.baked_driver:
-            return None
-        return self._baked_branch(row, today, str(parse_kube_minor(kubernetes)))
 
     def node_image_findings(
         self, os: OsName, kubernetes: str, arch: str = "x86_64", today: date | None = None

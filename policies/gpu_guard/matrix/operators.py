@@ -17,11 +17,17 @@ class OperatorQueries(DriverQueries):
     """Queries about GPU Operator releases."""
 
     # ---------------------------------------------------------------- GPU Operator
+    def unconfirmed_operator_note(self, version: str) -> str:
+        """Why a release named second-hand is not in the matrix ('' when it is not such a release)."""
+        row = next((r for r in self.data.operators_unconfirmed if r.version == version), None)
+        return f" ({version} is unconfirmed: {row.note}; source {row.source})" if row is not None else ""
+
     def _unknown_operator(self, version: str) -> Finding:
         return Finding(
             "mandatory",
             "operator-known",
-            f"GPU Operator {version} is not in the compatibility matrix; choose one of "
+            f"GPU Operator {version} is not in the compatibility matrix{self.unconfirmed_operator_note(version)}; "
+            "choose one of "
             f"{', '.join(reversed(self.operators()))}.",
             self.data.operators[-1].source,
             tuple(reversed(self.operators()))[:NEAREST],

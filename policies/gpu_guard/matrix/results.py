@@ -50,3 +50,28 @@ class NodeImage:
     published_versions: tuple[str, ...]
     driver_branch: int | None
     source: str
+
+
+@dataclass(frozen=True)
+class ImageDriver:
+    """The driver a node of one image release loads: the release step in force and how it resolved.
+
+    `version` is the driver (full version or bare branch) this instance type gets, None when it cannot be
+    told (no instance type while the release carries two drivers, or a selection no source documents);
+    `drivers` is everything the release carries for that Kubernetes version, the default first.
+    """
+
+    os: str
+    image_version: str | None  # the pinned release tag (v20260917, v1.68.0); None: the newest as of the judging day
+    release: str | None  # the recorded release whose step applies; None: an older, date-based step
+    exact: bool  # the pinned release is itself a recorded row (False: a nearer earlier step is used)
+    kubernetes: str
+    published: bool | None  # is the variant / AMI for this Kubernetes version in the release? None: unknown
+    published_versions: tuple[str, ...]
+    drivers: tuple[str, ...]
+    version: str | None
+    branch: int | None
+    rule: str  # how `version` was chosen, in words, for messages
+    source: str
+    confirmed: bool
+    resolution: str = "single"  # the row's rule among several drivers (rows.ImageRelease.resolution)

@@ -258,6 +258,57 @@ class NodeImageRow(_Row):
     baked_driver: tuple[BakedDriver, ...] = Field(default=(), description="Driver branch shipped, by date")
 
 
+class ImageRelease(_Row):
+    """What one release of a node image line (AL2023 NVIDIA AMI, Bottlerocket NVIDIA variants) ships.
+
+    A row is a step: it holds from its release until the next recorded release of the same `os`, so rows
+    are written only where the published variants or the drivers change. `drivers` maps a Kubernetes
+    minor (or `*`: every version the release publishes, not recorded one by one) to the driver versions
+    or bare branches the image carries, the one a node loads by default first.
+    """
+
+    os: Literal["al2023", "bottlerocket"] = Field(description="Node image line (OS label value)")
+    release: str = Field(description="Release tag: v20260917 (AL2023) or v1.68.0 (Bottlerocket)")
+    released: date | None = Field(default=None, description="Publication date, when a source gives it")
+    drivers: dict[str, tuple[str, ...]] = Field(
+        description="Kubernetes minor (or *) -> driver versions or branches baked in, the default first"
+    )
+    resolution: Literal["single", "al2023-open-supported-devices", "undocumented"] = Field(
+        default="single",
+        description="How a node picks among several drivers: single (one driver), al2023-open-supported-devices "
+        "(amazon-eks-ami resolve-nvidia-driver.sh), undocumented (no primary source says)",
+    )
+    second_tree_gpus: tuple[str, ...] = Field(
+        default=(), description="GPU models (rows of gpus) that resolve to the second driver (the PB tree)"
+    )
+    first_tree_families: tuple[str, ...] = Field(
+        default=(), description="Instance families forced onto the first driver whatever their GPU"
+    )
+
+    @field_validator("release", mode="before")
+    @classmethod
+    def _release_ok(cls, value: Any) -> Any:
+        _strict_str(value)
+        if isinstance(value, str) and not re.fullmatch(r"v(\d{8}|\d+\.\d+\.\d+)", value):
+            raise ValueError(f"release {value!r} must look like v20260917 (AL2023) or v1.68.0 (Bottlerocket)")
+        return value
+
+    @field_validator("drivers", mode="before")
+    @classmethod
+    def _drivers_ok(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            for key, versions in value.items():
+                _strict_str(key)
+                if key != "*" and not re.fullmatch(r"1\.\d+", str(key)):
+                    raise ValueError(f"drivers key {key!r} must be a Kubernetes minor such as '1.35', or '*'")
+                if not isinstance(versions, list) or not versions:
+                    raise ValueError(f"drivers[{key!r}] must be a non-empty list of driver versions or branches")
+                for item in versions:
+                    _strict_str(item)
+                    _check_driver(item)
+        return value
+
+
 class EksVersion(_Row):
     """An Amazon EKS Kubernetes version and its support dates."""
 
@@ -266,6 +317,15 @@ class EksVersion(_Row):
     available_by: date | None = Field(default=None, description="Date by which it was seen available")
     end_standard: date | None = Field(description="End of standard support")
     end_extended: date | None = Field(description="End of extended support")
+
+    _strict = field_validator("version", mode="before")(_strict_str)
+
+
+class PendingEksVersion(_Row):
+    """A Kubernetes minor released upstream that Amazon EKS does not offer yet (no primary source shows it)."""
+
+    version: str = Field(description="Kubernetes minor, e.g. 1.37")
+    upstream_released: date = Field(description="Upstream Kubernetes release date")
 
     _strict = field_validator("version", mode="before")(_strict_str)
 
@@ -295,6 +355,36 @@ class CudaImageRepository(_Row):
     forward_compat: bool = Field(description="Images carry the cuda-compat package")
 
 
+class ImageRequireCuda(_Row):
+    """The driver branches one `nvidia/cuda` tag's NVIDIA_REQUIRE_CUDA admits besides `cuda>=x.y` (its image
+    environment): a `brand=...,driver>=N,driver<N+1` clause per branch. NGC framework images differ (forward_compat)."""
+
+    repository: str = Field(description="Canonical repository name (a row of cuda_image_repositories)")
+    cuda: str = Field(description="The tag's CUDA version, e.g. 12.8.1")
+    admitted_branches: tuple[int, ...] = Field(description="Branches of the driver>=N,driver<N+1 clauses")
+
+    _strict = field_validator("cuda", mode="before")(_strict_str)
+
+
+class ToolkitRequireCheck(_Row):
+    """Whether the NVIDIA Container Toolkit checks NVIDIA_REQUIRE_* in one GPU injection mode."""
+
+    mode: Literal["legacy", "cdi"] = Field(description="legacy: runtime hook + nvidia-container-cli; cdi: CDI specs")
+    checks: bool = Field(description="Whether an unsatisfied NVIDIA_REQUIRE_CUDA stops the container")
+
+
+class OperatorCdiDefault(_Row):
+    """The first GPU Operator release whose chart enables CDI by default (`cdi.enabled: true` in values.yaml)."""
+
+    since: str = Field(description="Operator release, e.g. v25.10.0")
+
+
+class UnconfirmedRelease(_Row):
+    """A release named by second-hand evidence that no primary source read confirms (kept out of the matrix)."""
+
+    version: str = Field(description="Release, e.g. v26.7.1")
+
+
 class MatrixData(BaseModel):
     """The whole of matrix.yaml."""
 
@@ -314,10 +404,26 @@ class MatrixData(BaseModel):
     gpus: tuple[GpuModel, ...] = Field(description="GPU models")
     instance_families: tuple[InstanceFamily, ...] = Field(description="EC2 GPU instance families")
     node_images: tuple[NodeImageRow, ...] = Field(description="EKS node images")
+    image_releases: tuple[ImageRelease, ...] = Field(default=(), description="What each node image release ships")
     eks_versions: tuple[EksVersion, ...] = Field(description="EKS versions and support dates")
+    eks_pending: tuple[PendingEksVersion, ...] = Field(
+        default=(), description="Kubernetes minors released upstream, not (yet) an Amazon EKS version"
+    )
     kubelet_skew: tuple[KubeletSkewRow, ...] = Field(description="Kubelet skew rule", min_length=1, max_length=1)
     ngc_images: tuple[NgcImage, ...] = Field(description="NGC releases and their CUDA")
     cuda_image_repositories: tuple[CudaImageRepository, ...] = Field(description="nvidia/cuda repositories")
+    image_require_cuda: tuple[ImageRequireCuda, ...] = Field(
+        default=(), description="NVIDIA_REQUIRE_CUDA driver clauses per nvidia/cuda tag"
+    )
+    operators_unconfirmed: tuple[UnconfirmedRelease, ...] = Field(
+        default=(), description="GPU Operator releases named second-hand, not confirmed by NVIDIA's notes or tags"
+    )
+    operator_cdi_default: tuple[OperatorCdiDefault, ...] = Field(
+        default=(), description="First operator release that enables CDI by default", max_length=1
+    )
+    toolkit_require_check: tuple[ToolkitRequireCheck, ...] = Field(
+        default=(), description="Whether the container toolkit checks NVIDIA_REQUIRE_CUDA, per injection mode"
+    )
 
 
 def sm_name(gpu: GpuModel) -> str:

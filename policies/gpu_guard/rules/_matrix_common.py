@@ -6,8 +6,10 @@ questions of the stack, answered here once so they agree:
 - Which driver does a pool run? An operator-managed pool (`gpu-platform.io/driver-source:
   operator`, or an Ubuntu pool) runs every operator driver whose node selector matches it
   (`Inventory.drivers_for`); a pool whose image bakes the driver (Bottlerocket / AL2023 NVIDIA)
-  runs the branch its `gpu-platform.io/driver` label names, else the branch the matrix says the
-  image ships at that Kubernetes version today (`Matrix.baked_driver_branch`).
+  runs the branch its `gpu-platform.io/driver` label names, else the branch the matrix says a node of
+  the pinned image release (EC2NodeClass alias / node group releaseVersion; newest when unpinned) loads
+  at that Kubernetes version on each instance type (`Matrix.baked_driver_branch`): AL2023 images since
+  v20260917 carry R580 and R595 and pick one per GPU at boot, so one pool may run two branches.
 - Which CUDA does a GPU container run? The image tag when the matrix knows it
   (`Matrix.image_cuda`), else the pod template label `gpu-platform.io/cuda`.
 
@@ -31,7 +33,7 @@ from pulumi_policy import ReportViolation
 from ..base import CAVEAT_MARK
 from ..calendar import judging_day
 from ..inventory import DriverSpec, Inventory, Pool, Reach, Workload
-from ..matrix import Finding, Matrix, OsName
+from ..matrix import Finding, Matrix, OsName, parse_image_version
 from ..versions import parse_cuda_version
 
 ADVISORY_PREFIX = CAVEAT_MARK
@@ -67,6 +69,11 @@ class PoolDriver:
     version: str  # full version (580.173.02) or branch (580)
     source: str  # "operator" | "image"
     spec: DriverSpec | None  # the operator driver (Helm values default or NVIDIADriver), None for baked drivers
+    # Baked drivers chosen per GPU at boot: the instance types of the pool that load this one (None: all).
+    instance_types: tuple[str, ...] | None = None
+
+    def runs_on(self, instance_type: str) -> bool:
+        return self.instance_types is None or instance_type in self.instance_types
 
     @property
     def precompiled(self) -> bool:
@@ -74,7 +81,8 @@ class PoolDriver:
 
     def describe(self) -> str:
         if self.spec is None:
-            return f"driver {self.version} baked into the {self.pool.os} image"
+            release = f" {self.pool.image_version}" if self.pool.image_version else ""
+            return f"driver {self.version} baked into the {self.pool.os}{release} image"
         kind = "precompiled " if self.precompiled else ""
         return f"{kind}driver {self.version} from {driver_origin(self.spec)}"
 
@@ -123,9 +131,29 @@ def pool_drivers(inv: Inventory, matrix: Matrix, pool: Pool, today: date) -> lis
         kubernetes = pool_kubernetes(inv, pool)
         if os_name is None or kubernetes is None:
             return []
-        branch = matrix.baked_driver_branch(os_name, kubernetes, today)
-        return [PoolDriver(pool, str(branch), "image", None)] if branch is not None else []
+        return baked_pool_drivers(matrix, pool, os_name, kubernetes, today)
     return []
+
+
+def baked_pool_drivers(matrix: Matrix, pool: Pool, os_name: OsName, kubernetes: str, today: date) -> list[PoolDriver]:
+    """The branches the pool's pinned image release loads, one PoolDriver per branch with the instance types that
+    load it (None when every instance type of the pool loads the same one)."""
+    image_version = pool.image_version
+    try:
+        if image_version is not None:
+            parse_image_version(os_name, image_version)
+    except ValueError:
+        image_version = None  # the config validates imageVersion; an unreadable one is judged as the newest
+    by_branch: dict[int, list[str]] = {}
+    for instance_type in pool.instance_types or (None,):
+        branch = matrix.baked_driver_branch(
+            os_name, kubernetes, today, instance_type=instance_type, image_version=image_version
+        )
+        if branch is not None:
+            by_branch.setdefault(branch, []).extend([instance_type] if instance_type else [])
+    if len(by_branch) == 1:
+        return [PoolDriver(pool, str(next(iter(by_branch))), "image", None)]
+    return [PoolDriver(pool, str(b), "image", None, tuple(types)) for b, types in sorted(by_branch.items())]
 
 
 @dataclass(frozen=True)

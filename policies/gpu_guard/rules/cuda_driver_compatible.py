@@ -6,7 +6,11 @@ pool the workload can be scheduled on (scheduler-exact reachability): at or abov
 release's minimum driver is fine; same major above the minor-version-compatibility floor, or
 across a major through forward compatibility (the image carries `cuda-compat`, the GPU is a
 data-center GPU and the image's `NVIDIA_REQUIRE_CUDA` admits the branch) works with caveats;
-anything else the container toolkit refuses to start.
+anything else fails. The image's `NVIDIA_REQUIRE_CUDA` (per nvidia/cuda tag, matrix.yaml image_require_cuda)
+is checked before minor version compatibility, where the container toolkit checks it: legacy mode does
+(nvidia-container-cli), CDI mode does not (matrix.yaml toolkit_require_check, with the toolkit source lines).
+Operator-managed pools run the mode of the GPU Operator values' `cdi.enabled`, else that release's chart
+default (CDI from v25.10.0); pools whose image brings its own toolkit are judged as legacy (assumed).
 
 The policy is mandatory, and the engine gives a policy one level: the caveat outcomes are reported
 by its advisory twin `cuda-driver-compatible-caveats` (`base.stack_policy_with_caveats`).
@@ -27,7 +31,8 @@ from pulumi_policy import EnforcementLevel, PolicyConfigSchema, ReportViolation,
 
 from ..base import stack_policy_with_caveats
 from ..inventory import Inventory, Reach, Workload, build_inventory
-from ..matrix import Finding, Matrix, load_matrix
+from ..matrix import Finding, Matrix, ToolkitMode, load_matrix
+from ..props import get
 from ._matrix_common import (
     TODAY_PROPERTY,
     ContainerCuda,
@@ -61,6 +66,7 @@ def _judge(matrix: Matrix, inv: Inventory, workload: Workload, reach: Reach, cud
     if reach.pool.urn not in memo.by_pool:
         memo.by_pool[reach.pool.urn] = pool_drivers(inv, matrix, reach.pool, today)
     for driver in memo.by_pool[reach.pool.urn]:
+        mode = _toolkit_mode(inv, matrix) if driver.source == "operator" else None
         try:
             release = matrix.weakest_release(driver.version)
         except ValueError:
@@ -68,13 +74,24 @@ def _judge(matrix: Matrix, inv: Inventory, workload: Workload, reach: Reach, cud
         judged_as = f" (judged as {release}, the branch's first release)" if release != driver.version else ""
         context = (f"{workload.kind} {workload.name!r} container {container!r} (CUDA {cuda.cuda} from "
                    f"{cuda.origin}) can run on GPU pool {reach.pool.name!r} with {driver.describe()}{judged_as}")
-        key = (cuda.cuda, release, cuda.forward_compat, cuda.admitted_branches, data_center)
+        key = (cuda.cuda, release, cuda.forward_compat, cuda.admitted_branches, data_center, mode)
         if key not in memo.by_value:
             memo.by_value[key] = judged(matrix.cuda_driver, cuda.cuda, release,
                                         forward_compat_image=cuda.forward_compat,
-                                        admitted_branches=cuda.admitted_branches, data_center_gpu=data_center)
+                                        admitted_branches=cuda.admitted_branches, data_center_gpu=data_center,
+                                        toolkit_mode=mode)
         report_findings(report, memo.by_value[key], context=context, urn=workload.urn, advisory_prefix=True,
                         seen=seen)
+
+
+def _toolkit_mode(inv: Inventory, matrix: Matrix) -> ToolkitMode | None:
+    """The GPU Operator toolkit's injection mode: the values' cdi.enabled, else the release's chart default."""
+    release = inv.operator
+    if release is None:
+        return None
+    enabled = get(release.values, "cdi", "enabled")
+    cdi = enabled if isinstance(enabled, bool) else None
+    return matrix.toolkit_mode_for_operator(release.version, cdi)
 
 
 def _validate(args: StackValidationArgs, report: ReportViolation) -> None:

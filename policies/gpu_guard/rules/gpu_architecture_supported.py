@@ -2,8 +2,10 @@
 
 For each GPU pool, each driver it runs (operator-installed or baked) and each instance type the pool
 may launch (node group `instanceTypes`, launch template, Karpenter `node.kubernetes.io/instance-type`
-requirement), `Matrix.architecture_support` checks the GPU's minimum driver (Blackwell B200 needs
->= 570.133.20, RTX PRO 6000 >= 575.57.08) and last branch (V100 stops at R580). An instance type the
+requirement) that loads it (an unlabelled AL2023 pool pinned at v20260917 or later loads R595 on g7 and
+R580 elsewhere: `Matrix.baked_driver_branch`), `Matrix.architecture_support` checks the GPU's
+minimum driver (Blackwell B200 needs >= 570.133.20, RTX PRO 6000 >= 575.57.08) and last branch (V100
+stops at R580). An instance type the
 matrix does not know in a GPU pool (a CPU size listed by mistake, a typo) is a violation too: nothing
 can be said of its GPU, and a GPU pool that launches it strands GPU workloads.
 """
@@ -27,7 +29,7 @@ def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
     seen: set[str] = set()
     for pool in gpu_pools(inv, matrix):
         for driver in pool_drivers(inv, matrix, pool, today):
-            for instance_type in pool.instance_types:
+            for instance_type in filter(driver.runs_on, pool.instance_types):
                 context = f"GPU pool {pool.name!r} may launch {instance_type} with {driver.describe()}"
                 findings = judged(matrix.architecture_support, instance_type, driver.version)
                 report_findings(report, findings, context=context, urn=pool.urn, advisory_prefix=True, seen=seen)

@@ -1,0 +1,382 @@
+"""Node image releases: which driver a node of a pinned (or the latest) AL2023 / Bottlerocket release loads.
+
+An AL2023 NVIDIA AMI from release v20260917 on carries two driver trees and picks one at first boot from the
+GPUs it finds (awslabs/amazon-eks-ami PR #2819, templates/al2023/runtime/gpu/resolve-nvidia-driver.sh); a
+Bottlerocket release publishes one `aws-k8s-<minor>-nvidia` variant per Kubernetes version, each with its
+driver (bottlerocket.dev "GPU Driver Versions" table of that release). The rows are `image_releases` of
+matrix.yaml; this module holds the rules that read them:
+
+- a pinned release is judged by its own row when one is recorded, else by the newest recorded row before it
+  (a step), whose published set is only trusted where the next recorded row agrees;
+- with no pin (or `latest`), the newest recorded row once the judging day has reached its date, else the
+  older date-based `baked_driver` steps of `node_images`;
+- among several drivers: `al2023-open-supported-devices` (the resolve script's order: the first (LTS) tree
+  unless the GPU is only in the second (PB) tree's open supported-devices list; g4dn/g5/g5g always the
+  first), or `undocumented` (no primary source says, so no branch is asserted).
+
+For callers (Karpenter pools, the pack): `Matrix.driver_branch_for_image(os, image_version, instance_type,
+kubernetes, today=...)` gives the branch (int, or None where no source tells); `Matrix.driver_for_image(...)`
+gives the whole `ImageDriver` (release step, published?, every driver carried, the rule in words);
+`Matrix.image_findings(...)` the findings of rules node-image-published and baked-driver-branch;
+`parse_image_version(os, value)` normalises `al2023@v20260917` / `1.35.2-20260917` / `latest`.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+from ..versions import parse_driver_version, parse_kube_minor
+from .findings import BAKED_DRIVER_OS, Finding
+from .nodes import NodeQueries
+from .results import ImageDriver, InstanceType
+from .rows import ImageRelease
+
+_AL2023_VERSION = re.compile(r"^(?:al2023@)?(?:v?(?P<date>\d{8})|\d+\.\d+\.\d+-(?P<suffix>\d{8}))$", re.IGNORECASE)
+_BOTTLEROCKET_VERSION = re.compile(r"^(?:bottlerocket@)?v?(?P<version>\d+\.\d+\.\d+)$", re.IGNORECASE)
+_LATEST = ("", "latest", "al2023@latest", "bottlerocket@latest")
+
+
+def parse_image_version(os: str, value: str | None) -> str | None:
+    """The canonical release tag of a pinned image version (`v20260917`, `v1.68.0`); None for latest.
+
+    Accepts a Karpenter alias (`al2023@v20260917`, `bottlerocket@v1.68.0`), the bare tag, and for AL2023 the
+    release version of the AMI name (`1.35.2-20260917`). Raises ValueError naming the expected form.
+    """
+    text = (value or "").strip()
+    if text.lower() in _LATEST:
+        return None
+    if os == "al2023":
+        match = _AL2023_VERSION.match(text)
+        if match:
+            return "v" + (match.group("date") or match.group("suffix"))
+        raise ValueError(
+            f"AL2023 image version {value!r} is not a release; use v20260917 (alias al2023@v20260917), "
+            "the AMI release version 1.35.2-20260917, or latest"
+        )
+    if os == "bottlerocket":
+        match = _BOTTLEROCKET_VERSION.match(text)
+        if match:
+            return "v" + match.group("version")
+        raise ValueError(
+            f"Bottlerocket image version {value!r} is not a release; use v1.68.0 (alias bottlerocket@v1.68.0) "
+            "or latest"
+        )
+    raise ValueError(f"OS {os!r} has no image releases: only {', '.join(BAKED_DRIVER_OS)} bake the driver")
+
+
+def release_key(release: str) -> tuple[int, ...]:
+    """Order of release tags: v20260917 -> (20260917,), v1.68.0 -> (1, 68, 0)."""
+    return tuple(int(part) for part in release.lstrip("v").split("."))
+
+
+def _release_date(os: str, release: str) -> date | None:
+    """AL2023 tags are dates (v20260917); Bottlerocket tags are not."""
+    if os != "al2023":
+        return None
+    digits = release.lstrip("v")
+    try:
+        return date(int(digits[:4]), int(digits[4:6]), int(digits[6:8]))
+    except ValueError:
+        return None
+
+
+class ImageQueries(NodeQueries):
+    """Queries about what a node image release ships and which driver its nodes load."""
+
+    def image_releases(self, os: str) -> list[ImageRelease]:
+        """Recorded releases of one image line, oldest first."""
+        return sorted((r for r in self.data.image_releases if r.os == os), key=lambda r: release_key(r.release))
+
+    def _latest_release(self, os: str, today: date) -> ImageRelease | None:
+        rows = self.image_releases(os)
+        if not rows:
+            return None
+        newest = rows[-1]
+        seen = newest.released or _release_date(os, newest.release) or newest.reviewed
+        return newest if seen <= today else None
+
+    def _pinned_step(self, os: str, release: str) -> tuple[ImageRelease | None, ImageRelease | None]:
+        """The recorded row at or before `release`, and the first recorded row after it."""
+        wanted = release_key(release)
+        before = [r for r in self.image_releases(os) if release_key(r.release) <= wanted]
+        after = [r for r in self.image_releases(os) if release_key(r.release) > wanted]
+        return (before[-1] if before else None), (after[0] if after else None)
+
+    def driver_for_image(
+        self,
+        os: str,
+        image_version: str | None,
+        instance_type: str | None,
+        k8s_version: str,
+        *,
+        today: date | None = None,
+    ) -> ImageDriver | None:
+        """The driver a node of this image release, instance type and Kubernetes version loads.
+
+        `image_version`: a pinned release (`v20260917`, `al2023@v20260917`, `v1.68.0`, ...) or None/`latest`
+        (the newest release as of `today`). Returns None for an OS whose driver is not baked in (Ubuntu).
+        Raises ValueError for an image version or Kubernetes version that does not parse.
+        """
+        if os not in BAKED_DRIVER_OS:
+            return None
+        today = today or date.today()
+        minor = str(parse_kube_minor(k8s_version))
+        pinned = parse_image_version(os, image_version)
+        node_row = self._node_image_row(os)
+        ever_published = node_row.published if node_row else ()
+        if pinned is None:
+            row, following = self._latest_release(os, today), None
+            exact = row is not None
+        else:
+            row, following = self._pinned_step(os, pinned)
+            exact = row is not None and row.release == pinned
+        if row is None:
+            return self._date_step_driver(os, pinned, minor, today, ever_published)
+        versions = row.drivers.get(minor) or row.drivers.get("*") or ()
+        published = self._published(row, following, minor, exact, ever_published)
+        where = f"{os} {row.release}" if exact else f"{os} {pinned} (recorded step: {row.release})"
+        if not versions:
+            return ImageDriver(
+                os, pinned, row.release, exact, minor, published, self._published_set(row, ever_published),
+                (), None, None, f"{where} carries no driver for Kubernetes {minor}", row.source,
+                row.confirmed and exact,
+            )
+        version, rule = self._resolve(row, versions, instance_type, where)
+        branch = parse_driver_version(version).branch if version is not None else None
+        return ImageDriver(
+            os, pinned, row.release, exact, minor, published, self._published_set(row, ever_published),
+            versions, version, branch, rule, row.source, row.confirmed and exact, row.resolution,
+        )
+
+    @staticmethod
+    def _published_set(row: ImageRelease, ever_published: tuple[str, ...]) -> tuple[str, ...]:
+        listed = tuple(k for k in row.drivers if k != "*")
+        return listed if "*" not in row.drivers else tuple(sorted(set(listed) | set(ever_published)))
+
+    @staticmethod
+    def _published(
+        row: ImageRelease, following: ImageRelease | None, minor: str, exact: bool, ever: tuple[str, ...]
+    ) -> bool | None:
+        in_next = following is None or minor in following.drivers or ("*" in following.drivers and minor in ever)
+        if minor in row.drivers:
+            # Between two recorded rows, a variant the next row no longer lists may be gone already.
+            return True if exact or in_next else None
+        if "*" in row.drivers:
+            return True if minor in ever else None
+        if exact or following is None or not in_next:
+            return False
+        return None  # appears by the next recorded release; this release's own table is not recorded
+
+    def _resolve(
+        self, row: ImageRelease, versions: tuple[str, ...], instance_type: str | None, where: str
+    ) -> tuple[str | None, str]:
+        listing = " and ".join(f"R{parse_driver_version(v).branch} ({v})" for v in versions)
+        if len(versions) == 1:
+            return versions[0], f"{where} ships one driver, {versions[0]}"
+        if row.resolution == "undocumented":
+            return None, f"{where} carries {listing}; no primary source says which one a node loads"
+        inst = self.instance_type(instance_type) if instance_type else None
+        first, second = versions[0], versions[1]
+        if inst is None:
+            return None, (
+                f"{where} carries {listing} and picks one at first boot from the GPU: "
+                f"R{parse_driver_version(second).branch} only for GPUs the R{parse_driver_version(first).branch} "
+                f"open module list lacks ({', '.join(row.second_tree_gpus) or 'none recorded'}); "
+                "give the instance type to know which"
+            )
+        return self._al2023_tree(row, inst, first, second, where)
+
+    @staticmethod
+    def _al2023_tree(
+        row: ImageRelease, inst: InstanceType, first: str, second: str, where: str
+    ) -> tuple[str, str]:
+        lts, pb = parse_driver_version(first).branch, parse_driver_version(second).branch
+        if inst.family in row.first_tree_families:
+            return first, f"{where}: {inst.family} instances always load the R{lts} tree (proprietary, GSP off)"
+        if inst.gpu_model in row.second_tree_gpus:
+            return second, (
+                f"{where}: the {inst.gpu_model} of {inst.name} is absent from R{lts}'s open supported-devices list "
+                f"and present in R{pb}'s, so the node loads the R{pb} tree"
+            )
+        return first, f"{where}: the {inst.gpu_model} of {inst.name} loads the default R{lts} tree"
+
+    def _date_step_driver(
+        self, os: str, pinned: str | None, minor: str, today: date, ever_published: tuple[str, ...]
+    ) -> ImageDriver | None:
+        """Before the recorded releases: the date-based `baked_driver` step (AL2023 tags are dates)."""
+        row = self._node_image_row(os)
+        if row is None:
+            return None
+        when = _release_date(os, pinned) if pinned is not None else today
+        step = self._baked_row(row, when, minor) if when is not None else None
+        if step is None:
+            return ImageDriver(
+                os, pinned, None, False, minor, None, ever_published, (), None, None,
+                f"no recorded {os} release or dated step covers {pinned or today.isoformat()}", row.source, False,
+            )
+        branch = str(step.branch)
+        label = f"{os} {pinned}" if pinned else f"{os} NVIDIA images (as of {today.isoformat()})"
+        return ImageDriver(
+            os, pinned, None, False, minor, minor in ever_published, ever_published, (branch,), branch,
+            step.branch, f"{label} ship driver branch R{branch}", step.source, step.confirmed,
+        )
+
+    def driver_branch_for_image(
+        self,
+        os: str,
+        image_version: str | None,
+        instance_type: str | None,
+        kubernetes: str,
+        *,
+        today: date | None = None,
+    ) -> int | None:
+        """THE call for a pool that pins a node image: the NVIDIA driver branch its nodes load.
+
+        `os`: al2023 or bottlerocket (None for Ubuntu: the operator installs the driver there).
+        `image_version`: Karpenter alias (`al2023@v20260917`, `bottlerocket@v1.68.0`), bare tag, AL2023 AMI
+        release version (`1.35.2-20260917`), or None / `latest` (the newest recorded release as of `today`).
+        `instance_type`: decides between trees on releases with two (AL2023 >= v20260917); None gives the
+        release's default tree. None also when no source tells (Bottlerocket 1.37 variants carry two drivers
+        with no documented selection: see `driver_for_image(...).drivers`).
+        Raises ValueError for an image version or Kubernetes version that does not parse.
+        """
+        today = today or date.today()
+        image = self.driver_for_image(os, image_version, instance_type, kubernetes, today=today)
+        if image is None or not image.drivers:
+            return None
+        if image.branch is not None:
+            return image.branch
+        if image.resolution == "undocumented":
+            return None
+        return parse_driver_version(image.drivers[0]).branch
+
+    def baked_driver_branch(
+        self,
+        os: str,
+        kubernetes: str,
+        today: date,
+        *,
+        instance_type: str | None = None,
+        image_version: str | None = None,
+    ) -> int | None:
+        """Driver branch a Bottlerocket/AL2023 NVIDIA node loads (the image's default one when it depends on
+        the GPU and no instance type is given); None for Ubuntu or when no source tells."""
+        if os not in BAKED_DRIVER_OS:
+            return None
+        image = self.driver_for_image(os, image_version, instance_type, kubernetes, today=today)
+        if image is None or not image.drivers:
+            return None
+        if image.branch is not None:
+            return image.branch
+        return parse_driver_version(image.drivers[0]).branch
+
+    def image_findings(
+        self,
+        os: str,
+        image_version: str | None,
+        instance_type: str | None,
+        kubernetes: str,
+        *,
+        driver: str | None = None,
+        today: date | None = None,
+    ) -> list[Finding]:
+        """Is an image of this release published for the Kubernetes version (rule node-image-published), and
+        is the declared driver the one its nodes load (rule baked-driver-branch)?"""
+        today = today or date.today()
+        image = self.driver_for_image(os, image_version, instance_type, kubernetes, today=today)
+        if image is None:
+            return []
+        findings = [self._published_finding(image)] if image.release is not None else []
+        if driver is not None:
+            findings.extend(self._branch_finding(image, driver, today))
+        return findings
+
+    def _published_finding(self, image: ImageDriver) -> Finding:
+        rule = "node-image-published"
+        name = self._image_name(image)
+        if image.published:
+            caveat = "" if image.confirmed or not image.exact else " (unconfirmed: that release's table was not read)"
+            return Finding("ok", rule, f"{name} is published in {image.os} {image.release}{caveat}", image.source)
+        with_minor = [r.release for r in self.image_releases(image.os) if image.kubernetes in r.drivers]
+        nearest = tuple(reversed(with_minor[-3:]))
+        published = ", ".join(image.published_versions) or "none recorded"
+        if image.published is None:
+            return Finding(
+                "advisory",
+                rule,
+                f"whether {image.os} {image.image_version} publishes {name} is not recorded (its own table was not "
+                f"read; the nearest recorded release {image.release} publishes {published}). Pin a recorded "
+                f"release{': ' + ', '.join(nearest) if nearest else ''}.",
+                image.source,
+                nearest,
+            )
+        fix = f"pin a release that does ({', '.join(nearest)})" if nearest else "use a Kubernetes version it publishes"
+        newest = image.published_versions[-1] if image.published_versions else "?"
+        return Finding(
+            "mandatory",
+            rule,
+            f"{image.os} {image.image_version or image.release} publishes no {name} (published there: {published}); "
+            f"{fix}, or move the pool to Kubernetes {newest}.",
+            image.source,
+            nearest or image.published_versions[-1:],
+        )
+
+    @staticmethod
+    def _image_name(image: ImageDriver) -> str:
+        if image.os == "bottlerocket":
+            return f"aws-k8s-{image.kubernetes}-nvidia variant"
+        return f"AL2023 NVIDIA AMI for Kubernetes {image.kubernetes}"
+
+    def _branch_finding(self, image: ImageDriver, driver: str, today: date) -> list[Finding]:
+        rule = "baked-driver-branch"
+        declared = parse_driver_version(driver).branch
+        if not image.drivers:
+            return []
+        if image.release is None:
+            # The date-based steps: the message the matrix gave before releases were recorded.
+            baked = image.branch
+            if baked == declared:
+                return [Finding("ok", rule, f"{image.os} NVIDIA images ship R{baked}", image.source)]
+            return [
+                Finding(
+                    "mandatory",
+                    rule,
+                    f"{image.os} NVIDIA images ship driver branch R{baked} (as of {today.isoformat()}), "
+                    f"not R{declared}; declare driver {baked} for this pool, or use Ubuntu with an operator-installed "
+                    "driver.",
+                    image.source,
+                    (str(baked),),
+                )
+            ]
+        branches = [parse_driver_version(v).branch for v in image.drivers]
+        if image.branch is not None:
+            if image.branch == declared:
+                return [Finding("ok", rule, f"{image.rule}; R{declared} as declared", image.source)]
+            return [
+                Finding(
+                    "mandatory",
+                    rule,
+                    f"{image.rule}, not R{declared}; declare driver {image.branch} for this pool, or pin an image "
+                    "release whose driver it needs.",
+                    image.source,
+                    (str(image.branch),),
+                )
+            ]
+        if declared in branches:
+            caveat = (
+                f"; a node whose GPU does not need it loads R{branches[0]}"
+                if declared != branches[0] and image.resolution == "al2023-open-supported-devices"
+                else ""
+            )
+            return [Finding("advisory", rule, f"{image.rule}{caveat}", image.source, tuple(map(str, branches)))]
+        return [
+            Finding(
+                "mandatory",
+                rule,
+                f"{image.rule}; R{declared} is not among them. Declare driver "
+                f"{' or '.join(map(str, branches))} for this pool.",
+                image.source,
+                tuple(map(str, branches)),
+            )
+        ]
