@@ -22,7 +22,7 @@ PREVIEW_ARGS = --stack $(STACK) --phase $(PHASE) $(if $(TODAY),--today $(TODAY))
 GATE_TODAY := 2026-11-30
 
 .DEFAULT_GOAL := help
-.PHONY: help venv pack-venv preview preview-json gate lint test mutants clean
+.PHONY: help venv program-venv upstream pack-venv preview preview-json gate lint test mutants clean
 
 help:
 	@echo "make preview        offline preview of the dev stack (STACK=prod for prod): no cloud account, no Pulumi CLI"
@@ -30,6 +30,9 @@ help:
 	@echo "make gate           the offline gate of CI: every stack, lifecycles judged at GATE_TODAY (TODAY= for the real date)"
 	@echo "make lint           ruff check and mypy only"
 	@echo "make venv           create .venv and install requirements-dev.txt"
+	@echo "make program-venv   create .venv with requirements.txt only: what pulumi preview/up run (the cloud jobs)"
+	@echo "make upstream       fill .upstream-cache/ with the files upstream.lock.json pins (sha256-checked); the tests"
+	@echo "                    read them there (from \$$GPU_PLATFORM_SHARED or ../shared when present, else downloaded)"
 	@echo "make pack-venv      create policies/venv, the policy pack's own virtualenv (Python 3.10+), as the CLI expects"
 	@echo "                    (PHASE=update|up for the other engine moments of make preview)"
 	@echo "make mutants        mutation testing of the rule core with mutmut (on demand, not in CI; CPU-heavy)"
@@ -42,6 +45,22 @@ $(STAMP): requirements.txt requirements-dev.txt | $(PY)
 	@touch $(STAMP)
 
 venv: $(STAMP)
+
+# The Pulumi program's runtime only (requirements.txt): what `pulumi preview` / `pulumi up` need in .venv
+# (Pulumi.yaml `virtualenv: .venv`). The cloud jobs install this, not the development tools.
+RUNTIME_STAMP := $(VENV)/.runtime-installed
+$(RUNTIME_STAMP): requirements.txt | $(PY)
+	$(PY) -m pip install --disable-pip-version-check --quiet -r requirements.txt
+	@touch $(RUNTIME_STAMP)
+
+program-venv: $(RUNTIME_STAMP)
+
+# The upstream reference data (CRDs, chart values, IAM policies, NVIDIA docs) the tests and
+# `tools.matrix refresh` read: copied from $$GPU_PLATFORM_SHARED/upstream (default ../shared/upstream) when
+# that exists, else downloaded from the commits upstream.lock.json pins; every file sha256-checked.
+# GPU_PLATFORM_UPSTREAM_CACHE moves the cache, GPU_PLATFORM_UPSTREAM_URL the download base.
+upstream: $(STAMP)
+	$(PY) -m tools.upstream fill
 
 preview: $(STAMP)
 	$(PY) -m tools.preview $(PREVIEW_ARGS)
@@ -86,12 +105,12 @@ test: lint
 
 # Mutation testing ([tool.mutmut] in pyproject.toml): every mutant of the rule core against the rule-level
 # tests, at the lowest CPU priority. MUTANTS narrows it to mutant names (e.g. "policies.gpu_guard.versions*");
-# MUTANT_JOBS sets the parallel workers. The tests read ../shared through GPU_PLATFORM_SHARED (they run
-# inside mutants/). The score per path: tests/mutation_score.py.
+# MUTANT_JOBS sets the parallel workers. The tests read the upstream cache through GPU_PLATFORM_UPSTREAM_CACHE
+# (they run inside mutants/). The score per path: tests/mutation_score.py.
 MUTANT_JOBS ?= 1
 MUTANTS ?=
 mutants: $(STAMP)
-	GPU_PLATFORM_SHARED=$${GPU_PLATFORM_SHARED:-$(abspath ..)/shared} nice -n 19 $(VENV)/bin/mutmut run --max-children $(MUTANT_JOBS) $(MUTANTS)
+	GPU_PLATFORM_UPSTREAM_CACHE=$${GPU_PLATFORM_UPSTREAM_CACHE:-$(abspath .upstream-cache)} nice -n 19 $(VENV)/bin/mutmut run --max-children $(MUTANT_JOBS) $(MUTANTS)
 	$(PY) -m tests.mutation_score
 
 clean:

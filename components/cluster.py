@@ -219,6 +219,7 @@ class Cluster(pulumi.ComponentResource):
     vpc_id: pulumi.Output[str]
     private_subnet_ids: pulumi.Output[list[str]]
     public_subnet_ids: pulumi.Output[list[str]]
+    zones: list[str]  # Availability Zones of the private subnets (where nodes run)
     node_role_arn: pulumi.Output[str]
     node_role_name: pulumi.Output[str]
     kubeconfig: pulumi.Output[str]
@@ -325,6 +326,7 @@ class Cluster(pulumi.ComponentResource):
         self.vpc_id = pulumi.Output.from_input(vpc.vpc_id)
         self.private_subnet_ids = pulumi.Output.from_input(list(vpc.subnet_ids))
         self.public_subnet_ids = pulumi.Output.from_input([])
+        self.zones = sorted({aws.ec2.get_subnet(id=subnet).availability_zone for subnet in vpc.subnet_ids})
 
     def _network(self, config: ClusterConfig) -> tuple[aws.ec2.Vpc, list[aws.ec2.Subnet], list[aws.ec2.Subnet]]:
         """The VPC, its private subnets and its public subnets, one of each per zone."""
@@ -344,6 +346,9 @@ class Cluster(pulumi.ComponentResource):
                 f"not count); nearest valid choice: {len(usable)}"
             )
         zones = usable[: config.availability_zones]
+        # The zone names of the chosen IDs (FSR and other zone-scoped APIs take names); same order as the IDs.
+        name_of = dict(zip(found.zone_ids, found.names, strict=True))
+        self.zones = [name_of[zone_id] for zone_id in zones]
         private_cidrs, public_cidrs = subnet_cidrs(config.vpc_cidr, config.availability_zones)
 
         vpc = aws.ec2.Vpc(

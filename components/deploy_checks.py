@@ -7,7 +7,12 @@ Each runs before any resource is registered and raises one ConfigError naming fi
   them; a real `pulumi up` would not: no machine running Pulumi is inside a documentation range, so
   every Kubernetes resource times out once the control plane exists, and `CreateAccessEntry` fails for
   a principal in an account that is not yours. Refused when `pulumi.runtime.is_dry_run()` is False
-  (an update), never during a preview.
+  (an update), never during a preview. One exception, decided by the account the run really is in
+  (`aws.get_caller_identity`, asked only when the stack holds such values): when that account is itself a
+  documentation account, the run deploys nothing of yours (no one holds its credentials; it is the account
+  the offline gate's mocks answer, tools/engine/mocks/values.py), so the refusal is logged as one warning,
+  `REAL_UP_REFUSED` + the message, and the run goes on; `python -m tools.preview --phase up` lists it.
+  In any real account the run is refused exactly as before.
 - A deployer without access (`check_deployer_access`): the identity running Pulumi is in none of the
   cluster's principal lists and the existing cluster has no access entry for it, so every Kubernetes
   step would fail. (Listing the creator is no longer a conflict: components/access.py adopts its entry.)
@@ -29,11 +34,15 @@ import pulumi
 import pulumi_aws as aws
 
 from components.config import ClusterConfig, ConfigError, Problem, raise_problems, stack_file_name
+from components.config.loader import problems_message
 
 DOCUMENTATION_NETWORKS: tuple[ipaddress.IPv4Network, ...] = tuple(
     ipaddress.IPv4Network(n) for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24")
 )
 DOCUMENTATION_ACCOUNTS: frozenset[str] = frozenset({"111122223333", "444455556666", "777788889999"})
+
+# The warning a run in a documentation account logs instead of refusing (tools/preview/model.py reads it).
+REAL_UP_REFUSED = "a real `pulumi up` of this stack file would be refused: "
 
 _CIDR_FIX = ("set the egress address of the machine that runs `pulumi up` (e.g. the output of "
              "`curl https://checkip.amazonaws.com` followed by /32) or your VPN range, or [] for a "
@@ -65,14 +74,24 @@ def documentation_problems(config: ClusterConfig) -> list[Problem]:
     return problems
 
 
-def refuse_documentation_values(config: ClusterConfig, *, dry_run: bool | None = None) -> None:
-    """At `pulumi up` (not in a preview): raise ConfigError when the stack still holds documentation values."""
+def refuse_documentation_values(config: ClusterConfig, *, dry_run: bool | None = None,
+                                caller_account: str | None = None) -> None:
+    """At `pulumi up` (not in a preview): raise ConfigError when the stack still holds documentation values.
+
+    `caller_account` (default: `aws.get_caller_identity()`, asked only when there is something to refuse):
+    in a documentation account the refusal is a warning instead (module docstring).
+    """
     is_preview = pulumi.runtime.is_dry_run() if dry_run is None else dry_run
     if is_preview:
         return
     problems = documentation_problems(config)
-    if problems:
-        raise_problems(problems, stack_file_name())
+    if not problems:
+        return
+    account = aws.get_caller_identity().account_id if caller_account is None else caller_account
+    if account in DOCUMENTATION_ACCOUNTS:
+        pulumi.log.warn(REAL_UP_REFUSED + problems_message(problems, stack_file_name()))
+        return
+    raise_problems(problems, stack_file_name())
 
 
 def deploying_principal() -> str:

@@ -332,23 +332,31 @@ class ImagePin:
     kubelet_version: str
     ssm_parameter: str
     image_id: str | None
+    alias: str | None = None  # a Karpenter Bottlerocket / AL2023 pool: the EC2NodeClass alias, family@release
 
     def describe(self) -> str:
+        if self.alias is not None:
+            return (f"{self.pool}: {self.os}, kubelet {self.kubelet_version}, pinned to the alias {self.alias} "
+                    f"(Karpenter EC2NodeClass); current image: {self.ssm_parameter}")
         pin = f"pinned to {self.image_id}" if self.image_id else "not pinned (holds the image of its first deploy)"
         return f"{self.pool}: {self.os}, kubelet {self.kubelet_version}, {pin}; current image: {self.ssm_parameter}"
 
 
 def image_pins(config: StackConfig) -> list[ImagePin]:
-    """The node image of every Ubuntu GPU node group of a stack (for `python -m tools.matrix`)."""
+    """The node image of every GPU node group and Karpenter pool of a stack (for `python -m tools.matrix`)."""
     matrix = load_matrix()
     pools = {p.name: p for p in config.gpu_pools()}
     pins: list[ImagePin] = []
-    for group in config.gpu_node_groups:
-        pool = pools[group.name]
-        known = matrix.instance_type(group.instance_types[0])
-        image = matrix.node_image(group.os, pool.kubelet_version, known.cpu_arch if known else "x86_64")
+    entries: list[tuple[str, str, tuple[str, ...], str | None, str | None]] = [
+        (g.name, g.os, tuple(g.instance_types), g.image_id, None) for g in config.gpu_node_groups]
+    if config.karpenter is not None:
+        entries += [(k.name, k.os, tuple(k.instance_types), k.image_id, k.ami_alias) for k in config.karpenter.pools]
+    for name, os, instance_types, image_id, alias in entries:
+        pool = pools[name]
+        known = matrix.instance_type(instance_types[0])
+        image = matrix.node_image(os, pool.kubelet_version, known.cpu_arch if known else "x86_64")  # type: ignore[arg-type]
         parameter = image.ssm_parameter if image is not None else "(no image in the compatibility matrix)"
-        pins.append(ImagePin(group.name, group.os, pool.kubelet_version, parameter, group.image_id))
+        pins.append(ImagePin(name, os, pool.kubelet_version, parameter, image_id, alias))
     return pins
 
 

@@ -28,17 +28,24 @@ GPU_RESOURCE = "nvidia.com/gpu"
 DriverSource = Literal["operator", "image"]
 NodeOs = Literal["ubuntu-22.04", "ubuntu-24.04", "bottlerocket", "al2023"]
 
-# Operating systems whose node image ships the NVIDIA driver, toolkit and device plugin.
+# Operating systems whose node image ships the NVIDIA driver (and container toolkit).
 BAKED_DRIVER_OS: frozenset[str] = frozenset({"bottlerocket", "al2023"})
 
-# GPU Operator operands a node with a baked driver must not get (driver, container toolkit, device
-# plugin); the operator reads `nvidia.com/gpu.deploy.<operand>` node labels.
-# Operand names as the operator's state labels spell them (`gpuStateLabels`).
+# GPU Operator operands a node with a baked driver must not get, per OS; the operator reads
+# `nvidia.com/gpu.deploy.<operand>` node labels (operand names as its state labels spell them).
+# Bottlerocket NVIDIA ships driver, toolkit and the device plugin; AL2023 NVIDIA ships driver and toolkit,
+# and its device plugin comes from the operator (POLICIES.md, preinstalled-driver-exclusive).
 # Source: https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/getting-started.html
 # ("kubectl label nodes $NODE nvidia.com/gpu.deploy.driver=false")
 # Source: https://github.com/NVIDIA/gpu-operator/blob/main/controllers/state_manager.go (gpuStateLabels)
+# Source: https://docs.aws.amazon.com/eks/latest/userguide/ml-eks-k8s-device-plugin.html (AL2023: install the
+# device plugin; Bottlerocket NVIDIA variants include it)
+# Source: https://bottlerocket.dev/en/os/latest/concepts/variants/ (aws-k8s-*-nvidia: driver and device plugin)
 OPERATOR_DEPLOY_LABEL_PREFIX = "nvidia.com/gpu.deploy."
-BAKED_IMAGE_EXCLUDED_OPERANDS: tuple[str, ...] = ("driver", "container-toolkit", "device-plugin")
+BAKED_IMAGE_EXCLUDED_OPERANDS: dict[str, tuple[str, ...]] = {
+    "bottlerocket": ("driver", "container-toolkit", "device-plugin"),
+    "al2023": ("driver", "container-toolkit"),
+}
 
 
 @dataclass(frozen=True)
@@ -57,8 +64,9 @@ class Taint:
         ]
 
     def kubelet_flag_value(self) -> str:
-        """`key=value:Effect`, the form of kubelet `--register-with-taints` and of cluster-autoscaler tags."""
-        return f"{self.key}={self.value}:{self.effect}"
+        """`key=value:Effect` (`key:Effect` for a taint without value), the form of kubelet
+        `--register-with-taints` and of cluster-autoscaler tags."""
+        return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
 
     def toleration(self) -> dict[str, str]:
         """A pod toleration for exactly this taint."""
@@ -84,13 +92,13 @@ def driver_source_for(os: str) -> DriverSource:
 
 
 def operator_exclusion_labels(os: str) -> dict[str, str]:
-    """`nvidia.com/gpu.deploy.<operand>=false` for driver, toolkit and device plugin on baked-driver nodes.
+    """`nvidia.com/gpu.deploy.<operand>=false` for what a baked-driver image already ships.
 
-    An Ubuntu node gets none: the operator installs its driver.
+    Bottlerocket: driver, toolkit and device plugin; AL2023: driver and toolkit (the operator's device
+    plugin serves it). An Ubuntu node gets none: the operator installs its driver.
     """
-    if driver_source_for(os) == "operator":
-        return {}
-    return {f"{OPERATOR_DEPLOY_LABEL_PREFIX}{operand}": "false" for operand in BAKED_IMAGE_EXCLUDED_OPERANDS}
+    operands = BAKED_IMAGE_EXCLUDED_OPERANDS.get(os, ())
+    return {f"{OPERATOR_DEPLOY_LABEL_PREFIX}{operand}": "false" for operand in operands}
 
 
 def gpu_pool_labels(pool: str, os: str, driver: str) -> dict[str, str]:

@@ -4,37 +4,19 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pulumi
 
 from components.cluster import Cluster
-from components.config import ConfigError, StackConfig, stack_file_name
+from components.config import StackConfig
 from components.deploy_checks import refuse_documentation_values
 from components.gpu_node_group import GpuManagedNodeGroup
 from components.gpu_operator import GpuOperatorRelease
+from components.karpenter import KarpenterController, KarpenterGpuPool
 
-# Sections the schema accepts whose components land in later issues; a stack that sets them is
-# stopped rather than silently previewed without them.
-PENDING_SECTIONS: dict[str, str] = {
-    "karpenter": "the Karpenter component (NodePools, EC2NodeClasses, interruption queue)",
-    "inferenceServices": "the inference service component (Deployment, KEDA ScaledObject, ALB ingress, model volume)",
-}
-
-
-def require_built_sections(config: StackConfig) -> None:
-    """Raise ConfigError naming each valid-but-unbuilt section the stack sets."""
-    present = {
-        "karpenter": config.karpenter is not None,
-        "inferenceServices": bool(config.inference_services),
-    }
-    for section, is_set in present.items():
-        if is_set:
-            raise ConfigError(
-                f"{stack_file_name()}: {section} = (set): the section is valid, but {PENDING_SECTIONS[section]} "
-                f"has not landed yet, so nothing would deploy it; fix: remove gpu-platform:{section} from the "
-                "stack until that component exists"
-            )
+if TYPE_CHECKING:
+    from components.inference.serving import Serving
 
 
 @dataclass
@@ -44,6 +26,9 @@ class Platform:
     cluster: Cluster
     gpu_node_groups: dict[str, GpuManagedNodeGroup] = field(default_factory=dict)
     gpu_operator: GpuOperatorRelease | None = None
+    karpenter: KarpenterController | None = None
+    karpenter_pools: dict[str, KarpenterGpuPool] = field(default_factory=dict)
+    serving: Serving | None = None
 
     def exports(self) -> dict[str, Any]:
         """The stack outputs."""
@@ -55,19 +40,34 @@ class Platform:
             "kubeconfig": self.cluster.kubeconfig,
             "systemNodeSelector": self.cluster.system_node_group.node_selector,
             "gpuNodeGroups": {name: group.node_group_name for name, group in self.gpu_node_groups.items()},
-            "gpuNodeLabels": {name: group.labels for name, group in self.gpu_node_groups.items()},
+            "gpuNodeLabels": {
+                **{name: group.labels for name, group in self.gpu_node_groups.items()},
+                **{name: pool.labels for name, pool in self.karpenter_pools.items()},
+            },
         }
+        if self.karpenter is not None:
+            out["karpenter"] = {
+                "interruptionQueue": self.karpenter.queue_name,
+                "nodeRoleName": self.karpenter.node_role_name,
+                "nodePools": {name: sorted(pool.node_pools) for name, pool in self.karpenter_pools.items()},
+            }
         if self.gpu_operator is not None:
             out["gpuOperatorNamespace"] = self.gpu_operator.namespace
             out["gpuOperatorValues"] = json.dumps(self.gpu_operator.values, sort_keys=True)
             tests = self.gpu_operator.smoke_tests
             out["smokeTests"] = {name: {"job": t.job_name, "image": t.image} for name, t in tests.items()}
+        if self.serving is not None:
+            out["inferenceServices"] = {
+                name: {"namespace": s.config.namespace, "host": s.config.ingress.host if s.config.ingress else None}
+                for name, s in self.serving.services.items()}
         return out
 
 
 def build(config: StackConfig) -> Platform:
     """Create every component the stack configuration asks for."""
-    require_built_sections(config)
+    # Imported here: the serving add-ons (Helm, Pod Identity, EKS add-ons) load only for a stack with services.
+    from components.inference.serving import build_serving, monitoring_stack  # noqa: PLC0415
+
     refuse_documentation_values(config.cluster)
     cluster = Cluster(config.cluster.name, config.cluster, config.system_node_group)
     platform = Platform(cluster=cluster)
@@ -76,14 +76,27 @@ def build(config: StackConfig) -> Platform:
         platform.gpu_node_groups[group.name] = GpuManagedNodeGroup(
             f"{config.cluster.name}-{group.name}", group, pools[group.name], cluster
         )
+    if config.karpenter is not None:
+        platform.karpenter = KarpenterController("karpenter", config.karpenter, cluster, config.cluster.name,
+                                                 existing_cluster=config.cluster.existing)
+        for karpenter_pool in config.karpenter.pools:
+            platform.karpenter_pools[karpenter_pool.name] = KarpenterGpuPool(
+                f"{config.cluster.name}-{karpenter_pool.name}", karpenter_pool, pools[karpenter_pool.name], cluster,
+                platform.karpenter, cluster_name=config.cluster.name, existing_cluster=config.cluster.existing)
+    monitoring = monitoring_stack(config.addons, cluster) if config.inference_services else None
     if config.gpu_operator is not None:
         platform.gpu_operator = GpuOperatorRelease(
             "gpu-operator",
             config.gpu_operator,
             config.operator_pools(),
             provider=cluster.provider,
-            depends_on=cluster.workload_dependencies,
+            depends_on=[*cluster.workload_dependencies, *([monitoring] if monitoring is not None else [])],
         )
+    if monitoring is not None:
+        gpu_dependencies = [*platform.gpu_node_groups.values(), *platform.karpenter_pools.values(),
+                            *([platform.gpu_operator] if platform.gpu_operator is not None else [])]
+        platform.serving = build_serving(config.inference_services, config.addons, list(pools.values()), cluster,
+                                         monitoring, gpu_dependencies=gpu_dependencies)
     return platform
 
 

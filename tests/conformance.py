@@ -4,16 +4,17 @@ Three checks, each returning `Finding`s (an empty list means conformant):
 
 - Built-in Kubernetes objects validate against the OpenAPI schema of the stack's Kubernetes version
   (kubernetes-validate's `-strict` schemas: unknown fields are rejected).
-- Custom resources validate against the upstream CRD's `openAPIV3Schema` from `../shared/upstream/crds`
+- Custom resources validate against the upstream CRD's `openAPIV3Schema` from `crds/` of the upstream
+  cache (`make upstream`)
   (and the CRDs bundled with upstream charts), with `additionalProperties: false` injected wherever a
   schema declares `properties` without `x-kubernetes-preserve-unknown-fields`, because the API server
   prunes or rejects unknown fields of structural schemas; `metadata` validates as an ObjectMeta.
   CEL rules (`x-kubernetes-validations`) are not evaluated.
 - Every key path of a Helm release's `values` exists in the upstream chart's `values.yaml`
-  (`../shared/upstream/charts/<chart>/values.yaml`); maps whose upstream value is `{}`/null, maps of
+  (`charts/<chart>/values.yaml` in the upstream cache); maps whose upstream value is `{}`/null, maps of
   free-form entries (labels, annotations, nodeSelector, env, resources ...) and lists are open; so is
   the section of a subchart (a `dependencies` entry of the chart's Chart.yaml), whose keys live in the
-  subchart's own values.yaml, which ../shared/upstream does not hold.
+  subchart's own values.yaml, which upstream.lock.json does not pin.
 
 Sources:
 - Structural schemas and pruning: https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#specifying-a-structural-schema
@@ -184,7 +185,7 @@ def load_crds(upstream: Path) -> dict[tuple[str, str], dict[str, CrdVersion]]:
 
 
 def validate_object(obj: Mapping[str, Any], kubernetes_version: str, upstream: Path | None) -> list[Finding]:
-    """Validate one Kubernetes object; CRD-backed kinds need `upstream` (the ../shared/upstream folder)."""
+    """Validate one Kubernetes object; CRD-backed kinds need `upstream` (the upstream cache)."""
     name = object_name(obj)
     api_version = str(obj.get("apiVersion", ""))
     group, _, version = api_version.rpartition("/")
@@ -261,6 +262,8 @@ def release_findings(release: Mapping[str, Any], upstream: Path) -> list[Finding
     name = str(inputs.get("name") or release.get("name"))
     chart = chart_name(str(inputs.get("chart", "")))
     values_file = upstream / "charts" / chart / "values.yaml"
+    if not values_file.is_file() and not inputs.get("values") and not inputs.get("valueYamlFiles"):
+        return []  # a release that sets no value (the karpenter-crd chart) has no key to check
     if not values_file.is_file():
         return [Finding("helm-values", name, "chart",
                         f"no upstream values.yaml for chart {chart!r} at {values_file}; its values cannot be checked")]

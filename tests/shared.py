@@ -1,8 +1,10 @@
-"""Where the shared contracts and upstream reference data live (`../shared`), for tests that read them.
+"""Where the tests find the upstream reference data: the cache `make upstream` fills (never ../shared).
 
-Locally a test that needs `../shared` and cannot find it skips with the reason. Under `CI=true` it
-fails instead: CI checks `../shared` out, so a missing copy there would hide coverage behind a
-green run (as a missing registry binary does, see tests/policies/conftest_registry.py).
+`upstream.lock.json` pins every file; `make upstream` copies or downloads them into `.upstream-cache/`
+(GPU_PLATFORM_UPSTREAM_CACHE moves it) and checks each sha256. Locally a test whose file is not in the
+cache skips with the reason. Under `CI=true` it fails instead, the same here and on GitHub: CI runs
+`make upstream` first, so a missing file there would hide coverage behind a green run (as a missing
+registry binary does, see tests/policies/conftest_registry.py).
 """
 
 from __future__ import annotations
@@ -13,14 +15,16 @@ from typing import NoReturn
 
 import pytest
 
+from tools.upstream.lock import cache_dir
+
 REPO = Path(__file__).resolve().parent.parent
 
 
-def shared_dir() -> Path:
-    return Path(os.environ.get("GPU_PLATFORM_SHARED", REPO.parent / "shared"))
+def upstream_cache() -> Path:
+    return cache_dir()
 
 
-def missing_shared(reason: str) -> NoReturn:
+def missing_upstream(reason: str) -> NoReturn:
     """Skip the calling test with `reason`; fail it when CI=true."""
     if os.environ.get("CI") == "true":
         pytest.fail(f"CI=true but {reason}")
@@ -28,8 +32,8 @@ def missing_shared(reason: str) -> NoReturn:
 
 
 def upstream(*parts: str) -> Path:
-    """A path under ../shared/upstream; skips the calling test with the reason when it is absent (fails in CI)."""
-    path = shared_dir().joinpath("upstream", *parts)
+    """A path in the upstream cache; skips the calling test with the reason when it is absent (fails in CI)."""
+    path = upstream_cache().joinpath(*parts)
     if not path.exists():
-        missing_shared(f"upstream reference data {path} is absent (checkout ../shared next to the repo to run this)")
+        missing_upstream(f"upstream reference data {path} is absent (run `make upstream`: upstream.lock.json pins it)")
     return path

@@ -161,6 +161,15 @@ def test_a_chart_without_upstream_values_is_reported_not_passed():
     assert [(f.rule, f.path) for f in findings] == [("helm-values", "chart")]
 
 
+def test_a_chart_without_upstream_values_passes_only_when_the_release_sets_no_value():
+    inputs: dict[str, Any] = {"chart": "oci://public.ecr.aws/karpenter/karpenter-crd"}
+    release = {"name": "karpenter-crd", "inputs": inputs}
+    assert conformance.release_findings(release, upstream()) == []
+    inputs["values"] = {"webhook": {"enabled": False}}
+    findings = conformance.release_findings(release, upstream())
+    assert [(f.rule, f.path) for f in findings] == [("helm-values", "chart")]
+
+
 def test_an_empty_render_is_a_finding_not_a_pass(tmp_path):
     (tmp_path / "manifests").mkdir()
     (tmp_path / "resources.json").write_text('{"resources": [{"type": "aws:eks/cluster:Cluster"}]}')

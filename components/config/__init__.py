@@ -41,25 +41,29 @@ from components.config.loader import (
 )
 from components.config.models import (
     SERVICE_IPV4_CIDR,
-    AutoscalingConfig,
     ClusterConfig,
     GpuNodeGroupConfig,
     GpuOperatorConfig,
     GpuPool,
-    InferenceServiceConfig,
-    IngressConfig,
     KarpenterConfig,
     KarpenterPoolConfig,
-    ModelVolumeConfig,
     StackConfig,
     SystemNodeGroupConfig,
 )
 from components.config.problems import Problem
+from components.config.serving import (
+    AddonsConfig,
+    AutoscalingConfig,
+    InferenceServiceConfig,
+    IngressConfig,
+    ModelVolumeConfig,
+)
 
 __all__ = [
     "CONFIG_FILE_ENV",
     "PROJECT",
     "SERVICE_IPV4_CIDR",
+    "AddonsConfig",
     "AutoscalingConfig",
     "CapacityType",
     "ClusterConfig",

@@ -64,18 +64,50 @@ def _matrix_problems(stack: StackConfig, today: date | None) -> tuple[list[Probl
                     f"{pool.instance_types[arches[0][0]]} is {arches[0][1]}",
                     fix="move it to a pool of its own"))
         for instance_type in pool.instance_types:
-            findings = matrix.check(
-                os=typing.cast(Any, pool.os), driver=pool.driver_version,
-                operator=operator if pool.driver_source == "operator" else None,
-                kubernetes=control_plane, kubelet=pool.kubelet_version, instance_type=instance_type,
-                precompiled=pool.use_precompiled, today=when,
-            )
+            findings = pool_findings(matrix, pool, operator=operator, kubernetes=control_plane,
+                                     instance_type=instance_type, today=when)
             for finding in findings:
                 if finding.rule == "kubernetes-version-lifecycle":
                     continue  # reported once for the cluster above
                 path, value = _finding_target(stack, pool, finding.rule, finding.nearest, instance_type)
                 add(finding.level, Problem(path, value, finding.message, finding.nearest))
+    if stack.karpenter is not None:
+        for i, karpenter_pool in enumerate(stack.karpenter.pools):
+            problem = _max_gpus_problem(matrix, karpenter_pool.instance_types, karpenter_pool.max_gpus, i)
+            if problem is not None:
+                add("mandatory", problem)
     return merge_by_key(mandatory), merge_by_key(advisory)
+
+
+def pool_findings(
+    matrix: Any, pool: GpuPool, *, operator: str | None, kubernetes: str, instance_type: str, today: date,
+) -> list[Any]:
+    """Every matrix finding for one pool and instance type: the one place a pool meets the matrix.
+
+    A Karpenter Bottlerocket / AL2023 pool pins its image release (`imageVersion`), and that release, not
+    the calendar, decides the driver its nodes get: the matrix judges the driver and the instance type
+    against the pinned release (`Matrix.check(image_version=...)`, per-release facts of the matrix issue).
+    """
+    return list(matrix.check(
+        os=typing.cast(Any, pool.os), driver=pool.driver_version,
+        operator=operator if pool.driver_source == "operator" else None,
+        kubernetes=kubernetes, kubelet=pool.kubelet_version, instance_type=instance_type,
+        precompiled=pool.use_precompiled, image_version=pool.image_version, today=today,
+    ))
+
+
+def _max_gpus_problem(matrix: Any, instance_types: Sequence[str], max_gpus: int, index: int) -> Problem | None:
+    """`maxGpus` below the GPU count of one of the pool's instance types: Karpenter could never launch that type."""
+    counts = [(name, inst.gpus) for name in instance_types if (inst := matrix.instance_type(name)) is not None]
+    too_big = [(name, gpus) for name, gpus in counts if gpus > max_gpus]
+    if not too_big:
+        return None
+    name, gpus = max(too_big, key=lambda pair: pair[1])
+    return Problem(
+        ("karpenter", "pools", index, "maxGpus"), max_gpus,
+        f"the NodePool's nvidia.com/gpu limit is below the {gpus} GPUs of one {name}, so Karpenter can never "
+        "launch it (a node that would cross spec.limits is not created)",
+        (str(max(g for _, g in counts)),), f"raise maxGpus or remove {name} from instanceTypes")
 
 
 def _finding_target(
@@ -94,6 +126,44 @@ def _finding_target(
 
 
 _OS_CHOICES = frozenset(typing.get_args(PoolOs))
+
+
+def _arn_region(arn: str) -> str:
+    return arn.split(":")[3]
+
+
+def _service_problems(stack: StackConfig, region: str | None) -> list[Problem]:
+    """Inference service keys that only the matrix or the stack's region can judge."""
+    matrix = load_matrix()
+    problems: list[Problem] = []
+    for i, service in enumerate(stack.inference_services):
+        at: Path = ("inferenceServices", i)
+        revealed = matrix.image_cuda(service.image)
+        if service.cuda_version is None and revealed is None:
+            problems.append(Problem(
+                (*at, "cudaVersion"), None,
+                f"the CUDA runtime of {service.image} is unknown (the matrix knows nvidia/cuda and NGC release "
+                "tags); the gpu-platform.io/cuda label needs it to judge the service against each pool's driver",
+                fix="set cudaVersion to the CUDA version the image is built on"))
+        elif (service.cuda_version is not None and revealed is not None
+              and not revealed.cuda.startswith(service.cuda_version)):
+            problems.append(Problem(
+                (*at, "cudaVersion"), service.cuda_version,
+                f"the image tag says CUDA {revealed.cuda} ({revealed.source})", (revealed.cuda,)))
+        if service.ingress is None or region is None:
+            continue
+        # An ALB takes an ACM certificate and a regional web ACL of its own region only.
+        # Source: https://docs.aws.amazon.com/elasticloadbalancing/latest/application/https-listener-certificates.html
+        # Source: https://docs.aws.amazon.com/waf/latest/developerguide/web-acl-associating-aws-resource.html
+        for key, arn in (("certificateArn", service.ingress.certificate_arn),
+                         ("wafAclArn", service.ingress.waf_acl_arn)):
+            if arn is not None and _arn_region(arn) != region:
+                problems.append(Problem(
+                    (*at, "ingress", key), arn,
+                    f"the ALB is in {region} (aws:region) and can only use a {key.removesuffix('Arn')} of its "
+                    f"own region, not {_arn_region(arn)}",
+                    fix=f"create or import it in {region} and use that ARN"))
+    return problems
 
 
 # --------------------------------------------------------------------------------------------------
@@ -126,6 +196,14 @@ def _raw_values(cfg: pulumi.Config | Mapping[str, Any]) -> dict[str, Any]:
     return {k: _decode(v) for k, v in raw.items()}
 
 
+def _aws_region(cfg: pulumi.Config | Mapping[str, Any]) -> str | None:
+    """The stack's `aws:region`, where it is set."""
+    if isinstance(cfg, pulumi.Config):
+        return pulumi.Config("aws").get("region")
+    region = cfg.get("aws:region")
+    return str(region) if region else None
+
+
 def _decode(value: Any) -> Any:
     """Pulumi hands object and list values over as JSON strings."""
     if isinstance(value, str):
@@ -151,13 +229,18 @@ def parse_stack_config(raw: Mapping[str, Any]) -> tuple[StackConfig | None, list
         return None, merge_by_key(problems)
 
 
-def raise_problems(problems: Sequence[Problem], stack_file: str) -> typing.NoReturn:
-    """Raise one ConfigError listing every problem (the message `pulumi up` prints)."""
+def problems_message(problems: Sequence[Problem], stack_file: str) -> str:
+    """One message listing every problem (what `raise_problems` raises)."""
     lines = [p.render(stack_file) for p in problems]
     if len(lines) == 1:
-        raise ConfigError(lines[0])
+        return lines[0]
     header = f"{stack_file}: the stack configuration has {len(lines)} problems; nothing was created:"
-    raise ConfigError("\n".join([header, *(f"  - {line}" for line in lines)]))
+    return "\n".join([header, *(f"  - {line}" for line in lines)])
+
+
+def raise_problems(problems: Sequence[Problem], stack_file: str) -> typing.NoReturn:
+    """Raise one ConfigError listing every problem (the message `pulumi up` prints)."""
+    raise ConfigError(problems_message(problems, stack_file))
 
 
 def load_stack_config(
@@ -177,6 +260,9 @@ def load_stack_config(
     config, problems = parse_stack_config(_raw_values(cfg))
     if config is None:
         raise_problems(problems, file_name)
+    service_problems = _service_problems(config, _aws_region(cfg))
+    if service_problems:
+        raise_problems(service_problems, file_name)
     if check_matrix:
         mandatory, advisories = _matrix_problems(config, today)
         if mandatory:

@@ -8,30 +8,22 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
+from components.config.base import _Model
 from components.config.fields import (
-    AcmArn,
     ChartVersion,
     ClusterName,
-    CudaVersionStr,
     DriverVersionStr,
     Duration,
-    Host,
-    Image,
     ImageId,
     InstanceType,
     KubeVersion,
-    MountPath,
-    NumberString,
     OperatorVersion,
     PoolName,
     PrincipalArn,
     PublicCidr,
-    ServiceName,
-    SnapshotId,
     VpcCidr,
-    WafArn,
     _unique,
 )
 from components.config.issues import (
@@ -44,12 +36,8 @@ from components.config.issues import (
     _close,
     _format_path,
 )
+from components.config.serving import AddonsConfig, InferenceServiceConfig
 from policies.gpu_guard.versions import parse_driver_version
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, validate_by_alias=True,
-                              validate_by_name=False, serialize_by_alias=True)
 
 
 def _check_sizes(min_size: int, desired_size: int, max_size: int) -> None:
@@ -309,6 +297,12 @@ class KarpenterPoolConfig(_Model):
                     "alias (v1.26.0 for bottlerocket@v1.26.0, v20251120 for al2023@v20251120); nodes roll only "
                     "when it changes. Ubuntu pools do not use an alias.",
     )
+    image_id: ImageId | None = Field(
+        default=None, alias="imageId",
+        description="Ubuntu pools: the pinned Canonical EKS AMI of the EC2NodeClass (`amiSelectorTerms: [{id}]`); "
+                    "nodes roll only when it changes. Unset: Canonical's current image at the first deploy, held "
+                    "afterwards. Bottlerocket / AL2023 pools pin imageVersion instead.",
+    )
 
     @property
     def ami_alias(self) -> str | None:
@@ -327,6 +321,10 @@ class KarpenterPoolConfig(_Model):
                 "release rolls every node of the pool",
                 value=None, path=("imageVersion",), nearest=[example],
                 fix=f"set imageVersion to a release listed for {self.os} (see the EC2NodeClass alias docs)")
+        if self.image_id is not None and baked:
+            raise ConfigIssue(
+                f"imageId pins an Ubuntu pool's AMI; a {self.os} pool is pinned by its alias release",
+                value=self.image_id, path=("imageId",), fix="remove imageId and set imageVersion")
         if self.image_version is not None:
             if not baked:
                 raise ConfigIssue("imageVersion pins a Bottlerocket or AL2023 alias; Ubuntu pools do not use one",
@@ -364,75 +362,12 @@ class KarpenterConfig(_Model):
     """`gpu-platform:karpenter`: the Karpenter controller and its GPU pools."""
 
     version: ChartVersion = Field(description="Karpenter chart version (oci://public.ecr.aws/karpenter), e.g. 1.14.1.")
+    controller_replicas: int = Field(
+        default=2, ge=1, le=5, alias="controllerReplicas",
+        description="Karpenter controller replicas on the system nodes (leader election: one works, the others "
+                    "stand by); 2 keeps provisioning alive through a system node's loss (prod), 1 is enough for dev.",
+    )
     pools: list[KarpenterPoolConfig] = Field(default_factory=list, description="GPU NodePools.")
-
-
-class AutoscalingConfig(_Model):
-    """`inferenceServices[].autoscaling`: a KEDA Prometheus trigger."""
-
-    query: str = Field(min_length=1, description="PromQL query whose value drives the replica count.")
-    threshold: NumberString = Field(description="Target value per replica, as a string (KEDA).")
-    activation_threshold: NumberString = Field(
-        default="0", alias="activationThreshold",
-        description="Value above which the service scales from zero, as a string (KEDA).",
-    )
-
-
-class IngressConfig(_Model):
-    """`inferenceServices[].ingress`: an AWS Load Balancer Controller ALB in front of the service."""
-
-    host: Host = Field(description="DNS name the ALB serves.")
-    certificate_arn: AcmArn = Field(alias="certificateArn", description="ACM certificate for HTTPS.")
-    scheme: Literal["internet-facing", "internal"] = Field(default="internal",
-                                                           description="internet-facing | internal.")
-    waf_acl_arn: WafArn | None = Field(default=None, alias="wafAclArn",
-                                       description="Regional WAFv2 web ACL attached to the ALB.")
-
-
-class ModelVolumeConfig(_Model):
-    """`inferenceServices[].modelVolume`: model weights restored from an EBS snapshot."""
-
-    snapshot_id: SnapshotId = Field(alias="snapshotId", description="EBS snapshot holding the model.")
-    size_gib: int = Field(default=100, ge=1, le=65536, alias="sizeGiB",
-                          description="Volume size in GiB (at least the snapshot size).")
-    mount_path: MountPath = Field(default="/models", alias="mountPath", description="Where the model is mounted.")
-    fast_snapshot_restore: bool = Field(default=False, alias="fastSnapshotRestore",
-                                        description="Enable EBS fast snapshot restore in the cluster's zones.")
-
-
-class InferenceServiceConfig(_Model):
-    """One entry of `gpu-platform:inferenceServices`: a GPU inference Deployment with autoscaling."""
-
-    name: ServiceName = Field(description="Service name (Deployment, Service, ScaledObject).")
-    image: Image = Field(description="Container image, pinned by tag or digest.")
-    cuda_version: CudaVersionStr | None = Field(
-        default=None, alias="cudaVersion",
-        description="CUDA runtime the image carries; optional where the image tag reveals it.",
-    )
-    gpus_per_replica: int = Field(default=1, ge=1, le=16, alias="gpusPerReplica",
-                                  description="nvidia.com/gpu per replica.")
-    port: int = Field(default=8000, ge=1, le=65535, description="HTTP port.")
-    metrics_port: int = Field(default=8002, ge=1, le=65535, alias="metricsPort", description="Prometheus port.")
-    node_pools: Annotated[list[PoolName], AfterValidator(_unique)] = Field(
-        default_factory=list, alias="nodePools",
-        description="Pools the service may run on; empty = every GPU pool.",
-    )
-    min_replicas: int = Field(default=0, ge=0, le=1000, alias="minReplicas", description="Minimum replicas.")
-    max_replicas: int = Field(default=1, ge=1, le=1000, alias="maxReplicas", description="Maximum replicas.")
-    autoscaling: AutoscalingConfig | None = Field(default=None, description="KEDA trigger; omit for fixed size.")
-    ingress: IngressConfig | None = Field(default=None, description="ALB ingress; omit for internal-only.")
-    model_volume: ModelVolumeConfig | None = Field(default=None, alias="modelVolume",
-                                                   description="Model volume from a snapshot.")
-
-    @model_validator(mode="after")
-    def _ports_and_replicas(self) -> InferenceServiceConfig:
-        if self.metrics_port == self.port:
-            raise ConfigIssue("metricsPort must differ from port", value=self.metrics_port, path=("metricsPort",),
-                              nearest=[str(self.port + 2)])
-        if self.min_replicas > self.max_replicas:
-            raise ConfigIssue(f"minReplicas <= maxReplicas must hold (maxReplicas is {self.max_replicas})",
-                              value=self.min_replicas, path=("minReplicas",), nearest=[str(self.max_replicas)])
-        return self
 
 
 @dataclass(frozen=True)
@@ -448,6 +383,7 @@ class GpuPool:
     use_precompiled: bool
     path: Path  # where the pool sits in the stack config, e.g. ("gpuNodeGroups", 0)
     driver_path: Path  # the key its driver version comes from
+    image_version: str | None = None  # a Karpenter Bottlerocket / AL2023 pool: its pinned alias release
 
     @property
     def driver_source(self) -> Literal["operator", "image"]:
@@ -471,6 +407,10 @@ class StackConfig(_Model):
     karpenter: KarpenterConfig | None = Field(default=None, description="Karpenter and its GPU NodePools.")
     inference_services: list[InferenceServiceConfig] = Field(
         default_factory=list, alias="inferenceServices", description="GPU inference services."
+    )
+    addons: AddonsConfig = Field(
+        default_factory=AddonsConfig,
+        description="Pinned versions of the add-ons inference services need (installed only when one does).",
     )
 
     @model_validator(mode="after")
@@ -515,6 +455,16 @@ class StackConfig(_Model):
                 "(version and driverVersion)",
                 value=first.name, path=(*first.path, "name"),
                 fix="add gpu-platform:gpuOperator: {version: <chart version>, driverVersion: <driver>}"))
+        # AL2023 NVIDIA images bake driver and toolkit, not the device plugin.
+        # Source: https://docs.aws.amazon.com/eks/latest/userguide/ml-eks-k8s-device-plugin.html
+        if self.gpu_operator is None and self.karpenter is not None:
+            for i, karpenter_pool in enumerate(self.karpenter.pools):
+                if karpenter_pool.os == "al2023":
+                    issues.append(ConfigIssue(
+                        "AL2023 NVIDIA images ship the driver and container toolkit but no device plugin; the GPU "
+                        "Operator's device plugin serves the pool, so gpu-platform:gpuOperator is required",
+                        value=karpenter_pool.os, path=("karpenter", "pools", i, "os"), nearest=["bottlerocket"],
+                        fix="add gpu-platform:gpuOperator, or use bottlerocket (it ships its own device plugin)"))
         if self.inference_services and not named:
             issues.append(ConfigIssue("inference services need at least one GPU pool",
                                       value=self.inference_services[0].name, path=("inferenceServices", 0, "name"),
@@ -551,7 +501,7 @@ class StackConfig(_Model):
                     name=pool.name, kind="karpenter", os=pool.os, driver_version=pool.driver_version,
                     kubelet_version=self.cluster.kubernetes_version, instance_types=tuple(pool.instance_types),
                     use_precompiled=False, path=("karpenter", "pools", i),
-                    driver_path=("karpenter", "pools", i, "driverVersion")))
+                    driver_path=("karpenter", "pools", i, "driverVersion"), image_version=pool.image_version))
         return pools
 
     def gpu_pools(self) -> list[GpuPool]:

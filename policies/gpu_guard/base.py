@@ -155,8 +155,10 @@ def _pending_twin(name: str, reads: tuple[str, ...], config_schema: PolicyConfig
     """
 
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
-        pending = [r for r in args.resources
-                   if r.resource_type in reads and properties_pending(r.resource_type, r.props)]
+        # Sorted: the engine sends resources in registration order, which varies with when outputs resolve.
+        pending = sorted((r for r in args.resources
+                          if r.resource_type in reads and properties_pending(r.resource_type, r.props)),
+                         key=lambda r: (r.resource_type, r.name, r.urn))
         if pending:
             report(pending_message(name, [(r.resource_type, r.name) for r in pending]), pending[0].urn)
 

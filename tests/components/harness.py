@@ -58,14 +58,17 @@ class Run:
 
 def _start(
     values: Mapping[str, Any], stack: str, region: str, preview: bool = True,
-    aws_config: Mapping[str, Any] | None = None,
+    aws_config: Mapping[str, Any] | None = None, account: str | None = None,
 ) -> tuple[RecordingMocks, RecordingMonitor]:
     """Point the Pulumi runtime at fresh recording mocks with `values` as the stack's config.
 
     `preview=True` is a `pulumi preview` (`is_dry_run()` True); False is a `pulumi up` update.
     `aws_config`: more `aws:` keys (without the prefix), e.g. `profile`, `assumeRoles`.
+    `account`: the account the run is in (`get_caller_identity`); default the mocks' documentation account.
     """
     mocks = RecordingMocks(region=region, config=dict(values))
+    if account is not None:
+        mocks.account = account
     monitor = RecordingMonitor(mocks)
     extra = {f"aws:{k}": v if isinstance(v, str) else json.dumps(v) for k, v in (aws_config or {}).items()}
     set_all_config({"aws:region": region, **extra,
@@ -87,7 +90,9 @@ def _program(stack: str, program: Callable[[StackConfig], Any] | None) -> Callab
 
 
 def _result(mocks: RecordingMocks, monitor: RecordingMonitor) -> Run:
-    return Run(monitor.resources_in_order(), dict(monitor.resource_outputs), list(mocks.invokes))
+    # What the program registered: not the children emulated for pulumi-eks (tests/tools/test_eks_children.py).
+    program = [r for r in monitor.resources_in_order() if not r.emulated]
+    return Run(program, dict(monitor.resource_outputs), list(mocks.invokes))
 
 
 def run(
@@ -98,9 +103,10 @@ def run(
     region: str = "us-west-2",
     preview: bool = True,
     aws_config: Mapping[str, Any] | None = None,
+    account: str | None = None,
 ) -> Run:
     """Load `values` as the stack's `gpu-platform:` config and run `program` (default: the whole program)."""
-    mocks, monitor = _start(values, stack, region, preview, aws_config)
+    mocks, monitor = _start(values, stack, region, preview, aws_config, account)
     try:
         _sync_await(run_pulumi_func(_program(stack, program)))
     finally:
@@ -109,10 +115,11 @@ def run(
 
 
 def run_rejected(
-    values: Mapping[str, Any], *, stack: str = "dev", preview: bool = True, aws_config: Mapping[str, Any] | None = None
+    values: Mapping[str, Any], *, stack: str = "dev", preview: bool = True, aws_config: Mapping[str, Any] | None = None,
+    account: str | None = None,
 ) -> tuple[Run, Exception]:
     """Run the whole program, which must fail: (what it registered before failing, the error)."""
-    mocks, monitor = _start(values, stack, "us-west-2", preview, aws_config)
+    mocks, monitor = _start(values, stack, "us-west-2", preview, aws_config, account)
     try:
         _sync_await(run_pulumi_func(_program(stack, None)))
     except Exception as exc:  # noqa: BLE001 - handed back to the test, which asserts on it

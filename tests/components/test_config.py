@@ -67,8 +67,12 @@ def test_dev_stack_parses_with_current_versions():
     assert config.cluster.kubernetes_version == "1.35"
     assert config.gpu_operator is not None and config.gpu_operator.version == "v26.7.0"
     assert config.gpu_operator.smoke_test is True
-    (pool,) = config.gpu_pools()
+    pool, karpenter_pool = config.gpu_pools()
     assert (pool.os, pool.driver_version, pool.kind) == ("ubuntu-24.04", "580.173.02", "managed-node-group")
+    assert (karpenter_pool.os, karpenter_pool.driver_version, karpenter_pool.kind) == ("bottlerocket", "580",
+                                                                                     "karpenter")
+    assert config.karpenter is not None and config.karpenter.pools[0].capacity_types == ["spot"]
+    assert config.karpenter.controller_replicas == 1 and not config.karpenter.pools[0].on_demand_fallback
     assert config.gpu_node_groups[0].capacity_type == "spot" and config.gpu_node_groups[0].min_size == 0
     assert config.cluster.availability_zones == 2 and config.system_node_group.min_size == 2
 
@@ -78,8 +82,10 @@ def test_prod_stack_is_highly_available_with_on_demand_baseline_and_spot_burst()
     assert config.cluster.availability_zones == 3 and not config.cluster.single_nat_gateway
     assert config.system_node_group.min_size >= 3
     capacity = {g.capacity_type: g for g in config.gpu_node_groups}
-    assert capacity["on-demand"].min_size >= 1
-    assert capacity["spot"].min_size == 0
+    assert list(capacity) == ["on-demand"] and capacity["on-demand"].min_size >= 1
+    assert config.karpenter is not None and config.karpenter.controller_replicas == 2
+    (burst,) = config.karpenter.pools
+    assert (burst.os, burst.capacity_types, burst.on_demand_fallback) == ("ubuntu-24.04", ["spot"], True)
     assert config.cluster.ops_read_only_principal_arn is not None
     assert matrix_advisories(config, stack_file="Pulumi.prod.yaml", today=TODAY) == []
 

@@ -47,7 +47,8 @@ def full_stack() -> dict[str, Any]:
         "name": "gpu-spot", "os": "bottlerocket", "driverVersion": "580", "instanceTypes": ["g6.xlarge"],
         "capacityTypes": ["spot"], "imageVersion": "v1.26.0", "expireAfter": "720h", "consolidateAfter": "10m"}]}
     values["inferenceServices"] = [{
-        "name": "llm", "image": "nvcr.io/nim/meta/llama-3.1-8b-instruct:1.8.4", "nodePools": ["l4-spot"],
+        "name": "llm", "image": "nvcr.io/nim/meta/llama-3.1-8b-instruct:1.8.4", "cudaVersion": "12.8",
+        "nodePools": ["l4-spot"],
         "autoscaling": {"query": "sum(rate(http_requests_total[1m]))", "threshold": "100"},
         "ingress": {"host": "inference.example.com",
                     "certificateArn": f"arn:aws:acm:us-west-2:{ACCOUNT}:certificate/{UUID}",

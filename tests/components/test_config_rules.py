@@ -53,6 +53,7 @@ VALID: dict[str, Any] = {
                     "wafAclArn": WAF},
         "modelVolume": {"snapshotId": "snap-0123456789abcdef0", "sizeGiB": 100, "mountPath": "/models"},
     }],
+    "addons": {"ebsCsiDriver": {"version": "v1.64.0-eksbuild.1"}, "keda": {"version": "2.20.2"}},
 }
 
 
@@ -267,7 +268,7 @@ def test_field_rule_accepts_the_edge_of_what_is_valid(path, value):
     ("inferenceServices.0.gpusPerReplica", 16, 17), ("inferenceServices.0.gpusPerReplica", 1, 0),
     ("inferenceServices.0.port", 1, 0), ("inferenceServices.0.metricsPort", 65535, 65536),
     ("inferenceServices.0.maxReplicas", 1000, 1001), ("inferenceServices.0.minReplicas", 0, -1),
-    ("inferenceServices.0.modelVolume.sizeGiB", 1, 0), ("inferenceServices.0.modelVolume.sizeGiB", 65536, 65537),
+    ("inferenceServices.0.modelVolume.sizeGiB", 1, 0), ("inferenceServices.0.modelVolume.sizeGiB", 16384, 16385),
 ])
 def test_numeric_limit_is_accepted_on_the_limit_and_rejected_one_past_it(path, limit, past):
     values = _set(VALID, path, limit)
@@ -645,7 +646,15 @@ PYDANTIC_PROBLEMS: list[tuple[str, Any, str, tuple[str, ...], str | None]] = [
     ("cluster.existing", "yes", "must be true or false", (), None),
     ("cluster.singleNatGateway", 1, "must be true or false", (), None),
     ("gpuNodeGroups.0.instanceTypes", "g5.xlarge", "must be a list", (), None),
-    ("inferenceServices.0.autoscaling.query", "", "String should have at least 1 character", (), None),
+    ("inferenceServices.0.autoscaling.query", "",
+     "the autoscaling query is empty; KEDA needs a PromQL expression that returns one number",
+     ('sum(rate(nv_inference_request_success{service="<name>"}[1m]))',), None),
+    ("inferenceServices.0.autoscaling.query", "sum(rate(x[1m])",
+     "not a PromQL expression Prometheus can parse (unclosed '(')", (),
+     "try the query in Prometheus's expression browser first"),
+    ("addons.ebsCsiDriver.version", "1.64.0", "an EKS add-on version is v<version>-eksbuild.<n>, such as "
+     "v1.64.0-eksbuild.1", ("v1.64.0-eksbuild.1",),
+     "list them with `aws eks describe-addon-versions --addon-name <name> --kubernetes-version <cluster version>`"),
 ]
 
 

@@ -100,7 +100,7 @@ def test_admin_principals_get_cluster_admin_access_entries():
     values = copy.deepcopy(stack_values("dev"))
     values["cluster"]["adminPrincipalArns"] = ["arn:aws:iam::210987654321:role/platform-admins"]
     result = run(values)
-    entry = result.one("aws:eks/accessEntry:AccessEntry")
+    entry = result.one("aws:eks/accessEntry:AccessEntry", "gpu-dev-access-")
     association = result.one("aws:eks/accessPolicyAssociation:AccessPolicyAssociation")
     assert entry.name == association.name
     assert entry.name.startswith("gpu-dev-access-platform-admins-")

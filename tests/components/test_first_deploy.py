@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from components.config import ConfigError
+from components.config import ConfigError, load_stack_config
+from components.deploy_checks import REAL_UP_REFUSED, refuse_documentation_values
 from components.gpu_node_group import image_pins
 from components.gpu_operator import helm_values
 from tests.components.harness import TODAY, run, run_rejected, stack_values
@@ -23,6 +24,8 @@ from tools.engine.mocks.monitor import RecordingMonitor
 # A public address outside every documentation range (AWS us-west-2 EC2 range), and an account of ours.
 REAL_CIDR = "34.223.10.0/24"
 REAL_ROLE = "arn:aws:iam::210987654321:role/eks-mcp-readonly"
+# A real `pulumi up` runs in a real account (get_caller_identity); the mocks' default is the documentation one.
+REAL_ACCOUNT = "210987654321"
 
 
 def deployable(stack: str) -> dict[str, Any]:
@@ -56,7 +59,7 @@ def options() -> Iterator[dict[str, Any]]:
 
 
 def test_up_refuses_the_documentation_cidr_of_dev_and_creates_nothing():
-    result, error = run_rejected(stack_values("dev"), preview=False)
+    result, error = run_rejected(stack_values("dev"), preview=False, account=REAL_ACCOUNT)
     assert isinstance(error, ConfigError)
     message = str(error)
     assert 'Pulumi.dev.yaml: cluster.endpointPublicAccessCidrs[0] = "203.0.113.0/24": an RFC 5737 documentation' \
@@ -66,7 +69,7 @@ def test_up_refuses_the_documentation_cidr_of_dev_and_creates_nothing():
 
 
 def test_up_refuses_the_documentation_cidr_and_account_of_prod():
-    _, error = run_rejected(stack_values("prod"), stack="prod", preview=False)
+    _, error = run_rejected(stack_values("prod"), stack="prod", preview=False, account=REAL_ACCOUNT)
     message = str(error)
     assert "the stack configuration has 2 problems" in message
     assert 'cluster.endpointPublicAccessCidrs[0] = "198.51.100.0/24"' in message
@@ -86,8 +89,32 @@ def test_up_accepts_real_values():
 def test_a_range_inside_a_documentation_range_is_refused_too():
     values = deployable("dev")
     values["cluster"]["endpointPublicAccessCidrs"] = [REAL_CIDR, "192.0.2.128/25"]
-    _, error = run_rejected(values, preview=False)
+    _, error = run_rejected(values, preview=False, account=REAL_ACCOUNT)
     assert 'cluster.endpointPublicAccessCidrs[1] = "192.0.2.128/25"' in str(error)
+
+
+def test_up_in_the_documentation_account_reports_the_refusal_and_goes_on(caplog: pytest.LogCaptureFixture):
+    # No one holds credentials of AWS's documentation account: a run there (the offline gate's mocks) deploys
+    # nothing, so the refusal a real account gets is logged once, with its whole message, and the run goes on.
+    result = run(stack_values("dev"), preview=False, account="111122223333")
+    assert result.one("eks:index:Cluster").inputs["publicAccessCidrs"] == ["203.0.113.0/24"]
+    refused = [r.getMessage() for r in caplog.records if r.getMessage().startswith(REAL_UP_REFUSED)]
+    assert len(refused) == 1
+    assert 'Pulumi.dev.yaml: cluster.endpointPublicAccessCidrs[0] = "203.0.113.0/24"' in refused[0]
+    assert "curl https://checkip.amazonaws.com" in refused[0]
+
+
+def test_the_account_decides_only_when_there_is_something_to_refuse():
+    def cluster(values: dict[str, Any]) -> Any:
+        return load_stack_config(values, stack_file="Pulumi.dev.yaml", today=TODAY).cluster
+
+    # Nothing to refuse: the account is never asked (no runtime here, so an invoke would fail).
+    refuse_documentation_values(cluster(deployable("dev")), dry_run=False)
+    documented = cluster(stack_values("dev"))
+    refuse_documentation_values(documented, dry_run=True)  # a preview never refuses
+    with pytest.raises(ConfigError, match=r"203\.0\.113\.0/24"):
+        refuse_documentation_values(documented, dry_run=False, caller_account=REAL_ACCOUNT)
+    refuse_documentation_values(documented, dry_run=False, caller_account="111122223333")  # a warning
 
 
 # --- 2. the system node group is replaceable --------------------------------------------------------
@@ -248,7 +275,9 @@ def test_adopted_cluster_bootstrap_uses_its_own_service_range(monkeypatch: pytes
 
 
 def test_service_monitor_is_off_unless_the_stack_says_prometheus_operator_is_there():
-    release = run(stack_values("dev")).one("kubernetes:helm.sh/v3:Release").inputs
+    values = stack_values("dev")
+    values["gpuOperator"]["serviceMonitor"] = False
+    release = run(values).one("kubernetes:helm.sh/v3:Release", "gpu-operator").inputs
     assert release["values"]["dcgmExporter"]["serviceMonitor"] == {"enabled": False}
 
 

@@ -201,7 +201,7 @@ def test_every_row_was_reviewed_on_or_before_the_review_day(matrix: Matrix):
 def test_newest_operator_matches_the_upstream_chart_defaults(matrix: Matrix):
     values = yaml.safe_load(upstream("charts", "gpu-operator", "values.yaml").read_text(encoding="utf-8"))
     newest = matrix.data.operators[-1]
-    assert newest.version == "v26.7.0", "upstream chart copy is v26.7.0 (see ../shared/upstream/SOURCES.md)"
+    assert newest.version == "v26.7.0", "upstream.lock.json pins the chart at v26.7.0"
     assert values["driver"]["version"] == newest.default_driver
     assert values["toolkit"]["version"] == newest.toolkit
 

@@ -1,7 +1,7 @@
 """matrix.yaml against what NVIDIA publishes: the deriver (tools.matrix.nvidia_upstream) and the comparison.
 
-The snapshot tests read `../shared/upstream/nvidia` relative to the repository root. Without it they skip
-with the reason, except under CI=true, where a missing snapshot is a failure (CI must provide it).
+The snapshot tests read `nvidia/` of the upstream cache (`make upstream`). Without it they skip with the
+reason, except under CI=true, where a missing snapshot is a failure (CI runs `make upstream` first).
 The parser tests run on small texts written here and need no snapshot.
 """
 
@@ -13,13 +13,12 @@ from pathlib import Path
 import pytest
 
 from policies.gpu_guard.matrix import MATRIX_PATH, parse_matrix
-from tests.shared import missing_shared
+from tests.shared import upstream
 from tools.matrix.nvidia_upstream import (
     CiSnapshot,
     DocSnapshot,
     UpstreamReading,
     _platform_ranges,
-    default_upstream_dir,
     read_ci,
     read_ci_text,
     read_life_cycle,
@@ -32,11 +31,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def upstream_dir() -> Path:
-    folder = default_upstream_dir(REPO)
-    if not folder.is_dir():
-        missing_shared(f"{folder} is absent: the NVIDIA snapshots live in ../shared/upstream/nvidia next to the "
-                       "repository")
-    return folder
+    return upstream("nvidia")
 
 
 @pytest.fixture(scope="module")

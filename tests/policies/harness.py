@@ -39,6 +39,8 @@ Patch operations, each an item of `patch:`:
   `{resource: NAME, delete: PATH}`          delete a key or list item
   `{add: {type, name, props}}`              add a resource
   `{remove: NAME}`                          remove a resource
+  `{resource: NAME, pending: true}`         the resource as a first preview's AnalyzeStack sees a Kubernetes
+                                            object: no properties at all (`props.properties_pending`)
 The string `<unknown>` anywhere in props stands for a value unknown during preview.
 """
 
@@ -154,6 +156,8 @@ def apply_patch(resources: list[dict[str, Any]], patch: list[dict[str, Any]]) ->
         elif "delete" in op:
             parent, key = _walk(target["props"], list(op["delete"]))
             del parent[key]
+        elif op.get("pending") is True:
+            target["props"] = {}
         else:
             raise ValueError(f"unknown patch operation {op}")
     return out

@@ -1,6 +1,6 @@
 """The Karpenter schema rules encoded in the pack agree with the upstream v1.14.1 CRDs (drift check).
 
-The CRDs are read from ../shared/upstream/crds/karpenter (reference data, never shipped); each test
+The CRDs are read from the upstream cache (`make upstream`), crds/karpenter/ (reference data, never shipped); each test
 skips with the reason when that checkout is absent.
 """
 

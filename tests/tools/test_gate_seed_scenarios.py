@@ -195,6 +195,9 @@ def test_rejects_bottlerocket_pool_without_the_operator_operands_switched_off() 
         ("preinstalled-driver-exclusive", "mandatory", "gpu-spot"):
             "GPU Operator release 'gpu-operator' would also deploy its own there (missing "
             "nvidia.com/gpu.deploy.driver=false",
+        # The NodePool's own labels already say so, before it is created.
+        ("preinstalled-driver-exclusive-resource", "mandatory", "gpu-spot"):
+            "GPU pool 'gpu-spot' (bottlerocket) runs the driver baked into its image",
         # The seed stack runs Karpenter without an interruption queue: advisory by default.
         ("karpenter-interruption-handling", "advisory", "gpu-spot"): "no SQS interruption queue",
     })

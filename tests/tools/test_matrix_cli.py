@@ -18,7 +18,7 @@ import pytest
 from policies.gpu_guard.matrix import MATRIX_PATH, parse_matrix
 from policies.gpu_guard.registry import list_tags
 from tests.policies.conftest_registry import fake_server, run_registry, silent_server
-from tests.shared import missing_shared
+from tests.shared import upstream as upstream_file
 from tools.matrix.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
@@ -222,13 +222,8 @@ def test_help_exits_0(capsys):
 
 # --- refresh: matrix.yaml against what NVIDIA publishes ----------------------------------------------------------
 
-UPSTREAM = REPO.parent / "shared" / "upstream" / "nvidia"
-
-
 def _require_upstream() -> Path:
-    if not UPSTREAM.is_dir():
-        missing_shared(f"{UPSTREAM} is absent: the NVIDIA snapshots live in ../shared/upstream/nvidia")
-    return UPSTREAM
+    return upstream_file("nvidia")
 
 
 def test_refresh_against_the_snapshots_exits_0_as_a_module():

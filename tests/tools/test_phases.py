@@ -18,9 +18,11 @@ from typing import Any
 import pytest
 import yaml
 
+from components import deploy_checks
 from tests.conftest import RunPreview, real_stack_file
 from tests.shared import REPO
 from tools.engine.gate import PHASES
+from tools.preview.model import REAL_UP_REFUSED
 
 TODAY = ("--today", "2026-11-30")
 REMOTE_PROGRAM = Path(__file__).resolve().parent / "fixtures" / "remote_program"
@@ -166,3 +168,29 @@ def test_the_first_preview_summary_lists_what_only_the_offline_gate_judged(
     assert run.returncode == 0, run.explain()
     assert "offline only one-driver-per-pool (the real engine sent `{}` in this phase)" in text
     assert "one-driver-per-pool-pending" in text  # the one advisory that says what it waits on
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_up_of_a_shipped_stack_reports_once_that_a_real_up_would_refuse_it_and_judges_the_update(
+    run_preview: RunPreview, stack: str,
+) -> None:
+    # components/deploy_checks.py refuses documentation values at a real `pulumi up` (tests/components/
+    # test_first_deploy.py); the offline gate runs in AWS's documentation account, where it logs that instead.
+    args = ["--stack", stack, "--phase", "up", *TODAY, "--json"]
+    if stack in POLICY_CONFIG:
+        args += ["--policy-config", str(POLICY_CONFIG[stack])]
+    run = run_preview(*args)
+
+    assert run.returncode == 0, run.explain()
+    doc = run.json()
+    assert doc["phase"] == "up"
+    [refused] = doc["realUpRefused"]
+    assert f"Pulumi.{stack}.yaml" in refused and "cluster.endpointPublicAccessCidrs[0]" in refused
+    assert "RFC 5737 documentation range" in refused and "fix:" in refused
+    assert REAL_UP_REFUSED not in run.stderr  # reported once, in the document
+    assert not [v for v in doc["violations"] if "can't run policy" in v["message"]]
+    assert any(r["type"] == "aws:eks/cluster:Cluster" for r in doc["resources"])  # the update was judged
+
+
+def test_the_preview_reads_the_refusal_the_program_logs() -> None:
+    assert REAL_UP_REFUSED == deploy_checks.REAL_UP_REFUSED

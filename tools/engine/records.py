@@ -26,7 +26,8 @@ class RecordedResource:
     the resource's final state as the engine stores it (plain Python, unknowns as `UNKNOWN`): a
     custom resource's inputs plus the provider's outputs, a component's registered outputs.
     `remote` marks a multi-language component (such as pulumi-eks's `eks:index:Cluster`), `read` a
-    resource looked up with `.get()`. The options are the ones the engine hands an analyzer
+    resource looked up with `.get()`, `emulated` a child a remote component's provider registers, emulated
+    offline from its source. The options are the ones the engine hands an analyzer
     (`delete_before_replace` is None when the program left it unset) plus `retain_on_delete`, which
     the analyzer protocol has no field for.
     """
@@ -53,6 +54,9 @@ class RecordedResource:
     custom_timeouts: tuple[str, str, str] = ("", "", "")  # create, update, delete
     retain_on_delete: bool = False
     version: str = ""  # the provider version the SDK asked for
+    # Registered by a remote component's provider and emulated offline (tools/engine/mocks/eks_children.py):
+    # the URL of the source line it comes from; "" for what the program registered.
+    emulated: str = ""
 
     def as_json(self) -> dict[str, Any]:
         """The resource as `python -m tools.preview --json` prints it."""

@@ -29,7 +29,9 @@ pulumi/pulumi commit 1b5949891b3c (pkg/v3.259.0-14), the newest commit the sourc
   GenerateReadSteps, has no analyzer call; line 1469 is the one in generateSteps), and not for a remote
   component, whose registration goes straight to its provider's Construct (pkg/resource/deploy/
   source_eval.go lines 2826-2882). Its children, registered by the provider, are analyzed like any
-  resource; offline the provider does not run, so they are not seen (see `not_seen_offline`).
+  resource; offline the provider does not run: pulumi-eks's `Cluster` children are emulated from its
+  source (tools/engine/mocks/eks_children.py, `emulated_children`), any other remote component is not
+  seen (`not_seen_offline`).
 - AnalyzeStack (stack policies) gets every resource of the new state with its final outputs, reads
   and components included, after every step (step_generator.go lines 3495-3575, AnalyzeResources;
   deployment_executor.go line 410 calls it once the step executor is done).
@@ -54,6 +56,7 @@ from typing import Any
 from google.protobuf import json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2
 
+from tools.engine.mocks.eks_children import uncovered
 from tools.engine.mocks.monitor import SIG_KEY, SIG_OUTPUT, SIG_RESOURCE, SIG_SECRET, STACK_TYPE
 from tools.engine.records import UNKNOWN, RecordedResource
 
@@ -331,15 +334,34 @@ def stack_tags(project: str, runtime: str, description: str | None,
 
 
 def not_seen_offline(resources: Sequence[RecordedResource]) -> list[dict[str, str]]:
-    """Remote components: the real preview judges their children, which the offline preview never sees."""
-    return [
-        {
+    """Remote components whose children the offline preview neither sees nor emulates."""
+    emulated_parents = {r.parent for r in resources if r.emulated}
+    gaps = []
+    for r in resources:
+        if not r.remote or r.urn in emulated_parents:
+            continue
+        why = "a remote component's own inputs are never analyzed; its provider does not run offline"
+        missing = uncovered(r.inputs) if r.type == "eks:index:Cluster" else []
+        if missing:
+            why += "; its children are emulated only without " + ", ".join(missing)
+        gaps.append({
             "urn": r.urn,
             "type": r.type,
             "judged_by_real_preview": REMOTE_CHILDREN.get(
                 r.type, f"the children the {_package(r.type)} provider registers for this component"),
-            "why": "a remote component's own inputs are never analyzed; its provider does not run offline",
-        }
-        for r in resources
-        if r.remote
-    ]
+            "why": why,
+        })
+    return gaps
+
+
+def emulated_children(resources: Sequence[RecordedResource]) -> list[dict[str, str]]:
+    """The children a remote component's provider registers, emulated offline: what the real preview judges."""
+    parents = {r.urn: r.parent or "" for r in resources if r.emulated}
+
+    def component(urn: str) -> str:  # the remote component the emulated child belongs to
+        while urn in parents:
+            urn = parents[urn]
+        return urn
+
+    return [{"urn": r.urn, "type": r.type, "parent": r.parent or "", "component": component(r.urn),
+             "source": r.emulated} for r in resources if r.emulated]

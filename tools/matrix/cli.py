@@ -5,12 +5,13 @@
         [--image-version v20260917] [--json]
     python -m tools.matrix drivers --os ubuntu-24.04 --operator v26.7.0 [--instance-type p6-b200.48xlarge]
         [--image-version v1.68.0] [--json]
-    python -m tools.matrix refresh [--fetch] [--write] [--upstream DIR] [--matrix FILE]
+    python -m tools.matrix refresh [--fetch] [--write] [--upstream DIR] [--matrix FILE] [--lock FILE]
     python -m tools.matrix stale [--days 180] [--today YYYY-MM-DD] [--matrix FILE]
 
 Exit status: 0 compatible (advisories allowed), 1 not compatible, 2 bad arguments (one error line on stderr).
 `refresh` exits 1 when matrix.yaml differs from what NVIDIA publishes (tools.matrix.nvidia_upstream reads it)
 or, with --fetch, from the AL2023 / Bottlerocket release notes and driver tables (tools.matrix.image_releases);
+`refresh --fetch --write` also moves the NVIDIA pins of upstream.lock.json forward (tools.upstream.pins).
 `stale` lists rows whose `reviewed` date is older than --days and always exits 0.
 The contract is CONFIG.md section 3; the facts and rules live in policies/gpu_guard/matrix.{yaml,py}.
 """
@@ -44,6 +45,8 @@ from tools.matrix import image_releases as release_sources
 from tools.matrix import refresh as matrix_refresh
 from tools.matrix.image_env import require_cuda_differences
 from tools.matrix.nvidia_upstream import UpstreamError, default_upstream_dir, read_upstream
+from tools.upstream import lock as upstream_lock
+from tools.upstream import pins as upstream_pins
 
 EXIT_OK = 0
 EXIT_INCOMPATIBLE = 1
@@ -304,7 +307,7 @@ def refresh(
     fetch: Annotated[bool, typer.Option(help="Read the live sources (GitHub, nvcr.io), not the snapshots")] = False,
     write: Annotated[bool, typer.Option(help="Write the upstream values into the data rows of matrix.yaml")] = False,
     upstream: Annotated[
-        Path | None, typer.Option(help="Snapshot folder (default: ../shared/upstream/nvidia from the repository)")
+        Path | None, typer.Option(help="Snapshot folder (default: nvidia/ of the upstream cache, see make upstream)")
     ] = None,
     matrix_file: Annotated[Path, typer.Option("--matrix", help="Matrix file to compare")] = MATRIX_PATH,
     docs_url: Annotated[str, typer.Option(help="Base URL of gpu-operator/*.rst (--fetch)")] = matrix_refresh.DOCS_BASE,
@@ -333,11 +336,18 @@ def refresh(
         str, typer.Option(help="Base URL of the bottlerocket.dev GPU driver pages (--fetch)")
     ] = release_sources.BOTTLEROCKET_DOCS,
     today: Annotated[str | None, typer.Option(help="Date of the reading and of new rows (default: today)")] = None,
+    lock: Annotated[Path, typer.Option(help="Upstream lockfile whose NVIDIA pins --fetch --write moves")] = (
+        upstream_lock.LOCK_PATH
+    ),
+    github_api: Annotated[str, typer.Option(help="GitHub API base (--fetch --write)")] = upstream_pins.API_BASE,
+    github_raw: Annotated[str, typer.Option(help="Raw file base (--fetch --write)")] = upstream_lock.RAW_BASE,
 ) -> int:
     """Print the differences between matrix.yaml and what NVIDIA, AWS and Bottlerocket publish; exit 1 on one."""
     when = _today(today)
     if timeout <= 0:
         raise UsageProblem(f"--timeout {timeout:g} must be positive, e.g. 20")
+    if fetch and write:
+        _move_pins(lock, github_api, github_raw, timeout)
     data = load_matrix_file(matrix_file).data
     try:
         if fetch:
@@ -347,7 +357,7 @@ def refresh(
         else:
             reading = read_upstream(upstream or default_upstream_dir())
     except UpstreamError as err:
-        hint = "" if fetch else "; pass --upstream DIR (a copy of shared/upstream/nvidia) or --fetch"
+        hint = "" if fetch else "; run `make upstream`, or pass --upstream DIR (laid out as nvidia/) or --fetch"
         raise UsageProblem(f"cannot read upstream: {err}{hint}") from err
     differences = matrix_refresh.compare(data, reading)
     if fetch and images:
@@ -389,6 +399,22 @@ def refresh(
     for difference in left:
         typer.echo(f"  needs a hand edit: {difference.describe()}")
     return EXIT_INCOMPATIBLE if left else EXIT_OK
+
+
+def _move_pins(lock: Path, api: str, raw: str, timeout: float) -> None:
+    """Move the NVIDIA pins of `lock` to the newest upstream commits; rewrite it when one moved."""
+    try:
+        pins = upstream_lock.load(lock)
+        moved, said = upstream_pins.move(pins, cache=upstream_lock.cache_dir(), api=api, raw=raw, timeout_s=timeout)
+    except (upstream_lock.LockError, upstream_pins.PinError) as err:
+        raise UsageProblem(f"cannot move the upstream pins: {err}") from err
+    if not said:
+        typer.echo(f"{lock}: the NVIDIA pins are at the newest upstream commits")
+        return
+    upstream_lock.dump(moved, lock)
+    typer.echo(f"{lock}: {len(said)} pin(s) moved forward (review them in the pull request):")
+    for line in said:
+        typer.echo(f"  {line}")
 
 
 # The field that names a row, per section, in the order the first present one is taken.

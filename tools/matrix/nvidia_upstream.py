@@ -1,7 +1,7 @@
 """Read what NVIDIA publishes as data: the deriver behind `python -m tools.matrix refresh`.
 
-Input: the snapshots in `../shared/upstream/nvidia/` (relative to the repository root; or any folder with
-the same layout), or, with `--fetch`, the same files fetched live (newest version only, no history).
+Input: the snapshots in `nvidia/` of the upstream cache (`make upstream` fills it from upstream.lock.json;
+or any folder with the same layout), or, with `--fetch`, the same files fetched live (newest version only, no history).
 
 - `cloud-native-docs/life-cycle-policy-history/*.rst` (and `life-cycle-policy.rst`): the GPU Operator
   component matrix, i.e. the drivers each release lists, with the default (D) and recommended (R) ones.
@@ -11,7 +11,7 @@ the same layout), or, with `--fetch`, the same files fetched live (newest versio
   the jobs that build `nvcr.io/nvidia/driver:<version>-<os>` and the precompiled branch matrices.
 
 History files are named `<commit date>-<short sha>.<ext>`; the date is what "first built" and "since" mean.
-Sources (what each file holds): ../shared/upstream/SOURCES.md, section "NVIDIA release data";
+Sources (what each file holds, its repository and commit): upstream.lock.json;
 upstream repositories https://github.com/NVIDIA/cloud-native-docs (gpu-operator/) and
 https://github.com/NVIDIA/gpu-driver-container (.common-ci.yml).
 
@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 
 from policies.gpu_guard.versions import parse_driver_version, parse_kube_minor
+from tools.upstream.lock import DEFAULT_CACHE, cache_dir
 
 __all__ = [
     "CiSnapshot",
@@ -61,9 +62,11 @@ class UpstreamError(Exception):
 
 
 def default_upstream_dir(repo_root: Path | None = None) -> Path:
-    """`../shared/upstream/nvidia` relative to the repository root (the folder holding `policies/`)."""
-    root = repo_root or Path(__file__).resolve().parents[2]
-    return (root / ".." / "shared" / "upstream" / "nvidia").resolve()
+    """`nvidia/` in the upstream cache (GPU_PLATFORM_UPSTREAM_CACHE, default `.upstream-cache/` in `repo_root`)."""
+    cache = cache_dir()
+    if repo_root is not None and cache == DEFAULT_CACHE:
+        cache = repo_root / DEFAULT_CACHE.name
+    return cache / "nvidia"
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -481,7 +484,7 @@ def _timeline(days: dict[date, list[tuple[int, ...]]]) -> list[tuple[date, tuple
 
 
 def read_upstream(folder: Path | None = None) -> UpstreamReading:
-    """Read the snapshot folder (default `../shared/upstream/nvidia`); UpstreamError when it is missing."""
+    """Read the snapshot folder (default `nvidia/` of the upstream cache); UpstreamError when it is missing."""
     base = folder or default_upstream_dir()
     if not base.is_dir():
         raise UpstreamError(f"{base}: upstream snapshot folder is missing")

@@ -18,6 +18,10 @@ lines 287-303, step_generator.go lines 3609-3630, deployment_executor.go lines 4
 after all of them. `--skip-preview` (the Automation API and pulumi/actions, which pass it) runs the update
 alone. Each violation says when it bites at that `up` (`blocks`).
 
+A program may log that a real `pulumi up` of the stack file would be refused (components/deploy_checks.py
+does for documentation values when the run is in no real account, as here): the summary and `--json`
+(`realUpRefused`) report it once, and the update is judged all the same.
+
 Exit status: 0 no mandatory violation; 1 at least one mandatory violation; 2 the configuration or the
 program was rejected (the message on stderr names the file, key and value).
 
@@ -59,9 +63,9 @@ from tools.engine.mocks.monitor import (
     UnknownInvokeError,
 )
 from tools.engine.records import Violation
-from tools.engine.view import not_seen_offline, stack_tags
+from tools.engine.view import emulated_children, not_seen_offline, stack_tags
 from tools.preview import render
-from tools.preview.model import GateReport, LogEntry, Recording, StackConfig
+from tools.preview.model import GateReport, LogEntry, Recording, StackConfig, real_up_refusals
 
 REPO = Path(__file__).resolve().parents[2]
 PACK_DIR = REPO / "policies"
@@ -440,6 +444,8 @@ def document(recording: Recording, report: GateReport) -> dict[str, Any]:
         "resources": [r.as_json() for r in sorted(recording.resources, key=lambda r: r.urn)],
         "violations": [v.as_json() for v in _sorted_violations(report.violations)],
         "not_seen_offline": not_seen_offline(recording.resources),
+        "emulated_children": emulated_children(recording.resources),
+        "realUpRefused": real_up_refusals(recording.logs),
         "policyPack": report.as_json(),
         "offlineOnly": report.as_json()["offlineOnly"],
     }
@@ -523,7 +529,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if out_dir is not None:
         render.write_out(out_dir, doc, recording, report, config)
     for entry in recording.logs:
-        if entry.severity == "warning":
+        if entry.severity == "warning" and not real_up_refusals([entry]):  # those: once, in the summary
             print(f"warning: {entry.message}", file=stderr)
     if args.json:
         stdout.write(dumps(doc))

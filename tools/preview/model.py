@@ -68,6 +68,18 @@ class GateReport:
         }
 
 
+# What a program logs, as a warning, instead of refusing a `pulumi up` it knows would be refused in a real
+# account, when the run is in no real account (components/deploy_checks.py: the offline gate's mock account).
+# The preview reports it once, prominently, and goes on to judge the update.
+REAL_UP_REFUSED = "a real `pulumi up` of this stack file would be refused: "
+
+
+def real_up_refusals(logs: Sequence[LogEntry]) -> list[str]:
+    """The refusals a real `pulumi up` would stop at, each the program's whole message (file, key, value, fix)."""
+    return [e.message.removeprefix(REAL_UP_REFUSED) for e in logs
+            if e.severity == "warning" and e.message.startswith(REAL_UP_REFUSED)]
+
+
 PENDING_SUFFIX = "-pending"  # the pack's advisory twin that says what a stack policy waits on (gpu_guard.base)
 
 

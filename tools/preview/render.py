@@ -21,9 +21,10 @@ from rich.table import Table
 
 from policies.gpu_guard import inventory
 from policies.gpu_guard.rules.gpu_nodes_tainted import is_gpu_pool
+from tools.engine.mocks.eks_children import PULUMI_EKS_DESCRIBE
 from tools.engine.records import RecordedResource
-from tools.engine.view import not_seen_offline
-from tools.preview.model import GateReport, Recording, StackConfig
+from tools.engine.view import emulated_children, not_seen_offline
+from tools.preview.model import REAL_UP_REFUSED, GateReport, Recording, StackConfig, real_up_refusals
 
 HELM_TYPES = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v4:Chart", "kubernetes:helm.sh/v3:Chart")
 # Kubernetes provider types that are not one API object (components that expand into many, or Helm).
@@ -120,6 +121,18 @@ class Summary:
     outputs: dict[str, Any]
     phase: str = "preview"
     not_seen_offline: tuple[dict[str, str], ...] = ()
+    emulated: tuple[dict[str, str], ...] = ()  # `tools.engine.view.emulated_children`
+    refused: tuple[str, ...] = ()  # what a real `pulumi up` would be refused for (`model.real_up_refusals`)
+
+
+def emulated_lines(emulated: Sequence[Mapping[str, str]]) -> list[str]:
+    """One line per remote component whose children were emulated: what the policies judged in their place."""
+    by_parent: dict[str, list[str]] = {}
+    for child in emulated:
+        by_parent.setdefault(child["component"], []).append(f"{child['type']} {child['urn'].rsplit('::', 1)[-1]}")
+    return [f"{parent}: the children its provider registers in the real preview, emulated from "
+            f"pulumi/pulumi-eks@{PULUMI_EKS_DESCRIBE} (the project pins pulumi-eks 4.4.0) and judged by the "
+            f"policies: {', '.join(children)}" for parent, children in by_parent.items()]
 
 
 @dataclass(frozen=True)
@@ -173,6 +186,8 @@ def summarize(recording: Recording) -> Summary:
         outputs=recording.stack_outputs,
         phase=recording.phase,
         not_seen_offline=tuple(not_seen_offline(recording.resources)),
+        emulated=tuple(emulated_children(recording.resources)),
+        refused=tuple(real_up_refusals(recording.logs)),
     )
 
 
@@ -202,6 +217,9 @@ def run_notes(report: GateReport) -> list[str]:
 def summary_markdown(summary: Summary, report: GateReport, config: StackConfig) -> str:
     lines = [f"# Offline preview: stack `{summary.stack}`", "", f"Config: `{config.path.name}`. "
              f"{sum(n for _, n in summary.counts)} resources, {summary.objects} Kubernetes objects.", ""]
+    for message in summary.refused:
+        lines += [f"**{REAL_UP_REFUSED}**{message}", "", "(The offline gate runs in no real account, so it judges "
+                  "the update all the same; fix the stack file before a real `pulumi up`.)", ""]
     lines += ["## Resources by type", ""]
     lines += _md_table(["type", "count"], [(f"`{t}`", str(n)) for t, n in summary.counts])
     lines += ["", "## GPU pools", ""]
@@ -247,6 +265,9 @@ def summary_markdown(summary: Summary, report: GateReport, config: StackConfig) 
             lines += _md_table(["policy", "offline verdicts"],
                                [(f"`{p}`", "; ".join(f"{v['enforcement']}: {v['message']}" for v in e["verdicts"])
                                  or "none") for p, e in sorted(report.offline_only.items())])
+    if summary.emulated:
+        lines += ["", "## Emulated offline", ""]
+        lines += [f"- {line}" for line in emulated_lines(summary.emulated)]
     if summary.not_seen_offline:
         lines += ["", "## Not seen offline", ""]
         lines += [f"- `{n['type']}` `{n['urn']}`: the real preview judges {n['judged_by_real_preview']}; {n['why']}."
@@ -281,6 +302,9 @@ def print_summary(stream: TextIO, recording: Recording, report: GateReport, conf
     total = sum(n for _, n in summary.counts)
     console.print(f"[bold]Offline preview[/bold] of stack [bold]{summary.stack}[/bold] ({config.path}): "
                   f"{total} resources, {summary.objects} Kubernetes objects")
+    for message in summary.refused:
+        console.print(f"[bold red]{REAL_UP_REFUSED}[/bold red]{message}\n(The offline gate runs in no real "
+                      "account, so it judges the update all the same; fix the stack file before a real `pulumi up`.)")
 
     counts = Table(title="Resources by type", title_justify="left")
     counts.add_column("type")
@@ -327,6 +351,8 @@ def print_summary(stream: TextIO, recording: Recording, report: GateReport, conf
             verdicts = "; ".join(f"{v['enforcement']}: {v['message']}" for v in entry["verdicts"]) or "no violation"
             console.print(f"  [cyan]offline only[/cyan] {policy} (the real engine sent `{{}}` in this phase): "
                           f"{verdicts}")
+    for line in emulated_lines(summary.emulated):
+        console.print(f"[cyan]Emulated offline[/cyan] {line}")
     for gap in summary.not_seen_offline:
         console.print(f"[yellow]Not seen offline[/yellow] {gap['type']} {gap['urn']}: the real preview judges "
                       f"{gap['judged_by_real_preview']}; {gap['why']}")

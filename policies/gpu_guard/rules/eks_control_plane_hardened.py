@@ -2,7 +2,9 @@
 and keeps its public endpoint closed to the internet; in prod it is also deletion-protected on STANDARD support.
 
 Judges `aws:eks/cluster:Cluster` wherever it appears: in a real preview pulumi-eks's `Cluster` registers
-one as its child (the engine never analyzes a remote component's own inputs). Each finding is one report:
+one as its child (the engine never analyzes a remote component's own inputs; the offline gate emulates it,
+tools/engine/mocks/eks_children.py). Each finding is one report; an `encryptionConfig` unknown as a whole
+(a first preview) makes only the first wait, never the others:
 
 - `encryptionConfig` names a KMS key (`provider.keyArn`) for the `secrets` resource;
 - `enabledClusterLogTypes` holds `api`, `audit` and `authenticator`;
@@ -53,18 +55,28 @@ CONFIG_SCHEMA = PolicyConfigSchema(properties={
 })
 
 
-def _has_kms_secrets(props: Any) -> bool:
-    configs = get(props, "encryptionConfig")
-    if hasattr(configs, "keys"):  # one block (the provider's schema), or a list of them
-        configs = [configs]
-    for config in configs or []:
-        try:
-            key = get(config, "provider", "keyArn")
-        except UnknownValueError:
-            # The key's ARN is an output of the KMS key, unknown in a first preview; a key is configured.
-            key = True
-        if key and "secrets" in (get(config, "resources") or []):
-            return True
+def _has_kms_secrets(props: Any) -> bool | None:
+    """Whether `encryptionConfig` encrypts Secrets with a KMS key; None while it is unknown as a whole.
+
+    pulumi-eks builds the block with an `apply` on the key's ARN (nodejs/eks/cluster/cluster.ts lines
+    592-606 at pulumi/pulumi-eks@7bf0c1b1), so in a first preview, before the key exists, the whole block is
+    unknown. The check then waits: at `pulumi up` the key is created first and Analyze judges the cluster's
+    known inputs before its step, where a violation still stops it. The other checks do not wait for it.
+    """
+    try:
+        configs = get(props, "encryptionConfig")
+        if hasattr(configs, "keys"):  # one block (the provider's schema), or a list of them
+            configs = [configs]
+        for config in configs or []:
+            try:
+                key = get(config, "provider", "keyArn")
+            except UnknownValueError:
+                # The key's ARN is an output of the KMS key, unknown in a first preview; a key is configured.
+                key = True
+            if key and "secrets" in (get(config, "resources") or []):
+                return True
+    except UnknownValueError:
+        return None
     return False
 
 
@@ -73,7 +85,7 @@ def _validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
         return
     props = args.props
     where = f"EKS cluster {args.name!r}"
-    if not _has_kms_secrets(props):
+    if _has_kms_secrets(props) is False:
         report(f"{where} does not encrypt Secrets with a KMS key (encryptionConfig). Fix: encryptionConfig "
                "{provider: {keyArn: <KMS key ARN>}, resources: [secrets]}.", None)
     logs = set(get(props, "enabledClusterLogTypes") or [])

@@ -1,27 +1,37 @@
 """preinstalled-driver-exclusive: one driver, one toolkit and one device plugin per GPU node.
 
-A pool whose node image ships the NVIDIA driver (Bottlerocket NVIDIA, AL2023 NVIDIA:
-`gpu-platform.io/driver-source: image`) must keep the GPU Operator's driver, container toolkit and
-device plugin off its nodes whenever an operator release would deploy them there: every operand the
-release leaves enabled (`driver.enabled`, `toolkit.enabled`, `devicePlugin.enabled`, all default
-true; the driver also when an `NVIDIADriver` selects the pool) needs its node label
-`nvidia.com/gpu.deploy.<operand>=false` on the pool, unless `nvidia.com/gpu.deploy.operands=false`
-switches every operand off. A release that disables an operand globally needs no label for it.
+A pool whose node image ships the NVIDIA driver (`gpu-platform.io/driver-source: image`) must keep the
+GPU Operator's copies of what the image ships off its nodes whenever an operator release would deploy
+them there. Bottlerocket NVIDIA ships driver, container toolkit and device plugin; AL2023 NVIDIA ships
+driver and toolkit but no device plugin. Every such operand the release leaves enabled
+(`driver.enabled`, `toolkit.enabled`, `devicePlugin.enabled`, all default true; the driver also when an
+`NVIDIADriver` selects the pool) needs its node label `nvidia.com/gpu.deploy.<operand>=false` on the
+pool, unless `nvidia.com/gpu.deploy.operands=false` switches every operand off (Bottlerocket). A
+release that disables an operand globally needs no label for it.
+
+An AL2023 pool needs exactly one device plugin: the operator's (enabled in the release, and the pool
+not opted out), or the standalone NVIDIA device plugin (its Helm chart or DaemonSet in the stack).
 
 Conversely an operator-managed (Ubuntu) GPU pool must not carry `nvidia.com/gpu.deploy.driver=false`
 or `nvidia.com/gpu.deploy.operands=false`: its nodes would get no driver at all.
 
-Note: AL2023 NVIDIA images bake the driver and toolkit but not the device plugin; with the operator's
-device plugin switched off there, the cluster runs the standalone NVIDIA device plugin for those nodes.
+First preview: Kubernetes objects (NodePools, Helm releases) reach this policy with no properties
+(`props.properties_pending`). A pending pool is not judged, and while any Helm release is pending the
+operator's and the standalone device plugin's presence is unknown, so the pools wait too; the pool's own
+labels are judged before it exists by `preinstalled-driver-exclusive-resource`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs
 
 from ..base import stack_policy
-from ..inventory import Pool, build_inventory, get
+from ..inventory import HELM_RELEASE_TYPES, POD_TEMPLATE_PATHS, Pool, as_list, build_inventory, get
 from ..matrix import load_matrix
+from ..props import properties_pending
 from ._matrix_common import gpu_pools, operator_drivers_for
 
 NAME = "preinstalled-driver-exclusive"
@@ -32,38 +42,78 @@ NAME = "preinstalled-driver-exclusive"
 # Source: https://github.com/NVIDIA/gpu-operator/blob/main/deployments/gpu-operator/values.yaml
 #         (driver.enabled, toolkit.enabled, devicePlugin.enabled)
 ALL_OPERANDS_LABEL = "nvidia.com/gpu.deploy.operands"
+DRIVER_LABEL = "nvidia.com/gpu.deploy.driver"
+TOOLKIT_LABEL = "nvidia.com/gpu.deploy.container-toolkit"
+DEVICE_PLUGIN_LABEL = "nvidia.com/gpu.deploy.device-plugin"
 OPERAND_LABELS: tuple[tuple[str, str], ...] = (
-    ("driver", "nvidia.com/gpu.deploy.driver"),
-    ("toolkit", "nvidia.com/gpu.deploy.container-toolkit"),
-    ("devicePlugin", "nvidia.com/gpu.deploy.device-plugin"),
+    ("driver", DRIVER_LABEL),
+    ("toolkit", TOOLKIT_LABEL),
+    ("devicePlugin", DEVICE_PLUGIN_LABEL),
 )
+# What each baked-driver image ships, as the operand labels that keep the operator's copy off its nodes.
+# Source: https://docs.aws.amazon.com/eks/latest/userguide/ml-eks-k8s-device-plugin.html (AL2023: install the
+#         device plugin; Bottlerocket NVIDIA variants include it)
+# Source: https://bottlerocket.dev/en/os/latest/concepts/variants/ (aws-k8s-*-nvidia: driver and device plugin)
+IMAGE_SHIPS: dict[str, tuple[str, ...]] = {
+    "bottlerocket": (DRIVER_LABEL, TOOLKIT_LABEL, DEVICE_PLUGIN_LABEL),
+    "al2023": (DRIVER_LABEL, TOOLKIT_LABEL),
+}
+# The standalone NVIDIA device plugin: its Helm chart and its image.
+# Source: https://github.com/NVIDIA/k8s-device-plugin (helm repo nvdp, chart nvidia-device-plugin;
+#         image nvcr.io/nvidia/k8s-device-plugin)
+STANDALONE_CHART = "nvidia-device-plugin"
+STANDALONE_IMAGE = "k8s-device-plugin"
 
 
 def _off(pool: Pool, label: str) -> bool:
     return pool.labels.get(label, "").strip().lower() == "false"
 
 
+def _standalone_device_plugin(resources: Sequence[Any]) -> bool:
+    """Does the stack run the standalone NVIDIA device plugin (its chart, or a DaemonSet of its image)?"""
+    for r in resources:
+        rtype, props = getattr(r, "resource_type", ""), getattr(r, "props", None)
+        if rtype in HELM_RELEASE_TYPES and str(get(props, "chart", default="")).rsplit("/", 1)[-1] == STANDALONE_CHART:
+            return True
+        if rtype == "kubernetes:apps/v1:DaemonSet":
+            spec = get(props, *POD_TEMPLATE_PATHS[rtype], "spec")
+            if any(STANDALONE_IMAGE in str(get(c, "image", default="")) for c in as_list(get(spec, "containers"))):
+                return True
+    return False
+
+
 def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
     matrix = load_matrix()
-    inv = build_inventory(args.resources)
+    resources = list(args.resources)
+    inv = build_inventory(r for r in resources if not properties_pending(r.resource_type, r.props))
+    releases_pending = any(properties_pending(r.resource_type, r.props) for r in resources
+                           if r.resource_type in HELM_RELEASE_TYPES)
     release = inv.operator
+    standalone = _standalone_device_plugin(resources)
     for pool in gpu_pools(inv, matrix):
         if pool.driver_source == "operator":
-            blocked = [label for label in ("nvidia.com/gpu.deploy.driver", ALL_OPERANDS_LABEL) if _off(pool, label)]
+            blocked = [label for label in (DRIVER_LABEL, ALL_OPERANDS_LABEL) if _off(pool, label)]
             if blocked:
                 report(f"GPU pool {pool.name!r} ({pool.os or 'Ubuntu'}) gets its driver from the GPU Operator "
                        f"but carries {', '.join(label + '=false' for label in blocked)}, so its nodes get no driver; "
                        "remove the label (it is only for pools whose image ships the driver).", pool.urn)
             continue
-        if pool.driver_source != "image" or release is None or _off(pool, ALL_OPERANDS_LABEL):
+        if pool.driver_source != "image" or releases_pending:
+            continue  # a pending release: whether an operator or a standalone device plugin runs is not known yet
+        if pool.os == "al2023":
+            _al2023_device_plugin(pool, release, standalone, report)
+        if release is None or (_off(pool, ALL_OPERANDS_LABEL) and pool.os != "al2023"):
             continue
+        ships = IMAGE_SHIPS.get(pool.os or "", (DRIVER_LABEL, TOOLKIT_LABEL, DEVICE_PLUGIN_LABEL))
         selecting = [d.name for d in operator_drivers_for(inv, matrix, pool) if d.source == "nvidiadriver"]
         missing = []
         for operand, label in OPERAND_LABELS:
+            if label not in ships:
+                continue
             enabled = get(release.values, operand, "enabled", default=True) is not False
             if operand == "driver":
                 enabled = _driver_deployed(release.values, enabled, bool(operator_drivers_for(inv, matrix, pool)))
-            if enabled and not _off(pool, label):
+            if enabled and not _off(pool, label) and not _off(pool, ALL_OPERANDS_LABEL):
                 missing.append(label)
         if missing:
             fixes = [f"{operand}.enabled=false" for operand, label in OPERAND_LABELS
@@ -77,6 +127,27 @@ def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
                    f"release {release.name!r} would also deploy its own there (missing "
                    f"{', '.join(label + '=false' for label in missing)}): two drivers/device plugins on one node. Add "
                    f"those labels to the pool's node labels, or {' or '.join(alternatives)}.", pool.urn)
+
+
+def _al2023_device_plugin(pool: Pool, release: Any, standalone: bool, report: ReportViolation) -> None:
+    """AL2023 NVIDIA ships no device plugin: exactly one must reach the pool."""
+    operator_plugin = (release is not None
+                       and get(release.values, "devicePlugin", "enabled", default=True) is not False
+                       and not _off(pool, DEVICE_PLUGIN_LABEL) and not _off(pool, ALL_OPERANDS_LABEL))
+    if operator_plugin and standalone:
+        report(f"GPU pool {pool.name!r} (al2023) would get two device plugins: the GPU Operator's (release "
+               f"{release.name!r}) and the standalone {STANDALONE_CHART}. Add {DEVICE_PLUGIN_LABEL}=false to the "
+               "pool's node labels, or remove the standalone device plugin.", pool.urn)
+    elif not operator_plugin and not standalone:
+        why = ("no GPU Operator release runs" if release is None
+               else f"GPU Operator release {release.name!r} has devicePlugin.enabled=false"
+               if get(release.values, "devicePlugin", "enabled", default=True) is False
+               else f"the pool opts out of the operator's ({DEVICE_PLUGIN_LABEL}=false or {ALL_OPERANDS_LABEL}=false)")
+        report(f"GPU pool {pool.name!r} (al2023) is left with no device plugin: AL2023 NVIDIA images ship none, "
+               f"{why}, and no standalone {STANDALONE_CHART} runs, so nvidia.com/gpu is never advertised and GPU "
+               f"pods stay Pending. Fix: let the GPU Operator's device plugin serve the pool (devicePlugin.enabled, "
+               f"no {DEVICE_PLUGIN_LABEL}=false on the pool), or deploy the standalone {STANDALONE_CHART} chart.",
+               pool.urn)
 
 
 def _driver_deployed(values: object, enabled: bool, selected: bool) -> bool:

@@ -3,8 +3,8 @@
 The real children (the `aws:eks/cluster:Cluster`, its security groups, IAM role, add-ons, OIDC provider)
 are registered by pulumi-eks's Node.js provider plugin, which does not run offline: the recording mocks
 see one `eks:index:Cluster` with its inputs and answer it with the outputs below, shaped as the
-component's schema says. The offline gate never judges the control plane; the real `pulumi preview`
-does, through those children.
+component's schema says. The children themselves, which the real `pulumi preview` judges, are emulated
+from pulumi-eks's source by tools/engine/mocks/eks_children.py.
 
 Outputs answered: every output of the schema whose type is plain data (strings, the kubeconfig object).
 Outputs left out: the resource references (`eksCluster`, `core`, `awsProvider`, `instanceRoles`,

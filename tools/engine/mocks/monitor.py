@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from google.protobuf import empty_pb2, struct_pb2
+from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime import rpc
 from pulumi.runtime.mocks import MockCallArgs, MockMonitor, MockResourceArgs, Mocks
 from pulumi.runtime.proto import provider_pb2, resource_pb2
@@ -37,6 +37,7 @@ from pulumi.runtime.settings import get_project, get_stack
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
 from tools.engine.mocks.eks import answer_eks_cluster, get_log_groups
+from tools.engine.mocks.eks_children import Child, construct_cluster, uncovered
 from tools.engine.mocks.invokes import INVOKES, MockValueError, eks_cluster_description
 from tools.engine.mocks.outputs import RESOURCE_OUTPUTS, outputs_for, register_outputs
 from tools.engine.mocks.values import (
@@ -332,7 +333,33 @@ class RecordingMonitor(MockMonitor):
         state.pop("id", None)
         self._record(RecordedResource(**base, id=id_, outputs=state))
         self.resources[urn] = MockMonitor.ResourceRegistration(urn, id_, state)
+        if request.remote and request.type == "eks:index:Cluster" and not uncovered(inputs):
+            # pulumi-eks's Construct registers the cluster's children through the engine, in a preview too.
+            construct_cluster(urn, request.name, inputs, outputs=state, partition=req.ctx.partition,
+                              register=lambda child: self._register_child(req.ctx, child))
         return resource_pb2.RegisterResourceResponse(urn=urn, id=id_, object=self._outputs_struct(state))
+
+    def _register_child(self, ctx: MockContext, child: Child) -> tuple[str, dict[str, Any]]:
+        """Record one child a remote component's provider registers (tools/engine/mocks/eks_children.py).
+
+        It is answered like a registration of the program (`RecordingMocks.answer_resource`); returns its URN
+        and state, with `id` (unknown in a first preview).
+        """
+        urn = self.make_urn(child.parent, child.type, child.name)
+        id_, state = "", {}
+        if child.custom:
+            req = ResourceRequest(type=child.type, name=child.name, urn=urn, inputs=child.inputs, custom=True,
+                                  remote=False, ctx=ctx)
+            id_, outputs = self.mocks.answer_resource(req)
+            state = {**child.inputs, **outputs}
+            state.pop("id", None)
+        self._record(RecordedResource(
+            urn=urn, type=child.type, name=child.name, parent=child.parent, custom=child.custom,
+            inputs=child.inputs, properties=json_format.ParseDict(child.inputs, struct_pb2.Struct()),
+            dependencies=child.depends_on, id=id_, outputs=state, ignore_changes=child.ignore_changes,
+            emulated=child.cite.url(),
+        ))
+        return urn, {**state, "id": id_ or UNKNOWN}
 
     def ReadResource(self, request: Any) -> Any:
         urn = self.make_urn(request.parent, request.type, request.name)

@@ -1,0 +1,98 @@
+"""EbsSnapshotStorage: the EBS CSI driver and the CSI snapshot controller, as EKS managed add-ons."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import pulumi
+import pulumi_aws as aws
+
+from components import labels
+from components.addons.pod_identity import pod_identity
+from components.config import AddonsConfig
+
+EBS_CSI_ADDON = "aws-ebs-csi-driver"
+SNAPSHOT_CONTROLLER_ADDON = "snapshot-controller"
+# The controller's service account in the add-on, and the AWS managed policy EKS documents for it.
+# Source: https://docs.aws.amazon.com/eks/latest/userguide/ebs-csi.html
+EBS_CSI_SERVICE_ACCOUNT = "ebs-csi-controller-sa"
+EBS_CSI_POLICY = "service-role/AmazonEBSCSIDriverPolicy"
+ADDON_NAMESPACE = "kube-system"
+
+
+def ebs_csi_configuration() -> dict[str, object]:
+    """The add-on's configuration: the controller on the system nodes.
+
+    The node DaemonSet keeps the add-on default (it tolerates every taint), since it must run on the
+    GPU nodes that mount the model volumes.
+    Source: https://github.com/kubernetes-sigs/aws-ebs-csi-driver/blob/master/charts/aws-ebs-csi-driver/values.yaml
+    (controller.nodeSelector, node.tolerateAllTaints); the add-on's schema:
+    `aws eks describe-addon-configuration --addon-name aws-ebs-csi-driver`.
+    """
+    return {"controller": {"nodeSelector": labels.system_node_selector()}}
+
+
+def snapshot_controller_configuration() -> dict[str, object]:
+    """The snapshot controller on the system nodes.
+
+    Source: https://docs.aws.amazon.com/eks/latest/userguide/csi-snapshot-controller.html; the schema:
+    `aws eks describe-addon-configuration --addon-name snapshot-controller` (nodeSelector).
+    """
+    return {"nodeSelector": labels.system_node_selector()}
+
+
+class EbsSnapshotStorage(pulumi.ComponentResource):
+    """The EBS CSI driver (its controller with a Pod Identity role) and the CSI snapshot controller.
+
+    The snapshot controller add-on installs the `snapshot.storage.k8s.io/v1` CRDs that the model volumes'
+    VolumeSnapshot / VolumeSnapshotContent need, and binds pre-provisioned contents to their snapshots.
+
+    Requires: Cluster (system node group, eks-pod-identity-agent).
+    Conflicts: a self-managed EBS CSI driver or snapshot controller (Helm) in the same cluster.
+    Sources:
+    - https://docs.aws.amazon.com/eks/latest/userguide/ebs-csi.html
+    - https://docs.aws.amazon.com/eks/latest/userguide/csi-snapshot-controller.html
+    - Add-on Pod Identity associations: https://docs.aws.amazon.com/eks/latest/userguide/add-ons-iam.html
+    """
+
+    ebs_csi: aws.eks.Addon
+    snapshot_controller: aws.eks.Addon
+
+    def __init__(
+        self,
+        name: str,
+        config: AddonsConfig,
+        *,
+        cluster_name: pulumi.Input[str],
+        depends_on: Sequence[pulumi.Resource] = (),
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("gpu-platform:addons:EbsSnapshotStorage", name, None, opts)
+        role, grants, _ = pod_identity(
+            f"{name}-ebs-csi-identity", parent=self, cluster_name=cluster_name, namespace=ADDON_NAMESPACE,
+            service_account=EBS_CSI_SERVICE_ACCOUNT, managed_policies=[EBS_CSI_POLICY], associate=False)
+        self.ebs_csi = aws.eks.Addon(
+            f"{name}-ebs-csi",
+            cluster_name=cluster_name,
+            addon_name=EBS_CSI_ADDON,
+            addon_version=config.ebs_csi_driver.version,
+            configuration_values=json.dumps(ebs_csi_configuration(), sort_keys=True),
+            pod_identity_associations=[aws.eks.AddonPodIdentityAssociationArgs(
+                role_arn=role.arn, service_account=EBS_CSI_SERVICE_ACCOUNT)],
+            resolve_conflicts_on_create="OVERWRITE",
+            resolve_conflicts_on_update="OVERWRITE",
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[*grants, *depends_on]),
+        )
+        self.snapshot_controller = aws.eks.Addon(
+            f"{name}-snapshot-controller",
+            cluster_name=cluster_name,
+            addon_name=SNAPSHOT_CONTROLLER_ADDON,
+            addon_version=config.snapshot_controller.version,
+            configuration_values=json.dumps(snapshot_controller_configuration(), sort_keys=True),
+            resolve_conflicts_on_create="OVERWRITE",
+            resolve_conflicts_on_update="OVERWRITE",
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(depends_on)),
+        )
+        self.register_outputs({"ebsCsiVersion": config.ebs_csi_driver.version,
+                               "snapshotControllerVersion": config.snapshot_controller.version})

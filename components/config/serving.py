@@ -1,0 +1,260 @@
+"""The serving part of the stack schema: `inferenceServices` and the pinned `addons` they install.
+
+Sources:
+- Triton's default ports (HTTP 8000, gRPC 8001, metrics 8002):
+  https://docs.nvidia.com/deeplearning/triton-inference-server/user-guide/docs/customization_guide/deploy.html
+- KEDA Prometheus scaler (`query`, `threshold`, `activationThreshold` as strings):
+  https://keda.sh/docs/2.20/scalers/prometheus/
+- PromQL structure (components/config/promql.py): https://prometheus.io/docs/prometheus/latest/querying/basics/
+- ALB idle timeout 1-4000 seconds:
+  https://docs.aws.amazon.com/elasticloadbalancing/latest/application/edit-load-balancer-attributes.html
+- EBS volume initialization rate 100-300 MiB/s (StorageClass `volumeInitializationRate`):
+  https://github.com/kubernetes-sigs/aws-ebs-csi-driver/blob/master/docs/parameters.md
+- EKS add-on versions (`v<driver version>-eksbuild.<n>`):
+  https://docs.aws.amazon.com/eks/latest/userguide/managing-add-ons.html
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, Field, model_validator
+
+from components.config.base import _Model
+from components.config.fields import (
+    AcmArn,
+    ChartVersion,
+    CudaVersionStr,
+    Host,
+    Image,
+    MountPath,
+    NumberString,
+    PoolName,
+    ServiceName,
+    SnapshotId,
+    WafArn,
+    _unique,
+)
+from components.config.issues import ConfigIssue
+from components.config.promql import check as check_promql
+
+DEFAULT_MODEL_REPOSITORY = "/models"
+_EKS_ADDON_VERSION_RE = re.compile(r"^v\d+\.\d+\.\d+-eksbuild\.\d+$")
+
+
+def _promql(value: str) -> str:
+    if not value.strip():
+        raise ConfigIssue("the autoscaling query is empty; KEDA needs a PromQL expression that returns one number",
+                          nearest=['sum(rate(nv_inference_request_success{service="<name>"}[1m]))'])
+    try:
+        check_promql(value)
+    except ValueError as exc:
+        raise ConfigIssue(f"not a PromQL expression Prometheus can parse ({exc})",
+                          fix="try the query in Prometheus's expression browser first") from exc
+    return value
+
+
+def _eks_addon_version(value: str) -> str:
+    if not _EKS_ADDON_VERSION_RE.match(value):
+        bare = value.strip().lstrip("vV")
+        nearest = [f"v{bare}-eksbuild.1"] if re.fullmatch(r"\d+\.\d+\.\d+", bare) else []
+        raise ConfigIssue("an EKS add-on version is v<version>-eksbuild.<n>, such as v1.64.0-eksbuild.1",
+                          nearest=nearest,
+                          fix="list them with `aws eks describe-addon-versions --addon-name <name> "
+                              "--kubernetes-version <cluster version>`")
+    return value
+
+
+PromQuery = Annotated[str, AfterValidator(_promql)]
+EksAddonVersion = Annotated[str, AfterValidator(_eks_addon_version)]
+
+
+class AutoscalingConfig(_Model):
+    """`inferenceServices[].autoscaling`: a KEDA Prometheus trigger."""
+
+    query: PromQuery = Field(description="PromQL query whose value drives the replica count.")
+    threshold: NumberString = Field(description="Target value per replica, as a string (KEDA).")
+    activation_threshold: NumberString = Field(
+        default="0", alias="activationThreshold",
+        description="Value above which the service scales from zero, as a string (KEDA).",
+    )
+    fallback_replicas: int | None = Field(
+        default=None, ge=1, le=1000, alias="fallbackReplicas",
+        description="Replicas KEDA holds while Prometheus cannot be queried (default: minReplicas, at least 1).",
+    )
+    cooldown_seconds: int = Field(
+        default=300, ge=30, le=86400, alias="cooldownSeconds",
+        description="Quiet time before KEDA scales to zero (KEDA cooldownPeriod).",
+    )
+
+
+class IngressConfig(_Model):
+    """`inferenceServices[].ingress`: an AWS Load Balancer Controller ALB in front of the service."""
+
+    host: Host = Field(description="DNS name the ALB serves.")
+    certificate_arn: AcmArn = Field(alias="certificateArn",
+                                    description="ACM certificate for HTTPS, in the stack's region.")
+    scheme: Literal["internet-facing", "internal"] = Field(default="internal",
+                                                           description="internet-facing | internal.")
+    waf_acl_arn: WafArn | None = Field(default=None, alias="wafAclArn",
+                                       description="Regional WAFv2 web ACL in the stack's region attached to the ALB.")
+    idle_timeout_seconds: int = Field(
+        default=300, ge=1, le=4000, alias="idleTimeoutSeconds",
+        description="ALB idle timeout; long generations keep a connection silent longer than the 60 s default.",
+    )
+
+
+class ModelVolumeConfig(_Model):
+    """`inferenceServices[].modelVolume`: model weights restored from an EBS snapshot, one volume per replica."""
+
+    snapshot_id: SnapshotId = Field(alias="snapshotId", description="EBS snapshot holding the model repository.")
+    size_gib: int = Field(default=100, ge=1, le=65536, alias="sizeGiB",
+                          description="gp3 volume size in GiB (at least the snapshot's size).")
+    mount_path: MountPath = Field(default="/models", alias="mountPath", description="Where the model is mounted.")
+    fast_snapshot_restore: bool = Field(
+        default=False, alias="fastSnapshotRestore",
+        description="Enable EBS Fast Snapshot Restore for the snapshot in every zone the service's pools use "
+                    "(billed per snapshot, per zone, per hour while enabled).",
+    )
+    volume_initialization_rate: int | None = Field(
+        default=None, ge=100, le=300, alias="volumeInitializationRate",
+        description="MiB/s at which each restored volume is filled from the snapshot (EBS provisioned "
+                    "initialization rate, billed per restore); an alternative to Fast Snapshot Restore for "
+                    "services that scale out rarely.",
+    )
+    snapshot_size_gib: int | None = Field(
+        default=None, ge=1, le=65536, alias="snapshotSizeGiB",
+        description="The snapshot's VolumeSize (`aws ec2 describe-snapshots --snapshot-ids <id> --query "
+                    "'Snapshots[0].VolumeSize'`), where known: sizeGiB must be at least this, since a volume "
+                    "restored from a snapshot cannot be smaller than it.",
+    )
+
+    @model_validator(mode="after")
+    def _holds_the_snapshot(self) -> ModelVolumeConfig:
+        # Source: https://docs.aws.amazon.com/ebs/latest/userguide/ebs-creating-volume.html (a volume created
+        # from a snapshot is at least the snapshot's size)
+        if self.snapshot_size_gib is not None and self.size_gib < self.snapshot_size_gib:
+            raise ConfigIssue(f"the volume must hold the snapshot, whose size is {self.snapshot_size_gib} GiB "
+                              "(snapshotSizeGiB)", value=self.size_gib, path=("sizeGiB",),
+                              nearest=[str(self.snapshot_size_gib)])
+        return self
+
+
+class InferenceServiceConfig(_Model):
+    """One entry of `gpu-platform:inferenceServices`: a Triton Deployment with autoscaling, ingress and a model."""
+
+    name: ServiceName = Field(description="Service name (Deployment, Service, ScaledObject).")
+    namespace: ServiceName = Field(default="inference", description="Namespace the service runs in.")
+    image: Image = Field(description="Container image, pinned by tag or digest.")
+    cuda_version: CudaVersionStr | None = Field(
+        default=None, alias="cudaVersion",
+        description="CUDA runtime the image carries; optional where the image tag reveals it.",
+    )
+    gpus_per_replica: int = Field(default=1, ge=1, le=16, alias="gpusPerReplica",
+                                  description="nvidia.com/gpu per replica.")
+    port: int = Field(default=8000, ge=1, le=65535, description="Triton HTTP port (serving).")
+    grpc_port: int = Field(default=8001, ge=1, le=65535, alias="grpcPort", description="Triton gRPC port.")
+    metrics_port: int = Field(default=8002, ge=1, le=65535, alias="metricsPort", description="Prometheus port.")
+    model_repository: str | None = Field(
+        default=None, alias="modelRepository",
+        description="Triton --model-repository (a path, or s3://...); default: modelVolume.mountPath, else "
+                    "/models inside the image.",
+    )
+    node_pools: Annotated[list[PoolName], AfterValidator(_unique)] = Field(
+        default_factory=list, alias="nodePools",
+        description="Pools the service may run on; empty = every GPU pool.",
+    )
+    min_replicas: int = Field(default=0, ge=0, le=1000, alias="minReplicas",
+                              description="Fewest replicas autoscaling keeps (0 scales to zero).")
+    max_replicas: int = Field(default=1, ge=1, le=1000, alias="maxReplicas",
+                              description="Most replicas autoscaling adds; without autoscaling, the fixed count.")
+    drain_seconds: int = Field(
+        default=60, ge=5, le=3600, alias="drainSeconds",
+        description="How long a stopping replica keeps serving in-flight requests (Triton --exit-timeout-secs).",
+    )
+    startup_seconds: int = Field(
+        default=600, ge=30, le=7200, alias="startupSeconds",
+        description="How long a new replica may take to load its models before it is restarted.",
+    )
+    cpu: str = Field(default="2", description="CPU request per replica.")
+    memory: str = Field(default="8Gi", description="Memory request and limit per replica.")
+    autoscaling: AutoscalingConfig | None = Field(default=None, description="KEDA trigger; omit for fixed size.")
+    ingress: IngressConfig | None = Field(default=None, description="ALB ingress; omit for internal-only.")
+    model_volume: ModelVolumeConfig | None = Field(default=None, alias="modelVolume",
+                                                   description="Model volume from a snapshot.")
+
+    @model_validator(mode="after")
+    def _ports_and_replicas(self) -> InferenceServiceConfig:
+        if self.metrics_port == self.port:
+            raise ConfigIssue("metricsPort must differ from port", value=self.metrics_port, path=("metricsPort",),
+                              nearest=[str(self.port + 2)])
+        if self.grpc_port in (self.port, self.metrics_port):
+            raise ConfigIssue("grpcPort must differ from port and metricsPort", value=self.grpc_port,
+                              path=("grpcPort",), nearest=[str(self.port + 1)])
+        if self.min_replicas > self.max_replicas:
+            raise ConfigIssue(f"minReplicas <= maxReplicas must hold (maxReplicas is {self.max_replicas})",
+                              value=self.min_replicas, path=("minReplicas",), nearest=[str(self.max_replicas)])
+        return self
+
+    @property
+    def repository(self) -> str:
+        """Triton's --model-repository."""
+        if self.model_repository is not None:
+            return self.model_repository
+        return self.model_volume.mount_path if self.model_volume is not None else DEFAULT_MODEL_REPOSITORY
+
+
+class HelmAddonConfig(_Model):
+    """A Helm chart add-on, pinned."""
+
+    version: ChartVersion = Field(description="Chart version.")
+
+
+class EksAddonConfig(_Model):
+    """An EKS managed add-on, pinned."""
+
+    version: EksAddonVersion = Field(description="EKS add-on version (v<version>-eksbuild.<n>).")
+
+
+# Defaults: the chart releases ../shared/upstream/SOURCES.md pins (sections 2, 6, 8), whose values.yaml the
+# conformance harness checks chart values against; the EKS add-on builds of the EBS CSI driver release
+# v1.64.0 (SOURCES.md section 9) and of the external-snapshotter release v8.6.0 (section 3).
+ADDON_DEFAULTS: dict[str, str] = {
+    "awsLoadBalancerController": "3.5.0",
+    "keda": "2.20.2",
+    "kubePrometheusStack": "88.5.3",
+    "ebsCsiDriver": "v1.64.0-eksbuild.1",
+    "snapshotController": "v8.6.0-eksbuild.1",
+}
+
+
+class AddonsConfig(_Model):
+    """`gpu-platform:addons`: the versions of the add-ons inference services need; each installed only when used."""
+
+    aws_load_balancer_controller: HelmAddonConfig = Field(
+        default_factory=lambda: HelmAddonConfig(version=ADDON_DEFAULTS["awsLoadBalancerController"]),
+        alias="awsLoadBalancerController",
+        description="aws-load-balancer-controller chart (https://aws.github.io/eks-charts); when a service "
+                    "has ingress.",
+    )
+    keda: HelmAddonConfig = Field(
+        default_factory=lambda: HelmAddonConfig(version=ADDON_DEFAULTS["keda"]),
+        description="keda chart (https://kedacore.github.io/charts); when a service has autoscaling.",
+    )
+    kube_prometheus_stack: HelmAddonConfig = Field(
+        default_factory=lambda: HelmAddonConfig(version=ADDON_DEFAULTS["kubePrometheusStack"]),
+        alias="kubePrometheusStack",
+        description="kube-prometheus-stack chart with Grafana (https://prometheus-community.github.io/helm-charts); "
+                    "whenever a service exists.",
+    )
+    ebs_csi_driver: EksAddonConfig = Field(
+        default_factory=lambda: EksAddonConfig(version=ADDON_DEFAULTS["ebsCsiDriver"]),
+        alias="ebsCsiDriver",
+        description="aws-ebs-csi-driver EKS add-on; when a service has a model volume.",
+    )
+    snapshot_controller: EksAddonConfig = Field(
+        default_factory=lambda: EksAddonConfig(version=ADDON_DEFAULTS["snapshotController"]),
+        alias="snapshotController",
+        description="snapshot-controller EKS add-on (VolumeSnapshot CRDs); when a service has a model volume.",
+    )

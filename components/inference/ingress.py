@@ -1,0 +1,72 @@
+"""The ALB Ingress of an inference service (AWS Load Balancer Controller annotations).
+
+- `target-type: ip`: the ALB sends traffic straight to pod IPs, so a draining pod is deregistered
+  itself (with the pod readiness gate the controller injects in namespaces labelled for it).
+- HTTPS on 443 with the ACM certificate, HTTP on 80 redirected to it, a TLS 1.2+ security policy
+  (`ELBSecurityPolicy-TLS13-1-2-2021-06`, the controller's recommended TLS 1.3 policy).
+- Health checks on Triton's ready endpoint: the ALB only sends to replicas whose models are loaded.
+- Idle timeout above the 60 s default: a long generation can keep a connection silent for minutes.
+- Deregistration delay equal to the service's drain time, so the ALB waits for in-flight requests.
+- The WAF web ACL when one is given.
+- Every JSON-valued annotation is written with json.dumps, so it is valid JSON.
+
+Sources:
+- Annotations: https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/ingress/annotations/
+  (every name used here checked against the annotation table of kubernetes-sigs/aws-load-balancer-controller
+  docs/guide/ingress/annotations.md at commit 00175c1e2943de94d08ee39fa33b112706573b26)
+- Pod readiness gate: https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/deploy/pod_readiness_gate/
+- Security policies: https://docs.aws.amazon.com/elasticloadbalancing/latest/application/describe-ssl-policies.html
+- ALB attributes (idle_timeout.timeout_seconds, deregistration_delay.timeout_seconds):
+  https://docs.aws.amazon.com/elasticloadbalancing/latest/application/application-load-balancers.html
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from components.config import InferenceServiceConfig, IngressConfig
+from components.inference.workload import HEALTH_READY, service_labels
+
+PREFIX = "alb.ingress.kubernetes.io/"
+INGRESS_CLASS = "alb"
+SSL_POLICY = "ELBSecurityPolicy-TLS13-1-2-2021-06"
+# The namespace label that makes the controller inject its pod readiness gate.
+READINESS_GATE_LABEL = ("elbv2.k8s.aws/pod-readiness-gate-inject", "enabled")
+
+
+def alb_annotations(config: InferenceServiceConfig, ingress: IngressConfig) -> dict[str, str]:
+    out = {
+        "scheme": ingress.scheme,
+        "target-type": "ip",
+        "listen-ports": json.dumps([{"HTTP": 80}, {"HTTPS": 443}]),
+        "certificate-arn": ingress.certificate_arn,
+        "ssl-redirect": "443",
+        "ssl-policy": SSL_POLICY,
+        "backend-protocol": "HTTP",
+        "healthcheck-path": HEALTH_READY,
+        "healthcheck-port": "traffic-port",
+        "success-codes": "200",
+        "load-balancer-attributes": f"idle_timeout.timeout_seconds={ingress.idle_timeout_seconds}",
+        "target-group-attributes": f"deregistration_delay.timeout_seconds={config.drain_seconds}",
+    }
+    if ingress.waf_acl_arn is not None:
+        out["wafv2-acl-arn"] = ingress.waf_acl_arn
+    return {PREFIX + key: value for key, value in out.items()}
+
+
+def ingress_manifest(config: InferenceServiceConfig, ingress: IngressConfig) -> dict[str, Any]:
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "Ingress",
+        "metadata": {"name": config.name, "namespace": config.namespace, "labels": service_labels(config),
+                     "annotations": alb_annotations(config, ingress)},
+        "spec": {
+            "ingressClassName": INGRESS_CLASS,
+            "tls": [{"hosts": [ingress.host]}],
+            "rules": [{"host": ingress.host, "http": {"paths": [{
+                "path": "/", "pathType": "Prefix",
+                "backend": {"service": {"name": config.name, "port": {"name": "http"}}},
+            }]}}],
+        },
+    }

@@ -1,0 +1,79 @@
+"""Autoscaling and scraping of an inference service: the KEDA ScaledObject and Triton's ServiceMonitor.
+
+- The ScaledObject is the only autoscaler of the Deployment: KEDA creates and owns its HPA
+  (`keda-hpa-<name>`), so the platform never adds another. Below `activationThreshold` KEDA scales to
+  `minReplicaCount` (zero allowed where the PDB, `maxUnavailable: 1`, asks no minimum); above it the
+  HPA targets `threshold` per replica. `fallback` holds a replica count when Prometheus cannot be queried
+  three times in a row, instead of freezing at whatever count the last answer gave.
+- The ServiceMonitor selects the service's Service by its labels and scrapes the `metrics` port.
+
+Sources:
+- https://keda.sh/docs/2.20/reference/scaledobject-spec/ (fallback, cooldownPeriod, advanced)
+- https://keda.sh/docs/2.20/scalers/prometheus/
+- https://keda.sh/docs/2.20/concepts/scaling-deployments/ ("don't combine a ScaledObject with an HPA")
+- Triton metrics: https://docs.nvidia.com/deeplearning/triton-inference-server/user-guide/docs/user_guide/metrics.html
+- ServiceMonitor: ../shared/upstream/crds/monitoring/monitoring.coreos.com_servicemonitors.yaml (v0.93.0)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from components.config import AutoscalingConfig, InferenceServiceConfig
+from components.inference.workload import service_labels
+
+POLLING_SECONDS = 15
+FALLBACK_FAILURES = 3
+SCRAPE_INTERVAL = "15s"
+
+
+def fallback_replicas(config: InferenceServiceConfig, autoscaling: AutoscalingConfig) -> int:
+    if autoscaling.fallback_replicas is not None:
+        return min(autoscaling.fallback_replicas, config.max_replicas)
+    return max(config.min_replicas, 1)
+
+
+def scaled_object(config: InferenceServiceConfig, autoscaling: AutoscalingConfig,
+                  prometheus_url: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "keda.sh/v1alpha1",
+        "kind": "ScaledObject",
+        "metadata": {"name": config.name, "namespace": config.namespace, "labels": service_labels(config)},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": config.name},
+            "minReplicaCount": config.min_replicas,
+            "maxReplicaCount": config.max_replicas,
+            "pollingInterval": POLLING_SECONDS,
+            "cooldownPeriod": autoscaling.cooldown_seconds,
+            "fallback": {"failureThreshold": FALLBACK_FAILURES,
+                         "replicas": fallback_replicas(config, autoscaling)},
+            "advanced": {"horizontalPodAutoscalerConfig": {"behavior": {"scaleDown": {
+                # A GPU replica takes minutes to come back: scale in slowly.
+                "stabilizationWindowSeconds": 300,
+                "policies": [{"type": "Pods", "value": 1, "periodSeconds": 60}],
+            }}}},
+            "triggers": [{
+                "type": "prometheus",
+                "metricType": "AverageValue",
+                "metadata": {
+                    "serverAddress": prometheus_url,
+                    "query": autoscaling.query,
+                    "threshold": autoscaling.threshold,
+                    "activationThreshold": autoscaling.activation_threshold,
+                },
+            }],
+        },
+    }
+
+
+def service_monitor(config: InferenceServiceConfig) -> dict[str, Any]:
+    return {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "ServiceMonitor",
+        "metadata": {"name": config.name, "namespace": config.namespace, "labels": service_labels(config)},
+        "spec": {
+            "selector": {"matchLabels": service_labels(config)},
+            "namespaceSelector": {"matchNames": [config.namespace]},
+            "endpoints": [{"port": "metrics", "path": "/metrics", "interval": SCRAPE_INTERVAL}],
+        },
+    }

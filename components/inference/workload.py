@@ -1,0 +1,208 @@
+"""The Triton workload of an inference service as Kubernetes manifests: Deployment, Service, PodDisruptionBudget.
+
+Pure functions of the service config and the pools it may use, so tests read them without mocks.
+
+Sources:
+- Triton health endpoints (`/v2/health/live`, `/v2/health/ready`) and ports (8000 HTTP, 8001 gRPC, 8002 metrics):
+  https://docs.nvidia.com/deeplearning/triton-inference-server/user-guide/docs/protocol/extension_health.html
+  https://docs.nvidia.com/deeplearning/triton-inference-server/user-guide/docs/customization_guide/deploy.html
+- Triton `--exit-timeout-secs` (on SIGTERM it stops taking new requests and waits up to this long for
+  in-flight ones): https://github.com/triton-inference-server/server/blob/main/src/command_line_parser.cc
+- Pod termination (preStop, then SIGTERM, within terminationGracePeriodSeconds):
+  https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-termination
+- Startup probes for slow starts: https://kubernetes.io/docs/tasks/configure-pod-container/configure-liveness-readiness-startup-probes/
+- Topology spread: https://kubernetes.io/docs/concepts/scheduling-eviction/topology-spread-constraints/
+- PDB `unhealthyPodEvictionPolicy: AlwaysAllow`: https://kubernetes.io/docs/tasks/run-application/configure-pdb/#unhealthy-pod-eviction-policy
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from components import labels
+from components.config import GpuPool, InferenceServiceConfig
+
+HEALTH_LIVE = "/v2/health/live"
+HEALTH_READY = "/v2/health/ready"
+ZONE_KEY = "topology.kubernetes.io/zone"
+SERVICE_LABEL = "gpu-platform.io/service"
+# What the Deployment tells a resource policy about the pools it can reach (label contract values of
+# each pool), so the CUDA / driver / GPU-count verdicts can be given from the Deployment's own inputs in
+# a first preview, where stack policies see no Kubernetes properties (policies/.../_reach_annotation.py).
+REACHABLE_POOLS_ANNOTATION = "gpu-platform.io/reachable-pools"
+# Seconds between the pod leaving the Service's endpoints / the ALB target group starting to deregister it
+# and Triton receiving SIGTERM: endpoint removal propagates asynchronously, so without this pause new
+# requests still arrive at a server that has stopped accepting them.
+# Source: https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/deploy/pod_readiness_gate/
+PRE_STOP_SECONDS = 15
+SHM_SIZE = "1Gi"  # Triton passes tensors between backends through /dev/shm; the container default is 64 MiB
+MODEL_VOLUME = "model"
+
+
+def selector_labels(config: InferenceServiceConfig) -> dict[str, str]:
+    """The labels that select the service's pods (Deployment, Service, PDB, topology spread)."""
+    return {"app.kubernetes.io/name": config.name, SERVICE_LABEL: config.name}
+
+
+def service_labels(config: InferenceServiceConfig) -> dict[str, str]:
+    """Labels of every object of the service; the ServiceMonitor selects the Service by them."""
+    return {**selector_labels(config), "app.kubernetes.io/component": "inference",
+            "app.kubernetes.io/part-of": "gpu-platform"}
+
+
+def reachable_pools(config: InferenceServiceConfig, pools: Sequence[GpuPool]) -> list[GpuPool]:
+    """The pools the service may be scheduled on: its `nodePools`, or every GPU pool."""
+    if not config.node_pools:
+        return list(pools)
+    by_name = {p.name: p for p in pools}
+    return [by_name[name] for name in config.node_pools]
+
+
+def reachable_pools_annotation(pools: Sequence[GpuPool]) -> str:
+    """JSON list of the reachable pools as their nodes are labelled (pool, os, driver, driver source, types)."""
+    return json.dumps([
+        {"pool": p.name, "os": p.os, "driver": p.driver_version, "driverSource": p.driver_source,
+         "instanceTypes": list(p.instance_types)}
+        for p in pools
+    ], sort_keys=True)
+
+
+def termination_grace_seconds(config: InferenceServiceConfig) -> int:
+    """preStop pause + Triton's drain of in-flight requests + a margin for its own shutdown."""
+    return PRE_STOP_SECONDS + config.drain_seconds + 15
+
+
+def triton_args(config: InferenceServiceConfig) -> list[str]:
+    return [
+        "tritonserver",
+        f"--model-repository={config.repository}",
+        f"--http-port={config.port}",
+        f"--grpc-port={config.grpc_port}",
+        f"--metrics-port={config.metrics_port}",
+        "--allow-metrics=true",
+        "--allow-gpu-metrics=true",
+        f"--exit-timeout-secs={config.drain_seconds}",
+    ]
+
+
+def _probe(path: str, period: int, failures: int) -> dict[str, Any]:
+    return {"httpGet": {"path": path, "port": "http"}, "periodSeconds": period, "timeoutSeconds": 5,
+            "failureThreshold": failures}
+
+
+def triton_container(config: InferenceServiceConfig) -> dict[str, Any]:
+    gpus = str(config.gpus_per_replica)
+    mounts: list[dict[str, Any]] = [{"name": "dshm", "mountPath": "/dev/shm"}]
+    if config.model_volume is not None:
+        mounts.append({"name": MODEL_VOLUME, "mountPath": config.model_volume.mount_path, "readOnly": True})
+    return {
+        "name": "triton",
+        "image": config.image,
+        "args": triton_args(config),
+        "ports": [
+            {"name": "http", "containerPort": config.port, "protocol": "TCP"},
+            {"name": "grpc", "containerPort": config.grpc_port, "protocol": "TCP"},
+            {"name": "metrics", "containerPort": config.metrics_port, "protocol": "TCP"},
+        ],
+        "resources": {
+            "requests": {"cpu": config.cpu, "memory": config.memory, labels.GPU_RESOURCE: gpus},
+            "limits": {"memory": config.memory, labels.GPU_RESOURCE: gpus},
+        },
+        # Model loading can take minutes: the startup probe holds liveness off until the server is ready.
+        "startupProbe": _probe(HEALTH_READY, 10, math.ceil(config.startup_seconds / 10)),
+        "readinessProbe": _probe(HEALTH_READY, 5, 3),
+        "livenessProbe": _probe(HEALTH_LIVE, 10, 3),
+        "lifecycle": {"preStop": {"sleep": {"seconds": PRE_STOP_SECONDS}}},
+        "volumeMounts": mounts,
+        "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
+    }
+
+
+def pod_spec(config: InferenceServiceConfig, pools: Sequence[GpuPool],
+             model_volume: dict[str, Any] | None) -> dict[str, Any]:
+    volumes: list[dict[str, Any]] = [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": SHM_SIZE}}]
+    if model_volume is not None:
+        volumes.append(model_volume)
+    return {
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": labels.POOL_LABEL, "operator": "In",
+                                   "values": [p.name for p in pools]}]},
+        ]}}},
+        "tolerations": [labels.GPU_TAINT.toleration()],
+        # ScheduleAnyway: a zone out of GPU capacity must not stop a scale-out; the scheduler still prefers
+        # the zone with the fewest replicas.
+        "topologySpreadConstraints": [{
+            "maxSkew": 1, "topologyKey": ZONE_KEY, "whenUnsatisfiable": "ScheduleAnyway",
+            "labelSelector": {"matchLabels": selector_labels(config)}, "matchLabelKeys": ["pod-template-hash"],
+        }],
+        "terminationGracePeriodSeconds": termination_grace_seconds(config),
+        "automountServiceAccountToken": False,
+        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
+        "containers": [triton_container(config)],
+        "volumes": volumes,
+    }
+
+
+def deployment(config: InferenceServiceConfig, pools: Sequence[GpuPool], cuda: str,
+               model_volume: dict[str, Any] | None) -> dict[str, Any]:
+    """The Triton Deployment. With autoscaling, `replicas` is left to KEDA's HPA (no second owner)."""
+    reach = reachable_pools(config, pools)
+    annotations = {REACHABLE_POOLS_ANNOTATION: reachable_pools_annotation(reach)}
+    if config.autoscaling is not None and config.min_replicas == 0:
+        # A service that scales to zero is not expected to be Ready at deploy time (no GPU node may be up).
+        annotations["pulumi.com/skipAwait"] = "true"
+    spec: dict[str, Any] = {
+        "selector": {"matchLabels": selector_labels(config)},
+        "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
+        "revisionHistoryLimit": 5,
+        "template": {
+            "metadata": {"labels": {**service_labels(config), **labels.cuda_workload_labels(cuda)}},
+            "spec": pod_spec(config, reach, model_volume),
+        },
+    }
+    if config.autoscaling is None:
+        spec["replicas"] = config.max_replicas
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": config.name, "namespace": config.namespace, "labels": service_labels(config),
+                     "annotations": annotations},
+        "spec": spec,
+    }
+
+
+def service(config: InferenceServiceConfig) -> dict[str, Any]:
+    """ClusterIP Service: HTTP and gRPC for clients, metrics for the ServiceMonitor."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": config.name, "namespace": config.namespace, "labels": service_labels(config)},
+        "spec": {
+            "type": "ClusterIP",
+            "selector": selector_labels(config),
+            "ports": [
+                {"name": "http", "port": config.port, "targetPort": "http", "protocol": "TCP"},
+                {"name": "grpc", "port": config.grpc_port, "targetPort": "grpc", "protocol": "TCP",
+                 "appProtocol": "grpc"},
+                {"name": "metrics", "port": config.metrics_port, "targetPort": "metrics", "protocol": "TCP"},
+            ],
+        },
+    }
+
+
+def pod_disruption_budget(config: InferenceServiceConfig) -> dict[str, Any]:
+    """At most one replica voluntarily disrupted at a time (node drains, Karpenter consolidation, upgrades).
+
+    `maxUnavailable: 1` rather than a `minAvailable`: it never blocks a drain forever (a single replica
+    can still move), and it asks nothing of a service that KEDA has scaled to zero.
+    """
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": config.name, "namespace": config.namespace, "labels": service_labels(config)},
+        "spec": {"maxUnavailable": 1, "selector": {"matchLabels": selector_labels(config)},
+                 "unhealthyPodEvictionPolicy": "AlwaysAllow"},
+    }

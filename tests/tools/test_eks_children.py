@@ -1,0 +1,156 @@
+"""The children pulumi-eks's Cluster registers, emulated offline (tools/engine/mocks/eks_children.py).
+
+pulumi-eks's Construct runs during a preview and registers `aws:eks/cluster:Cluster` and the rest through the
+engine, which analyzes them (pulumi/pulumi pkg/resource/deploy/source_eval.go lines 2826-2882). The emulation
+is pinned to the pulumi-eks lines it comes from: tests/tools/fixtures/pulumi_eks_source.yaml holds their text
+at the commit read (https://github.com/pulumi/pulumi-eks at 7bf0c1b1, v4.3.0-9; the project pins 4.4.0).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.conftest import RunPreview
+from tests.tools.test_phases import POLICY_CONFIG, TODAY, deployable_stack_file
+from tools.engine.mocks.eks_children import (
+    PULUMI_EKS_COMMIT,
+    SOURCE,
+    Child,
+    Cite,
+    construct_cluster,
+    sha1hash,
+    uncovered,
+)
+from tools.engine.records import UNKNOWN
+
+PINNED = yaml.safe_load((Path(__file__).parent / "fixtures" / "pulumi_eks_source.yaml").read_text())
+
+# The inputs components/cluster.py sends (tests/components/test_eks_control_plane.py pins them), in a first
+# preview: the KMS key's ARN and the subnet ids are unknown.
+INPUTS: dict[str, Any] = {
+    "name": "gpu-prod", "version": "1.35", "subnetIds": [UNKNOWN, UNKNOWN], "endpointPrivateAccess": True,
+    "endpointPublicAccess": True, "publicAccessCidrs": ["52.94.76.0/24"], "skipDefaultNodeGroup": True,
+    "skipDefaultSecurityGroups": True, "authenticationMode": "API", "encryptionConfigKeyArn": UNKNOWN,
+    "enabledClusterLogTypes": ["api", "audit", "authenticator"], "deletionProtection": True,
+    "upgradePolicy": {"supportType": "STANDARD"}, "kubernetesServiceIpAddressRange": "172.20.0.0/16",
+    "bootstrapSelfManagedAddons": False, "corednsAddonOptions": {"enabled": False},
+    "kubeProxyAddonOptions": {"enabled": True}, "useDefaultVpcCni": False, "createOidcProvider": False,
+    "tags": {"Name": "gpu-prod"},
+}
+
+
+def _construct(inputs: dict[str, Any]) -> dict[str, tuple[str, dict[str, Any], Cite]]:
+    children: dict[str, tuple[str, dict[str, Any], Cite]] = {}
+
+    def register(child: Child) -> tuple[str, dict[str, Any]]:
+        children[child.name] = (child.type, child.inputs, child.cite)
+        return f"urn:{child.name}", {**child.inputs, "id": UNKNOWN, "arn": UNKNOWN}
+
+    construct_cluster("urn:eks", "gpu-prod-eks", inputs, outputs={"kubeconfig": UNKNOWN}, partition="aws",
+                      register=register)
+    return children
+
+
+@pytest.mark.parametrize("key", sorted(SOURCE))
+def test_every_citation_holds_the_pinned_text_of_its_line(key: str) -> None:
+    cite = SOURCE[key]
+    assert PINNED["commit"].startswith(PULUMI_EKS_COMMIT)
+    text = PINNED["files"][cite.path]["lines"][cite.line]
+    assert cite.snippet in text, f"{cite.path}:{cite.line} reads {text!r}"
+
+
+def test_the_children_carry_the_names_pulumi_eks_gives_them() -> None:
+    children = _construct(INPUTS)
+    # cluster.ts / servicerole.ts build each name from a template literal on the cited line.
+    expected = {}
+    for key in ("serviceRole.name", "cluster.name", "kubeProxy.name", "k8sProvider.name", "vpcCni.name"):
+        template = re.search(r"`([^`]*)`", SOURCE[key].snippet)
+        assert template is not None
+        expected[key] = template.group(1).replace("${name}", "gpu-prod-eks")
+    role = f"{expected['serviceRole.name']}-role"
+    attachment = f"{expected['serviceRole.name']}-{sha1hash('arn:aws:iam::aws:policy/AmazonEKSClusterPolicy')}"
+    assert set(children) == {*expected.values(), role, attachment}
+    assert children[expected["cluster.name"]][0] == "aws:eks/cluster:Cluster"
+    assert children[expected["cluster.name"]][2] == SOURCE["cluster"]
+    # No access entry and no aws-auth ConfigMap for these inputs (no default node group, mode API).
+    assert not any(t in ("aws:eks/accessEntry:AccessEntry", "kubernetes:core/v1:ConfigMap") for t, _, _ in
+                   children.values())
+
+
+def test_sha1hash_is_pulumi_eks_s_eight_hex_digits() -> None:
+    assert SOURCE["sha1hash"].snippet == 'return shasum.digest("hex").substring(0, 8);'
+    assert sha1hash("abc") == "a9993e36"  # SHA-1("abc") = a9993e36 4706816a ... (FIPS 180-2, appendix A.1)
+
+
+def test_a_first_preview_leaves_encryption_config_unknown_as_a_whole_and_the_rest_known() -> None:
+    cluster = _construct(INPUTS)["gpu-prod-eks-eksCluster"][1]
+
+    assert cluster["encryptionConfig"] == UNKNOWN  # cluster.ts lines 592-606: an apply on the key's ARN
+    assert cluster["version"] == "1.35"
+    assert cluster["upgradePolicy"] == {"supportType": "STANDARD"}
+    assert cluster["deletionProtection"] is True
+    assert cluster["vpcConfig"]["publicAccessCidrs"] == ["52.94.76.0/24"]
+    assert cluster["accessConfig"] == {"authenticationMode": "API", "bootstrapClusterCreatorAdminPermissions": True}
+    assert cluster["tags"] == {"Name": "gpu-prod"}  # the program's tags override pulumi-eks's `${name}-eksCluster`
+
+
+def test_once_the_key_exists_encryption_config_names_it_for_secrets() -> None:
+    arn = "arn:aws:kms:us-west-2:111122223333:key/k"
+    cluster = _construct({**INPUTS, "encryptionConfigKeyArn": arn})["gpu-prod-eks-eksCluster"][1]
+
+    assert cluster["encryptionConfig"] == {"provider": {"keyArn": arn}, "resources": ["secrets"]}
+
+
+def test_inputs_outside_the_emulation_are_named_not_half_emulated() -> None:
+    assert uncovered(INPUTS) == []
+    missing = uncovered({**INPUTS, "skipDefaultNodeGroup": None, "accessEntries": {"a": {}}})
+    assert [m.split(" ")[0] for m in missing] == ["skipDefaultNodeGroup", "accessEntries"]
+
+
+def _run(run_preview: RunPreview, stack: str, path: Path) -> Any:
+    args = ["--stack", stack, "--config-file", str(path), "--phase", "preview", *TODAY, "--json"]
+    if stack in POLICY_CONFIG:
+        args += ["--policy-config", str(POLICY_CONFIG[stack])]
+    return run_preview(*args)
+
+
+def test_our_first_preview_judges_the_emulated_cluster_as_the_real_preview_does(
+    run_preview: RunPreview, tmp_path: Path,
+) -> None:
+    run = _run(run_preview, "dev", deployable_stack_file("dev", tmp_path))
+
+    assert run.returncode == 0, run.explain()
+    doc = run.json()
+    cluster = next(r for r in doc["resources"] if r["type"] == "aws:eks/cluster:Cluster")
+    assert cluster["inputs"]["encryptionConfig"] == UNKNOWN
+    assert cluster["urn"] in {c["urn"] for c in doc["emulated_children"]}
+    assert doc["not_seen_offline"] == []
+    policies = {v["policy"] for v in doc["violations"]}
+    # The control-plane version is now visible to the stack policies, as in the real preview.
+    assert "gpu-operator-kubernetes-supported-caveats" not in policies
+    assert not [v for v in doc["violations"] if "can't run policy" in v["message"]]
+
+
+def test_prod_s_deletion_protection_and_support_type_gate_the_first_preview(
+    run_preview: RunPreview, tmp_path: Path,
+) -> None:
+    path = deployable_stack_file("prod", tmp_path)
+    text = path.read_text()
+    assert "deletionProtection: true" in text and "supportType: standard" in text
+    path.write_text(text.replace("deletionProtection: true", "deletionProtection: false")
+                    .replace("supportType: standard", "supportType: extended"))
+
+    run = _run(run_preview, "prod", path)
+
+    assert run.returncode == 1, run.explain()
+    found = [v for v in run.json()["violations"] if v["policy"] == "eks-control-plane-hardened"]
+    assert {v["enforcement"] for v in found} == {"mandatory"}
+    assert {v["blocks"] for v in found} == {"before-create"}
+    messages = " ".join(v["message"] for v in found)
+    assert "(deletionProtection)" in messages and "EXTENDED support type" in messages
+    assert "encryptionConfig" not in messages  # unknown in a first preview: it waits, silently

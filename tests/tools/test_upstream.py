@@ -1,0 +1,219 @@
+"""`make upstream` fills the cache from upstream.lock.json, verified by sha256; refresh --fetch --write moves pins.
+
+The downloads come from a loopback HTTP server that serves the pinned files at the same paths as
+raw.githubusercontent.com (`/<owner>/<repo>/<commit>/<path>`), with the bytes of the cache (which is
+what CI fills first), so the test shows a clone with no ../shared filling its cache.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import urllib.parse
+from pathlib import Path
+
+import pytest
+
+from tests.policies.conftest_registry import fake_server
+from tests.shared import upstream
+from tools.matrix.cli import main as matrix_main
+from tools.upstream.__main__ import main
+from tools.upstream.fill import missing
+from tools.upstream.lock import LOCK_PATH, LockError, Pin, cache_dir, dump, load, sha256_of
+
+REPO = Path(__file__).resolve().parents[2]
+PINS = load()
+CRD = next(p for p in PINS if p.file == "crds/karpenter/karpenter.sh_nodepools.yaml")
+SMALL = [CRD, *(p for p in PINS if p.file.startswith("iam/"))]
+
+
+def _pinned_bytes(pins: list[Pin]) -> dict[str, bytes]:
+    """The pinned files by their raw.githubusercontent.com path, read from the cache (fails under CI when absent)."""
+    return {f"/{p.repository}/{p.commit}/{p.path}": upstream(p.file).read_bytes() for p in pins}
+
+
+def _serve(files: dict[str, bytes]):
+    def handle(handler):
+        body = files.get(handler.path)
+        handler.send_response(200 if body is not None else 404)
+        handler.send_header("Content-Length", str(len(body or b"")))
+        handler.end_headers()
+        if body:
+            handler.wfile.write(body)
+
+    return fake_server(handle)
+
+
+def _lock(tmp_path: Path, pins: list[Pin]) -> Path:
+    path = tmp_path / "upstream.lock.json"
+    dump(pins, path)
+    return path
+
+
+def test_the_lockfile_pins_every_file_once_at_a_full_commit_and_the_cache_holds_exactly_them():
+    assert len(PINS) == len({p.file for p in PINS}) >= 388
+    assert {p.repository for p in PINS} >= {"NVIDIA/cloud-native-docs", "NVIDIA/gpu-driver-container",
+                                            "aws/karpenter-provider-aws", "NVIDIA/gpu-operator"}
+    upstream()  # the cache exists (fails under CI=true otherwise)
+    assert missing(PINS, cache_dir()) == []
+    pinned = {p.file for p in PINS}
+    assert {f.relative_to(cache_dir()).as_posix() for f in cache_dir().rglob("*") if f.is_file()} == pinned
+
+
+def test_make_upstream_downloads_every_pinned_file_from_a_loopback_server(tmp_path):
+    files = _pinned_bytes(PINS)
+    cache = tmp_path / "cache"
+    venv = Path(sys.executable).parent.parent
+    with _serve(files) as (url, seen):
+        env = {**os.environ, "GPU_PLATFORM_SHARED": str(tmp_path / "no-shared"), "GPU_PLATFORM_UPSTREAM_URL": url,
+               "GPU_PLATFORM_UPSTREAM_CACHE": str(cache), "CI": "true"}
+        proc = subprocess.run(["make", "-s", "-o", f"{venv}/.requirements-installed", "upstream", f"VENV={venv}"],
+                              cwd=REPO, env=env, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"{len(PINS)} pinned files" in proc.stdout and f"{len(PINS)} downloaded from {url}" in proc.stdout
+    assert sorted(line.split()[1] for line in seen) == sorted(files)
+    assert missing(PINS, cache) == []
+
+
+def test_a_download_whose_sha256_differs_is_refused_by_name_and_not_written(tmp_path, capsys):
+    files = _pinned_bytes(SMALL)
+    files[f"/{CRD.repository}/{CRD.commit}/{CRD.path}"] += b"\n# tampered\n"
+    cache = tmp_path / "cache"
+    with _serve(files) as (url, _):
+        code = main(["fill", "--lock", str(_lock(tmp_path, SMALL)), "--cache", str(cache), "--download",
+                     "--base-url", url])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert f"error: {CRD.file}: sha256 " in err and f"is not the pinned {CRD.sha256}" in err and "refusing it" in err
+    assert not (cache / CRD.file).exists()
+    assert all((cache / p.file).is_file() for p in SMALL[1:])
+
+
+def test_the_local_copy_is_taken_first_and_verified_too(tmp_path, capsys):
+    shared = tmp_path / "shared"
+    for pin in SMALL:
+        (shared / "upstream" / pin.file).parent.mkdir(parents=True, exist_ok=True)
+        (shared / "upstream" / pin.file).write_bytes(upstream(pin.file).read_bytes())
+    cache = tmp_path / "cache"
+    lock = _lock(tmp_path, SMALL)
+    with _serve({}) as (url, seen):
+        assert main(["fill", "--lock", str(lock), "--cache", str(cache), "--shared", str(shared),
+                     "--base-url", url]) == 0
+        assert seen == []
+        assert f"{len(SMALL)} copied from {shared / 'upstream'}" in capsys.readouterr().out
+        (shared / "upstream" / CRD.file).write_text("kind: Other\n")
+        (cache / CRD.file).unlink()
+        (cache / "crds" / "stray.yaml").write_text("not pinned\n")
+        assert main(["fill", "--lock", str(lock), "--cache", str(cache), "--shared", str(shared)]) == 1
+    assert f"error: {CRD.file}: sha256 " in capsys.readouterr().err
+    assert not (cache / "crds" / "stray.yaml").exists()  # the cache holds the pinned files only
+
+
+def test_an_unreachable_source_fails_naming_the_file_and_verify_reports_the_gap(tmp_path, capsys):
+    cache = tmp_path / "cache"
+    lock = _lock(tmp_path, SMALL)
+    with _serve({}) as (url, _):
+        assert main(["fill", "--lock", str(lock), "--cache", str(cache), "--download", "--base-url", url]) == 1
+    assert f"error: {CRD.file}: GET {url}/{CRD.repository}/{CRD.commit}/{CRD.path}: HTTP 404" in capsys.readouterr().err
+    assert main(["verify", "--lock", str(lock), "--cache", str(cache)]) == 1
+    assert f"error: {CRD.file}: absent from {cache}; run `make upstream`" in capsys.readouterr().err
+
+
+def test_a_malformed_pin_is_a_usage_error_naming_it(tmp_path, capsys):
+    raw = json.loads(LOCK_PATH.read_text())
+    raw["files"][0]["commit"] = "main"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(raw))
+    with pytest.raises(LockError, match=r"files\[0\]: pin .* has a malformed commit"):
+        load(bad)
+    assert main(["verify", "--lock", str(bad)]) == 2
+    assert "malformed commit" in capsys.readouterr().err
+
+
+# --- tools.matrix refresh --fetch --write moves the NVIDIA pins ---------------------------------------------------
+
+NEW_SHA = "f" * 40
+LIFE = "gpu-operator/life-cycle-policy.rst"
+
+
+def _github(commits: dict[str, list[str]], extra: dict[str, bytes]) -> dict[str, bytes]:
+    """The docs, CI file and tags (refresh --fetch), the commits API and the raw files, at loopback paths."""
+    docs = "nvidia/cloud-native-docs"
+    newest_ci = sorted(p.file for p in PINS if p.file.startswith("nvidia/gpu-driver-container-ci-history/"))[-1]
+    files = {
+        **_pinned_bytes(PINS),  # raw.githubusercontent.com: every pinned file at its commit
+        "/docs/life-cycle-policy.rst": upstream(f"{docs}/life-cycle-policy.rst").read_bytes(),
+        "/docs/platform-support.rst": upstream(f"{docs}/platform-support.rst").read_bytes(),
+        "/ci.yml": upstream(newest_ci).read_bytes(),
+        "/v2/nvidia/driver/tags/list?n=1000": json.dumps({"tags": ["580.173.02-ubuntu24.04"]}).encode(),
+        **extra,
+    }
+    for track in ("gpu-operator/life-cycle-policy.rst", "gpu-operator/platform-support.rst",
+                  "gpu-operator/release-notes.rst"):
+        query = urllib.parse.urlencode({"path": track, "per_page": 100})
+        items = [{"sha": sha, "commit": {"committer": {"date": "2026-11-20T08:00:00Z"}}} for sha in commits[track]]
+        files[f"/repos/NVIDIA/cloud-native-docs/commits?{query}"] = json.dumps(items).encode()
+    query = urllib.parse.urlencode({"path": ".common-ci.yml", "per_page": 100})
+    files[f"/repos/NVIDIA/gpu-driver-container/commits?{query}"] = json.dumps([]).encode()
+    return files
+
+
+def _refresh(url: str, lock: Path, matrix: Path, monkeypatch) -> int:
+    monkeypatch.setenv("GPU_PLATFORM_UPSTREAM_CACHE", str(lock.parent / "cache"))  # new files land there
+    return matrix_main(["refresh", "--fetch", "--write", "--docs-url", f"{url}/docs", "--ci-url", f"{url}/ci.yml",
+                        "--registry", url, "--no-images", "--timeout", "5", "--today", "2026-11-30",
+                        "--matrix", str(matrix),
+                        "--lock", str(lock), "--github-api", url, "--github-raw", url])
+
+
+def _newest(folder: str) -> Pin:
+    return sorted((p for p in PINS if p.file.startswith(folder + "/")), key=lambda p: p.file)[-1]
+
+
+def _copies(tmp_path: Path) -> tuple[Path, Path]:
+    lock = tmp_path / "upstream.lock.json"
+    lock.write_bytes(LOCK_PATH.read_bytes())
+    matrix = tmp_path / "matrix.yaml"
+    matrix.write_bytes((REPO / "policies" / "gpu_guard" / "matrix.yaml").read_bytes())
+    return lock, matrix
+
+
+def test_refresh_fetch_write_adds_a_history_pin_moves_the_current_one_and_rewrites_the_lockfile(
+        tmp_path, monkeypatch, capsys):
+    lock, matrix = _copies(tmp_path)
+    life_history = _newest("nvidia/cloud-native-docs/life-cycle-policy-history")
+    platform_history = _newest("nvidia/cloud-native-docs/platform-support-history")
+    notes = next(p for p in PINS if p.file == "nvidia/cloud-native-docs/release-notes.rst")
+    new_text = upstream(life_history.file).read_bytes() + b"\n.. a newer release row\n"
+    commits = {LIFE: [NEW_SHA, life_history.commit], "gpu-operator/platform-support.rst": [platform_history.commit],
+               "gpu-operator/release-notes.rst": [notes.commit]}
+    with _serve(_github(commits, {f"/NVIDIA/cloud-native-docs/{NEW_SHA}/{LIFE}": new_text})) as (url, seen):
+        code = _refresh(url, lock, matrix, monkeypatch)
+    out, err = capsys.readouterr()
+    assert code == 0, out + err
+    added = "nvidia/cloud-native-docs/life-cycle-policy-history/2026-11-20-ffffffff.rst"
+    assert f"added {added} (NVIDIA/cloud-native-docs@ffffffffffff)" in out
+    assert "moved nvidia/cloud-native-docs/life-cycle-policy.rst from 52dcb7b8d956 to ffffffffffff" in out
+    after = {p.file: p for p in load(lock)}
+    assert after[added] == Pin(added, "NVIDIA/cloud-native-docs", NEW_SHA, LIFE, sha256_of(new_text), len(new_text))
+    assert after["nvidia/cloud-native-docs/life-cycle-policy.rst"].commit == NEW_SHA
+    assert len(after) == len(PINS) + 1
+    assert {f: p for f, p in after.items() if f not in {added, "nvidia/cloud-native-docs/life-cycle-policy.rst"}} == {
+        p.file: p for p in PINS if p.file != "nvidia/cloud-native-docs/life-cycle-policy.rst"}
+    assert (tmp_path / "cache" / added).read_bytes() == new_text
+    assert f"GET /NVIDIA/cloud-native-docs/{NEW_SHA}/{LIFE} auth=" in seen
+
+
+def test_refresh_fetch_write_leaves_the_lockfile_alone_when_nothing_moved(tmp_path, monkeypatch, capsys):
+    lock, matrix = _copies(tmp_path)
+    notes = next(p for p in PINS if p.file == "nvidia/cloud-native-docs/release-notes.rst")
+    platform_history = _newest("nvidia/cloud-native-docs/platform-support-history")
+    commits = {LIFE: [_newest("nvidia/cloud-native-docs/life-cycle-policy-history").commit],
+               "gpu-operator/platform-support.rst": [platform_history.commit],
+               "gpu-operator/release-notes.rst": [notes.commit]}
+    with _serve(_github(commits, {})) as (url, _):
+        assert _refresh(url, lock, matrix, monkeypatch) == 0
+    assert "the NVIDIA pins are at the newest upstream commits" in capsys.readouterr().out
+    assert lock.read_bytes() == LOCK_PATH.read_bytes()

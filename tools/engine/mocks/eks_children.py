@@ -1,0 +1,254 @@
+"""The children pulumi-eks's `eks:index:Cluster` registers through the engine, emulated for our inputs.
+
+A remote component is never analyzed itself: its provider's Construct runs, during a preview too, and
+registers children that the engine analyzes like any resource (tools/engine/view.py). The pulumi-eks
+plugin (Node.js) does not run offline, so `construct_cluster` registers, for the inputs the program sends,
+the children pulumi-eks's `createCore` registers, with the values a preview gives them: a value pulumi-eks
+builds with `apply` over an unknown input is unknown as a whole (a first preview: `encryptionConfig`, built
+from the KMS key's ARN), a plain input passes through known (`version`, `upgradePolicy`,
+`deletionProtection`, the public CIDRs).
+
+Read at pulumi/pulumi-eks commit 7bf0c1b1 (`git describe`: v4.3.0-9-g7bf0c1b1), the newest snapshot the
+source mirror holds; the project pins pulumi-eks 4.4.0 (requirements.txt), whose source could not be read
+here. The lines each child comes from are in `SOURCE`; tests/tools/fixtures/pulumi_eks_source.yaml holds
+their text at that commit and tests/tools/test_eks_children.py pins the emulation to it.
+
+Emulated (for inputs with `skipDefaultNodeGroup`, `skipDefaultSecurityGroups`, authentication mode `API`, no
+`accessEntries`, no OIDC provider, CoreDNS add-on off, no Fargate or Auto Mode, no `serviceRole`):
+the `eks:index:ServiceRole` component with its `aws:iam/role:Role` and the AmazonEKSClusterPolicy
+attachment, the `aws:eks/cluster:Cluster`, the kube-proxy `aws:eks/addon:Addon`, the cluster's
+`pulumi:providers:kubernetes`, and the `eks:index:VpcCniAddon` with its `aws:eks/addon:Addon`. For these
+inputs pulumi-eks registers no access entry (no default node group, so no instance role; no
+`accessEntries`) and no aws-auth ConfigMap (mode `API`).
+Not emulated: the add-ons' `addonVersion` (pulumi-eks looks it up with `aws.eks.getAddonVersion`, which
+the mocks do not answer: unknown here) and the VPC CNI's `configurationValues`; the children use the
+stack's default AWS provider (pulumi-eks's own @pulumi/aws version is not modelled). Inputs outside that
+set (`UNCOVERED`) make `construct_cluster` emulate nothing and say why: the preview then lists the
+component as not seen offline rather than judge half its children.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tools.engine.records import UNKNOWN
+
+PULUMI_EKS_REPO = "https://github.com/pulumi/pulumi-eks"
+PULUMI_EKS_COMMIT = "7bf0c1b1"
+PULUMI_EKS_DESCRIBE = "v4.3.0-9-g7bf0c1b1"
+CLUSTER_TS = "nodejs/eks/cluster/cluster.ts"
+SERVICE_ROLE_TS = "nodejs/eks/servicerole.ts"
+CNI_ADDON_TS = "nodejs/eks/addons/cni-addon.ts"
+
+
+@dataclass(frozen=True)
+class Cite:
+    """One source line at PULUMI_EKS_COMMIT: the file, the line number and a snippet of its text."""
+
+    path: str
+    line: int
+    snippet: str
+
+    def url(self) -> str:
+        return f"{PULUMI_EKS_REPO}/blob/{PULUMI_EKS_COMMIT}/{self.path}#L{self.line}"
+
+
+# What each emulated value comes from. The test reads every line's text from the pinned fixture.
+SOURCE: dict[str, Cite] = {
+    "serviceRole": Cite(CLUSTER_TS, 529, "eksServiceRole = new ServiceRole("),
+    "serviceRole.name": Cite(CLUSTER_TS, 530, "`${name}-eksRole`"),
+    "serviceRole.policy": Cite(CLUSTER_TS, 516, 'const managedPolicies = ["AmazonEKSClusterPolicy"];'),
+    "serviceRole.service": Cite(CLUSTER_TS, 533, 'service: "eks.amazonaws.com",'),
+    "serviceRole.description": Cite(CLUSTER_TS, 534, 'description: "Allows EKS to manage clusters on your behalf.",'),
+    "serviceRole.actions": Cite(CLUSTER_TS, 541, 'assumeRoleActions: ["sts:AssumeRole", "sts:TagSession"],'),
+    "role": Cite(SERVICE_ROLE_TS, 89, "const role = new aws.iam.Role("),
+    "role.name": Cite(SERVICE_ROLE_TS, 90, "`${name}-role`"),
+    "attachment": Cite(SERVICE_ROLE_TS, 102, "new aws.iam.RolePolicyAttachment("),
+    "attachment.name": Cite(SERVICE_ROLE_TS, 103, "`${name}-${sha1hash(policy.id)}`"),
+    "sha1hash": Cite(SERVICE_ROLE_TS, 24, 'return shasum.digest("hex").substring(0, 8);'),
+    "encryptionConfig": Cite(CLUSTER_TS, 600, "encryptionConfig = encryptionProvider.apply("),
+    "encryptionConfig.resources": Cite(CLUSTER_TS, 604, 'resources: ["secrets"]'),
+    "cluster": Cite(CLUSTER_TS, 687, "const eksCluster = new aws.eks.Cluster("),
+    "cluster.name": Cite(CLUSTER_TS, 688, "`${name}-eksCluster`"),
+    "cluster.bootstrapSelfManagedAddons": Cite(CLUSTER_TS, 700, ": args.bootstrapSelfManagedAddons ?? true,"),
+    "cluster.publicAccessCidrs": Cite(CLUSTER_TS, 710,
+                                      ".all([args.publicAccessCidrs, args.endpointPublicAccess ?? true])"),
+    "cluster.version": Cite(CLUSTER_TS, 722, "version: args.version,"),
+    "cluster.tags": Cite(CLUSTER_TS, 727, "Name: `${name}-eksCluster`,"),
+    "cluster.encryptionConfig": Cite(CLUSTER_TS, 732, "encryptionConfig,"),
+    "cluster.accessConfig": Cite(CLUSTER_TS, 739, "bootstrapClusterCreatorAdminPermissions: true,"),
+    "cluster.upgradePolicy": Cite(CLUSTER_TS, 742, "upgradePolicy: args.upgradePolicy,"),
+    "cluster.deletionProtection": Cite(CLUSTER_TS, 743, "deletionProtection: args.deletionProtection,"),
+    "kubernetesNetworkConfig": Cite(CLUSTER_TS, 616,
+                                    'serviceIpv4Cidr: ipFamily === "ipv4" ? serviceIpv4Cidr : undefined,'),
+    "kubeProxy": Cite(CLUSTER_TS, 779, "const kubeProxyAddon = new aws.eks.Addon("),
+    "kubeProxy.name": Cite(CLUSTER_TS, 780, "`${name}-kube-proxy`"),
+    "k8sProvider": Cite(CLUSTER_TS, 914, "const k8sProvider = new k8s.Provider("),
+    "k8sProvider.name": Cite(CLUSTER_TS, 915, "`${name}-eks-k8s`"),
+    "accessEntries": Cite(CLUSTER_TS, 1033, "if (defaultInstanceRole) {"),
+    "noInstanceRole": Cite(CLUSTER_TS, 946, "(!args.skipDefaultNodeGroup && args.createInstanceRole === undefined)"),
+    "awsAuth": Cite(CLUSTER_TS, 1002, "if (supportsConfigMap(args.authenticationMode)) {"),
+    "vpcCni": Cite(CLUSTER_TS, 1095, "? new VpcCniAddon("),
+    "vpcCni.name": Cite(CLUSTER_TS, 1096, "`${name}-vpc-cni`"),
+    "vpcCniAddon": Cite(CNI_ADDON_TS, 297, "const addon = new aws.eks.Addon("),
+}
+
+# Inputs that make pulumi-eks register children this module does not emulate: (input, test, why).
+UNCOVERED: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
+    ("skipDefaultNodeGroup", lambda v: v is not True, "a default node group and its instance role"),
+    ("skipDefaultSecurityGroups", lambda v: v is not True, "the cluster and node security groups"),
+    ("authenticationMode", lambda v: v != "API", "the aws-auth ConfigMap"),
+    ("accessEntries", bool, "access entries"),
+    ("createOidcProvider", lambda v: v is True, "the OIDC provider"),
+    ("corednsAddonOptions", lambda v: isinstance(v, Mapping) and v.get("enabled") is True, "the CoreDNS add-on"),
+    ("fargate", bool, "a Fargate profile"),
+    ("autoMode", lambda v: isinstance(v, Mapping) and bool(v.get("enabled")), "EKS Auto Mode's node role"),
+    ("serviceRole", lambda v: v is not None, "a cluster without its own service role"),
+    ("instanceRole", lambda v: v is not None, "an instance profile and access entry"),
+    ("instanceRoles", lambda v: v is not None, "instance role mappings"),
+    ("createInstanceRole", lambda v: v is True, "an instance role and its access entry"),
+    ("storageClasses", bool, "StorageClasses"),
+    ("creationRoleProvider", lambda v: v is not None, "a creation-role provider"),
+)
+
+@dataclass(frozen=True)
+class Child:
+    """One registration pulumi-eks makes: type, name, parent URN, inputs, whether custom, where it comes from."""
+
+    type: str
+    name: str
+    parent: str
+    inputs: dict[str, Any]
+    custom: bool
+    cite: Cite
+    depends_on: tuple[str, ...] = ()
+    ignore_changes: tuple[str, ...] = ()
+
+
+# Registers a child the way the engine does; hands back its URN and state (with `id`).
+Register = Callable[[Child], tuple[str, dict[str, Any]]]
+
+
+def _has_unknown(value: Any) -> bool:
+    if isinstance(value, str):
+        return value == UNKNOWN
+    if isinstance(value, Mapping):
+        return any(_has_unknown(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_has_unknown(v) for v in value)
+    return False
+
+
+def applied(*sources: Any, build: Callable[[], Any]) -> Any:
+    """`pulumi.all(sources).apply(build)`: unknown as a whole when a source holds an unknown (a preview)."""
+    return UNKNOWN if any(_has_unknown(s) for s in sources) else build()
+
+
+def sha1hash(text: str) -> str:
+    """pulumi-eks's `sha1hash` (servicerole.ts): the first 8 hex digits of the SHA-1 of `text`."""
+    return hashlib.sha1(text.encode()).hexdigest()[:8]
+
+
+def uncovered(inputs: Mapping[str, Any]) -> list[str]:
+    """Why the emulation would be incomplete for these inputs: one entry per uncovered input."""
+    return [f"{key} ({why})" for key, test, why in UNCOVERED if test(inputs.get(key))]
+
+
+def _without_none(value: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in value.items() if v is not None}
+
+
+def construct_cluster(urn: str, name: str, inputs: Mapping[str, Any], *, outputs: Mapping[str, Any],
+                      partition: str, register: Register) -> None:
+    """Register, through `register`, the children pulumi-eks registers for an `eks:index:Cluster`.
+
+    `urn`/`name`: the component's; `inputs`: what the program sent; `outputs`: what the component answered
+    (its kubeconfig); the caller checked `uncovered(inputs)` is empty.
+    """
+    tags = inputs.get("tags")
+    # The service role (cluster.ts 514-543; servicerole.ts 73-110).
+    role_component = f"{name}-eksRole"
+    policy_id = "arn:aws:iam::aws:policy/AmazonEKSClusterPolicy"
+    policy_arn = f"arn:{partition}:iam::aws:policy/AmazonEKSClusterPolicy"
+    actions = ["sts:AssumeRole", "sts:TagSession"]
+    role_urn, _ = register(Child("eks:index:ServiceRole", role_component, urn, _without_none({
+        "service": "eks.amazonaws.com", "description": "Allows EKS to manage clusters on your behalf.",
+        "managedPolicyArns": [{"id": policy_id, "arn": policy_arn}], "tags": tags, "assumeRoleActions": actions,
+    }), False, SOURCE["serviceRole"], (), ()))
+    assume = json.dumps({"Version": "2012-10-17", "Statement": [
+        {"Action": actions, "Effect": "Allow", "Principal": {"Service": ["eks.amazonaws.com"]}}]},
+        separators=(",", ":"))
+    iam_role, role_out = register(Child("aws:iam/role:Role", f"{role_component}-role", role_urn, _without_none({
+        "description": "Allows EKS to manage clusters on your behalf.", "assumeRolePolicy": assume, "tags": tags,
+    }), True, SOURCE["role"], (), ()))
+    attachment, _ = register(Child("aws:iam/rolePolicyAttachment:RolePolicyAttachment",
+                             f"{role_component}-{sha1hash(policy_id)}", role_urn,
+                             {"policyArn": policy_arn, "role": role_out.get("id", UNKNOWN)}, True,
+                             SOURCE["attachment"], (iam_role,), ()))
+
+    # The cluster (cluster.ts 592-606 and 687-760).
+    key_arn = inputs.get("encryptionConfigKeyArn")
+    encryption = None if key_arn is None else applied(
+        key_arn, build=lambda: {"provider": {"keyArn": key_arn}, "resources": ["secrets"]})
+    cidrs = inputs.get("publicAccessCidrs")
+    public = inputs.get("endpointPublicAccess")
+    service_cidr = inputs.get("kubernetesServiceIpAddressRange")
+    ip_family = inputs.get("ipFamily")
+    network = None
+    if service_cidr or ip_family:
+        network = applied(service_cidr, ip_family, build=lambda: _without_none({
+            "serviceIpv4Cidr": service_cidr if (ip_family or "ipv4") == "ipv4" else None,
+            "ipFamily": ip_family or "ipv4"}))
+    mode = inputs.get("authenticationMode")
+    cluster_inputs = _without_none({
+        "name": inputs.get("name"),
+        "roleArn": role_out.get("arn", UNKNOWN),
+        "kubernetesNetworkConfig": network,
+        "bootstrapSelfManagedAddons": inputs.get("bootstrapSelfManagedAddons", True),
+        "vpcConfig": _without_none({
+            "subnetIds": inputs.get("subnetIds"),
+            "endpointPrivateAccess": inputs.get("endpointPrivateAccess"),
+            "endpointPublicAccess": public,
+            "publicAccessCidrs": None if not cidrs else applied(cidrs, public, build=lambda: cidrs),
+        }),
+        "version": inputs.get("version"),
+        "enabledClusterLogTypes": inputs.get("enabledClusterLogTypes"),
+        "tags": applied(tags, inputs.get("clusterTags"), build=lambda: {
+            "Name": f"{name}-eksCluster", **(inputs.get("clusterTags") or {}), **(tags or {})}),
+        "encryptionConfig": encryption,
+        "accessConfig": {"authenticationMode": mode, "bootstrapClusterCreatorAdminPermissions": True} if mode else None,
+        "upgradePolicy": inputs.get("upgradePolicy"),
+        "deletionProtection": inputs.get("deletionProtection"),
+    })
+    cluster_urn, cluster_out = register(Child(
+        "aws:eks/cluster:Cluster", f"{name}-eksCluster", urn, cluster_inputs, True, SOURCE["cluster"],
+        (iam_role, attachment), ("accessConfig.bootstrapClusterCreatorAdminPermissions", "bootstrapSelfManagedAddons")))
+    cluster_name = cluster_out.get("name", UNKNOWN)
+
+    kube_proxy = inputs.get("kubeProxyAddonOptions") or {}
+    if kube_proxy.get("enabled", True):  # cluster.ts 764: on unless Auto Mode
+        register(Child("aws:eks/addon:Addon", f"{name}-kube-proxy", urn, _without_none({
+            "clusterName": cluster_name, "addonName": "kube-proxy", "preserve": True, "tags": tags,
+            "resolveConflictsOnCreate": kube_proxy.get("resolveConflictsOnCreate", "OVERWRITE"),
+            "resolveConflictsOnUpdate": kube_proxy.get("resolveConflictsOnUpdate", "OVERWRITE"),
+            "addonVersion": kube_proxy.get("version", UNKNOWN),
+        }), True, SOURCE["kubeProxy"], (cluster_urn,), ()))
+
+    kubeconfig = outputs.get("kubeconfig", UNKNOWN)
+    register(Child("pulumi:providers:kubernetes", f"{name}-eks-k8s", urn, {
+        "kubeconfig": applied(kubeconfig, build=lambda: json.dumps(kubeconfig, separators=(",", ":"))),
+    }, True, SOURCE["k8sProvider"], (), ()))
+
+    if inputs.get("useDefaultVpcCni") is not True:  # cluster.ts 1091-1092
+        cni_urn, _ = register(Child("eks:index:VpcCniAddon", f"{name}-vpc-cni", urn, _without_none({
+            "clusterName": cluster_name, "clusterVersion": inputs.get("version"), "tags": tags,
+        }), False, SOURCE["vpcCni"], (), ()))
+        register(Child("aws:eks/addon:Addon", f"{name}-vpc-cni", cni_urn, _without_none({
+            "clusterName": cluster_name, "addonVersion": UNKNOWN, "addonName": "vpc-cni",
+            "resolveConflictsOnCreate": "OVERWRITE", "resolveConflictsOnUpdate": "OVERWRITE", "preserve": True,
+            "tags": tags,
+        }), True, SOURCE["vpcCniAddon"], (cluster_urn,), ()))
