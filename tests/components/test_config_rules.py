@@ -268,7 +268,7 @@ def test_field_rule_accepts_the_edge_of_what_is_valid(path, value):
     ("inferenceServices.0.gpusPerReplica", 16, 17), ("inferenceServices.0.gpusPerReplica", 1, 0),
     ("inferenceServices.0.port", 1, 0), ("inferenceServices.0.metricsPort", 65535, 65536),
     ("inferenceServices.0.maxReplicas", 1000, 1001), ("inferenceServices.0.minReplicas", 0, -1),
-    ("inferenceServices.0.modelVolume.sizeGiB", 1, 0), ("inferenceServices.0.modelVolume.sizeGiB", 65536, 65537),
+    ("inferenceServices.0.modelVolume.sizeGiB", 1, 0), ("inferenceServices.0.modelVolume.sizeGiB", 16384, 16385),
 ])
 def test_numeric_limit_is_accepted_on_the_limit_and_rejected_one_past_it(path, limit, past):
     values = _set(VALID, path, limit)
