@@ -19,7 +19,10 @@ Data-center GPU: forward compatibility counts only when every instance type the 
 in the pool is a data-center GPU; a pool whose instance types are not listed (e.g. a Karpenter pool
 selecting by family) is treated as not proven data-center. Workloads whose CUDA is unknown are left
 to `gpu-workload-cuda-declared`. A pool that declares only its baked branch (`580`) is judged as the
-branch's first known release (580.65.06): the weakest driver the image could carry.
+driver its pinned image release ships (Karpenter alias `bottlerocket@v1.68.0`: 580.178.04) when the matrix's
+row of that release is confirmed (`Matrix.driver_for_image`); otherwise (no pinned release, an unconfirmed
+row) as the branch's first known release (580.65.06): the weakest driver the image could carry. The message
+says which.
 """
 
 from __future__ import annotations
@@ -38,7 +41,9 @@ from ._matrix_common import (
     config_today,
     gpu_container_reaches,
     judged,
+    judged_driver,
     pool_drivers,
+    pool_kubernetes,
     report_findings,
 )
 
@@ -52,13 +57,14 @@ def _judge(matrix: Matrix, inv: Inventory, workload: Workload, reach: Reach, cud
     data_center = bool(known) and all(t is not None and t.data_center for t in known)
     for driver in pool_drivers(inv, matrix, reach.pool, today):
         mode = _toolkit_mode(inv, matrix) if driver.source == "operator" else None
-        try:
-            release = matrix.weakest_release(driver.version)
-        except ValueError:
-            release = driver.version  # `judged` below turns the unparseable version into a finding naming it
-        judged_as = f" (judged as {release}, the branch's first release)" if release != driver.version else ""
+        as_judged = judged_driver(
+            matrix, driver.version, os=reach.pool.os, image_version=reach.pool.image_version,
+            kubernetes=pool_kubernetes(inv, reach.pool),
+            instance_types=[t for t in types if driver.runs_on(t)], today=today,
+        )
+        release = as_judged.release
         context = (f"{workload.kind} {workload.name!r} container {container!r} (CUDA {cuda.cuda} from "
-                   f"{cuda.origin}) can run on GPU pool {reach.pool.name!r} with {driver.describe()}{judged_as}")
+                   f"{cuda.origin}) can run on GPU pool {reach.pool.name!r} with {driver.describe()}{as_judged.note}")
         findings = judged(matrix.cuda_driver, cuda.cuda, release, forward_compat_image=cuda.forward_compat,
                           admitted_branches=cuda.admitted_branches, data_center_gpu=data_center, toolkit_mode=mode)
         report_findings(report, findings, context=context, urn=workload.urn, advisory_prefix=True, seen=seen)
