@@ -22,7 +22,7 @@ PREVIEW_ARGS = --stack $(STACK) --phase $(PHASE) $(if $(TODAY),--today $(TODAY))
 GATE_TODAY := 2026-11-30
 
 .DEFAULT_GOAL := help
-.PHONY: help venv program-venv upstream pack-venv preview preview-json gate lint test mutants clean
+.PHONY: help venv program-venv upstream pack-venv preview preview-json gate lint test mutants bench clean
 
 help:
 	@echo "make preview        offline preview of the dev stack (STACK=prod for prod): no cloud account, no Pulumi CLI"
@@ -36,6 +36,7 @@ help:
 	@echo "make pack-venv      create policies/venv, the policy pack's own virtualenv (Python 3.10+), as the CLI expects"
 	@echo "                    (PHASE=update|up for the other engine moments of make preview)"
 	@echo "make mutants        mutation testing of the rule core with mutmut (on demand, not in CI; CPU-heavy)"
+	@echo "make bench          preview + gate wall time and memory against the import floor and checkov: bench/results.md"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -112,6 +113,13 @@ MUTANTS ?=
 mutants: $(STAMP)
 	GPU_PLATFORM_UPSTREAM_CACHE=$${GPU_PLATFORM_UPSTREAM_CACHE:-$(abspath .upstream-cache)} nice -n 19 $(VENV)/bin/mutmut run --max-children $(MUTANT_JOBS) $(MUTANTS)
 	$(PY) -m tests.mutation_score
+
+# bench/preview.py: median of BENCH_RUNS fresh processes per stack (dev, prod, generated stacks), the import
+# floor and checkov (from /tmp/cvenv, else PATH); writes bench/results.md. Minutes of CPU: run it on a quiet machine.
+BENCH_RUNS ?= 5
+BENCH_ARGS ?=
+bench: $(STAMP)
+	$(PY) bench/preview.py --runs $(BENCH_RUNS) $(BENCH_ARGS)
 
 clean:
 	rm -rf out .pytest_cache .mypy_cache .ruff_cache $(PACK_VENV) mutants

@@ -109,8 +109,9 @@ class ModelVolumeConfig(_Model):
     """`inferenceServices[].modelVolume`: model weights restored from an EBS snapshot, one volume per replica."""
 
     snapshot_id: SnapshotId = Field(alias="snapshotId", description="EBS snapshot holding the model repository.")
-    size_gib: int = Field(default=100, ge=1, le=65536, alias="sizeGiB",
-                          description="gp3 volume size in GiB (at least the snapshot's size).")
+    # gp3 volumes hold 1 GiB to 16 TiB (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html).
+    size_gib: int = Field(default=100, ge=1, le=16384, alias="sizeGiB",
+                          description="gp3 volume size in GiB (at least the snapshot's size; 16 TiB at most).")
     mount_path: MountPath = Field(default="/models", alias="mountPath", description="Where the model is mounted.")
     fast_snapshot_restore: bool = Field(
         default=False, alias="fastSnapshotRestore",

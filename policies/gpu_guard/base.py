@@ -25,6 +25,7 @@ from pulumi_policy import (
 
 from .inventory import INVENTORY_KUBERNETES_TYPES
 from .props import properties_pending
+from .stack_cache import SharedValidation
 
 _LEVEL_ORDER = {
     EnforcementLevel.DISABLED: 0,
@@ -228,22 +229,25 @@ def stack_policy_with_caveats(
     `cuda-driver-compatible`, say) cannot report both through one policy without either blocking
     on a warning or passing a real break. `validate` reports everything; findings it marks with
     `CAVEAT_MARK` go to the twin (advisory, mark removed), the rest to the policy itself. Both
-    take the same config properties.
+    take the same config properties. `validate` runs once per stack for the pair: whichever of the two
+    the engine asks first validates, the other is handed the same verdicts (`stack_cache`).
     """
+    shared = SharedValidation(validate)
+    blocking_side, caveats_side = shared.side(name), shared.side(f"{name}-caveats")
 
     def blocking(args: StackValidationArgs, report: ReportViolation) -> None:
         def only_blocking(message: str, urn: str | None = None) -> None:
             if not message.startswith(CAVEAT_MARK):
                 report(message, urn)
 
-        validate(args, only_blocking)
+        blocking_side(args, only_blocking)
 
     def caveats(args: StackValidationArgs, report: ReportViolation) -> None:
         def only_caveats(message: str, urn: str | None = None) -> None:
             if message.startswith(CAVEAT_MARK):
                 report(message[len(CAVEAT_MARK):], urn)
 
-        validate(args, only_caveats)
+        caveats_side(args, only_caveats)
 
     main = stack_policy(name, description, blocking, enforcement=enforcement, prod=prod, config_schema=config_schema,
                         reads=reads)

@@ -122,7 +122,9 @@ def base_url(ref: ImageRef, registry_override: str | None = None) -> str:
     return f"{scheme}://{ref.registry}"
 
 
-class _Deadline:
+class Deadline:
+    """One time budget shared by every request of one question to a registry."""
+
     def __init__(self, timeout_s: float) -> None:
         self.timeout_s = timeout_s
         self._end = time.monotonic() + timeout_s
@@ -131,12 +133,14 @@ class _Deadline:
         return self._end - time.monotonic()
 
 
-class _NoAnswer(Exception):
+class NoAnswer(Exception):
     """The registry could not be asked; the message says why."""
 
 
 @dataclass(frozen=True)
-class _Response:
+class RegistryResponse:
+    """Status, headers and (bounded) body of one registry answer, error statuses included."""
+
     status: int
     headers: Message
     body: bytes
@@ -149,34 +153,35 @@ def _opener(url: str) -> urllib.request.OpenerDirector:
     return urllib.request.build_opener(*handlers)
 
 
-def _request(
-    method: str, url: str, headers: dict[str, str], deadline: _Deadline, max_body: int = _MAX_BODY
-) -> _Response:
+def registry_request(
+    method: str, url: str, headers: dict[str, str], deadline: Deadline, max_body: int = _MAX_BODY
+) -> RegistryResponse:
+    """One HTTP request within `deadline`; HTTP errors come back as a response, no answer raises NoAnswer."""
     left = deadline.left()
     if left <= 0:
-        raise _NoAnswer(f"no answer within {deadline.timeout_s:g}s")
+        raise NoAnswer(f"no answer within {deadline.timeout_s:g}s")
     req = urllib.request.Request(url, method=method, headers={"User-Agent": _USER_AGENT, **headers})
     try:
         with _opener(url).open(req, timeout=left) as resp:
             body = resp.read(max_body) if method == "GET" else b""
-            return _Response(resp.status, resp.headers, body)
+            return RegistryResponse(resp.status, resp.headers, body)
     except urllib.error.HTTPError as err:
         try:
             body = err.read(_MAX_BODY) if method == "GET" else b""
         except (OSError, http.client.HTTPException):
             body = b""
-        return _Response(err.code, err.headers, body)
+        return RegistryResponse(err.code, err.headers, body)
     except urllib.error.URLError as err:
         reason = err.reason
         if isinstance(reason, TimeoutError):
-            raise _NoAnswer(f"{method} {url}: no answer within {deadline.timeout_s:g}s") from err
+            raise NoAnswer(f"{method} {url}: no answer within {deadline.timeout_s:g}s") from err
         if isinstance(reason, ConnectionRefusedError):
-            raise _NoAnswer(f"{method} {url}: connection refused") from err
-        raise _NoAnswer(f"{method} {url}: cannot reach the registry ({reason})") from err
+            raise NoAnswer(f"{method} {url}: connection refused") from err
+        raise NoAnswer(f"{method} {url}: cannot reach the registry ({reason})") from err
     except TimeoutError as err:
-        raise _NoAnswer(f"{method} {url}: no answer within {deadline.timeout_s:g}s") from err
+        raise NoAnswer(f"{method} {url}: no answer within {deadline.timeout_s:g}s") from err
     except (OSError, http.client.HTTPException, ssl.SSLError) as err:
-        raise _NoAnswer(f"{method} {url}: {type(err).__name__}: {err}") from err
+        raise NoAnswer(f"{method} {url}: {type(err).__name__}: {err}") from err
 
 
 def _error_codes(body: bytes) -> set[str]:
@@ -201,45 +206,46 @@ def parse_bearer_challenge(header: str) -> dict[str, str] | None:
     }
 
 
-def _anonymous_token(challenge: dict[str, str], ref: ImageRef, deadline: _Deadline) -> str:
+def anonymous_token(challenge: dict[str, str], ref: ImageRef, deadline: Deadline) -> str:
+    """The pull token a Bearer challenge's realm gives without credentials; NoAnswer when it gives none."""
     realm = challenge.get("realm")
     if not realm:
-        raise _NoAnswer("the registry's Bearer challenge names no realm")
+        raise NoAnswer("the registry's Bearer challenge names no realm")
     try:
         _check_url(realm, "token realm")
     except ValueError as err:
-        raise _NoAnswer(str(err)) from err
+        raise NoAnswer(str(err)) from err
     query = {"scope": challenge.get("scope") or f"repository:{ref.repository}:pull"}
     if challenge.get("service"):
         query["service"] = challenge["service"]
     sep = "&" if urllib.parse.urlsplit(realm).query else "?"
     url = f"{realm}{sep}{urllib.parse.urlencode(query)}"
-    resp = _request("GET", url, {"Accept": "application/json"}, deadline)
+    resp = registry_request("GET", url, {"Accept": "application/json"}, deadline)
     if resp.status != 200:
-        raise _NoAnswer(f"GET {url}: anonymous token refused with HTTP {resp.status}")
+        raise NoAnswer(f"GET {url}: anonymous token refused with HTTP {resp.status}")
     try:
         data = json.loads(resp.body.decode("utf-8", "replace"))
     except ValueError as err:
-        raise _NoAnswer(f"GET {url}: token answer is not JSON") from err
+        raise NoAnswer(f"GET {url}: token answer is not JSON") from err
     token = (data.get("token") or data.get("access_token")) if isinstance(data, dict) else None
     if not isinstance(token, str) or not token:
-        raise _NoAnswer(f"GET {url}: token answer has neither `token` nor `access_token`")
+        raise NoAnswer(f"GET {url}: token answer has neither `token` nor `access_token`")
     return token
 
 
-def _ask(ref: ImageRef, base: str, deadline: _Deadline) -> RegistryAnswer:
+def _ask(ref: ImageRef, base: str, deadline: Deadline) -> RegistryAnswer:
     url = f"{base}/v2/{ref.repository}/manifests/{ref.reference}"
     headers = {"Accept": MANIFEST_ACCEPT}
     image = f"{ref.registry}/{ref.repository}:{ref.reference}"
     authed = False
     method = "HEAD"
     while True:
-        resp = _request(method, url, headers, deadline)
+        resp = registry_request(method, url, headers, deadline)
         if resp.status == 401 and not authed:
             challenge = parse_bearer_challenge(resp.headers.get("WWW-Authenticate", ""))
             if challenge is None:
                 return RegistryAnswer(None, f"{method} {url}: HTTP 401 and no Bearer challenge; credentials needed")
-            headers["Authorization"] = f"Bearer {_anonymous_token(challenge, ref, deadline)}"
+            headers["Authorization"] = f"Bearer {anonymous_token(challenge, ref, deadline)}"
             authed = True
             continue
         if resp.status == 200:
@@ -271,10 +277,10 @@ def manifest_exists(image_ref: str, *, timeout_s: float = 5.0, registry_override
         raise ValueError(f"timeout_s={timeout_s} must be positive; use e.g. 5.0")
     ref = parse_image_ref(image_ref)
     base = base_url(ref, registry_override)
-    deadline = _Deadline(timeout_s)
+    deadline = Deadline(timeout_s)
     try:
         return _bounded(lambda: _ask(ref, base, deadline), timeout_s, f"registry-check {image_ref}")
-    except _NoAnswer as err:
+    except NoAnswer as err:
         return RegistryAnswer(None, str(err))
     except _Overdue:
         return RegistryAnswer(None, f"{base}: no complete answer for {image_ref} within {timeout_s:g}s")
@@ -334,37 +340,37 @@ def list_tags(repository_ref: str, *, timeout_s: float = 30.0, registry_override
         raise ValueError(f"timeout_s={timeout_s} must be positive; use e.g. 30.0")
     ref = parse_image_ref(f"{repository_ref}:latest")
     base = base_url(ref, registry_override)
-    deadline = _Deadline(timeout_s)
+    deadline = Deadline(timeout_s)
     try:
         return _bounded(lambda: _all_tags(ref, base, deadline), timeout_s, f"tags-list {repository_ref}")
-    except _NoAnswer as err:
+    except NoAnswer as err:
         raise RegistryUnavailable(str(err)) from err
     except _Overdue:
         raise RegistryUnavailable(
             f"{base}: no complete tag list for {repository_ref} within {timeout_s:g}s") from None
 
 
-def _all_tags(ref: ImageRef, base: str, deadline: _Deadline) -> list[str]:
+def _all_tags(ref: ImageRef, base: str, deadline: Deadline) -> list[str]:
     url: str | None = f"{base}/v2/{ref.repository}/tags/list?n={_TAGS_PAGE}"
     headers = {"Accept": "application/json"}
     tags: list[str] = []
     authed = False
     while url is not None:
-        resp = _request("GET", url, headers, deadline, _MAX_TAGS_BODY)
+        resp = registry_request("GET", url, headers, deadline, _MAX_TAGS_BODY)
         if resp.status == 401 and not authed:
             challenge = parse_bearer_challenge(resp.headers.get("WWW-Authenticate", ""))
             if challenge is None:
-                raise _NoAnswer(f"GET {url}: HTTP 401 and no Bearer challenge; credentials needed")
-            headers["Authorization"] = f"Bearer {_anonymous_token(challenge, ref, deadline)}"
+                raise NoAnswer(f"GET {url}: HTTP 401 and no Bearer challenge; credentials needed")
+            headers["Authorization"] = f"Bearer {anonymous_token(challenge, ref, deadline)}"
             authed = True
             continue
         if resp.status != 200:
             codes = ", ".join(sorted(_error_codes(resp.body))) or "no error code"
-            raise _NoAnswer(f"GET {url}: HTTP {resp.status} ({codes})")
+            raise NoAnswer(f"GET {url}: HTTP {resp.status} ({codes})")
         try:
             data = json.loads(resp.body.decode("utf-8", "replace"))
         except ValueError as err:
-            raise _NoAnswer(f"GET {url}: the tag list is not JSON (or longer than {_MAX_TAGS_BODY} bytes)") from err
+            raise NoAnswer(f"GET {url}: the tag list is not JSON (or longer than {_MAX_TAGS_BODY} bytes)") from err
         page = data.get("tags") if isinstance(data, dict) else None
         tags.extend(str(tag) for tag in page or [])
         link = _NEXT_LINK.search(resp.headers.get("Link", ""))

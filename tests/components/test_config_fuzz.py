@@ -81,7 +81,7 @@ STRINGS = [("cluster", "name"), ("cluster", "kubernetesVersion"), ("cluster", "v
 INTS = {("cluster", "availabilityZones"): (2, 6), ("systemNodeGroup", "minSize"): (1, 100),
         ("systemNodeGroup", "diskSizeGiB"): (20, 16384), (*GP, "maxSize"): (1, 1000),
         (*GP, "diskSizeGiB"): (30, 16384), (*KP, "maxGpus"): (1, 10000), (*KP, "diskSizeGiB"): (30, 16384),
-        (*SV, "port"): (1, 65535), (*SV, "gpusPerReplica"): (1, 16), (*SV, "modelVolume", "sizeGiB"): (1, 65536)}
+        (*SV, "port"): (1, 65535), (*SV, "gpusPerReplica"): (1, 16), (*SV, "modelVolume", "sizeGiB"): (1, 16384)}
 BOOLS = [("cluster", "singleNatGateway"), ("cluster", "deletionProtection"), ("gpuOperator", "smokeTest"),
          (*KP, "onDemandFallback"), (*SV, "modelVolume", "fastSnapshotRestore")]
 LISTS = [("cluster", "endpointPublicAccessCidrs"), ("systemNodeGroup", "instanceTypes"), (*GP, "instanceTypes"),

@@ -211,13 +211,17 @@ def test_the_dashboard_shows_dcgm_and_triton_panels_grouped_by_pool():
     assert all("label_gpu_platform_io_pool" in p["targets"][0]["legendFormat"] for p in model["panels"])
 
 
+# The Karpenter controller's charts (components/karpenter/controller.py), there whenever a stack sets `karpenter`.
+KARPENTER = ("oci://public.ecr.aws/karpenter/karpenter", "oci://public.ecr.aws/karpenter/karpenter-crd")
+
+
 def test_each_add_on_is_installed_once_and_only_when_a_service_needs_it():
-    charts = sorted(r.inputs["chart"] for r in prod().of_type(HELM_RELEASE))
+    charts = sorted(r.inputs["chart"] for r in prod().of_type(HELM_RELEASE) if r.inputs["chart"] not in KARPENTER)
     assert charts == ["aws-load-balancer-controller", "gpu-operator", "keda", "kube-prometheus-stack"]
     assert sorted(r.inputs["addonName"] for r in prod().of_type(EKS_ADDON)
                   if r.inputs["addonName"] in ("aws-ebs-csi-driver", "snapshot-controller")) == [
         "aws-ebs-csi-driver", "snapshot-controller"]
-    dev_charts = sorted(r.inputs["chart"] for r in dev().of_type(HELM_RELEASE))
+    dev_charts = sorted(r.inputs["chart"] for r in dev().of_type(HELM_RELEASE) if r.inputs["chart"] not in KARPENTER)
     assert dev_charts == ["gpu-operator", "keda", "kube-prometheus-stack"]
 
 
@@ -225,7 +229,7 @@ def test_a_stack_without_services_installs_no_serving_add_on():
     values = copy.deepcopy(stack_values("dev"))
     del values["inferenceServices"]
     charts = sorted(r.inputs["chart"] for r in run(values).of_type(HELM_RELEASE))
-    assert charts == ["gpu-operator"]
+    assert charts == sorted(["gpu-operator", *KARPENTER])  # Karpenter's charts come with the karpenter section
 
 
 def test_load_balancer_controller_gets_region_and_vpc_explicitly():

@@ -227,3 +227,24 @@ def test_unconfirmed_operator_patches_are_refused_with_the_reason(capsys, matrix
     assert f"--operator '{release}' is not a GPU Operator release in the matrix ({release} is unconfirmed:" in err
     assert "source https://github.com/NVIDIA/gpu-operator/tags" in err
     assert matrix.operator(release) is None
+
+
+# --- An upgrade advice never ends in an empty list of drivers ----------------------------------------------
+
+
+def test_mvc_advice_without_a_recorded_driver_says_so_instead_of_an_empty_list(capsys):
+    """CUDA 13.5 needs R615 (held unconfirmed) and the matrix records no R615 data-center driver: the advisory
+    used to end in "PTX JIT workloads: ." with nothing after the colon."""
+    code, out = check(capsys, "--os", "ubuntu-24.04", "--driver", "580.159.04", "--cuda", "13.5", *TODAY)
+    assert code == 0
+    assert ("[advisory] cuda-driver-compatible: CUDA 13.5 runs on driver 580.159.04 only through minor version "
+            "compatibility (CUDA 13.x floor 580.65.06; full support needs 615).") in out
+    assert ("Upgrade the driver to 615 or later for PTX JIT workloads; no released data-center driver at that "
+            "level is recorded in the matrix yet.") in out
+    assert ": ." not in out and "()" not in out
+
+
+def test_mvc_advice_with_recorded_drivers_still_lists_them(capsys):
+    code, out = check(capsys, "--os", "ubuntu-24.04", "--driver", "580.159.04", "--cuda", "13.2", *TODAY)
+    assert code == 0
+    assert "Upgrade the driver to 595.45.04 or later for PTX JIT workloads: 595." in out

@@ -313,7 +313,7 @@ def test_refresh_fetch_reads_github_and_the_registry_tags_list(driver_registry, 
     with _serve_files(_docs_and_ci(upstream)) as (url, seen):
         code = main(
             ["refresh", "--fetch", "--docs-url", f"{url}/gpu-operator", "--ci-url", f"{url}/ci/.common-ci.yml",
-             "--registry", driver_registry.url, "--timeout", "5", "--no-images", *TODAY]
+             "--registry", driver_registry.url, "--timeout", "5", "--no-images", "--no-image-releases", *TODAY]
         )
     out = capsys.readouterr().out
     assert code == 0, out
@@ -328,7 +328,7 @@ def test_refresh_fetch_reports_a_driver_tag_the_matrix_lacks(driver_registry, ca
     with _serve_files(_docs_and_ci(upstream)) as (url, _):
         code = main(
             ["refresh", "--fetch", "--docs-url", f"{url}/gpu-operator", "--ci-url", f"{url}/ci/.common-ci.yml",
-             "--registry", driver_registry.url, "--timeout", "5", "--no-images", *TODAY]
+             "--registry", driver_registry.url, "--timeout", "5", "--no-images", "--no-image-releases", *TODAY]
         )
     out = capsys.readouterr().out
     assert code == 1

@@ -74,7 +74,7 @@ def test_read_image_env_follows_the_index_to_the_amd64_config():
 
 def fetch(url: str, docs: str) -> list[str]:
     return ["refresh", "--fetch", "--docs-url", f"{docs}/gpu-operator", "--ci-url", f"{docs}/ci/.common-ci.yml",
-            "--registry", url, "--image-registry", url, "--timeout", "5", *TODAY]
+            "--registry", url, "--image-registry", url, "--timeout", "5", "--no-image-releases", *TODAY]
 
 
 def test_refresh_fetch_agrees_with_images_that_match_the_matrix(capsys):

@@ -18,8 +18,6 @@ Source: https://github.com/pulumi/pulumi-policy/blob/master/sdk/python/lib/pulum
 from __future__ import annotations
 
 import contextlib
-import json
-import os
 import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -33,7 +31,7 @@ import yaml
 from google.protobuf import empty_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
-from tools.engine.pack_process import DUMMY_ENGINE_ADDRESS, GRPC_OPTIONS, PackProcess
+from tools.engine.pack_process import DUMMY_ENGINE_ADDRESS, PackProcess
 from tools.engine.policy_config import (
     ALL_POLICIES,
     ENFORCEMENT_LEVELS,
@@ -51,7 +49,6 @@ from tools.engine.records import Blocks, Enforcement, RecordedResource, Violatio
 from tools.engine.view import (
     EngineResource,
     analyzer_options,
-    engine_resources,
     program_view,
     provider_message,
     remediated,
@@ -187,59 +184,14 @@ def run_gate(
     bites only after every step.
     Raises ConfigError when the config is malformed or lowers a policy; GateError when the pack fails.
     """
-    if phase not in PHASES:
-        raise GateError(f"phase {phase!r} is not one of {', '.join(PHASES)}")
-    pack_dir = Path(pack_dir).resolve()
-    _check_pack(pack_dir)
-    if config_source is None:
-        config_source = str(policy_config.source) if isinstance(policy_config, LoadedPolicyConfig) else "policy config"
-    deadline = time.monotonic() + timeout_s
-    dry_run = phase != "up"
+    # One pack process for this one preview, as the engine starts one per run; `WarmPack` holds the conversation.
+    from tools.engine.warm_pack import WarmPack  # noqa: PLC0415 - warm_pack builds on this module
 
-    env = dict(os.environ)
-    env.pop("PULUMI_CONFIG", None)
-    env.update(
-        {
-            "PULUMI_PROJECT": project,
-            "PULUMI_STACK": stack,
-            "PULUMI_DRY_RUN": "true" if dry_run else "false",
-            "PULUMI_ORGANIZATION": organization,
-        }
-    )
-    if stack_config:
-        env["PULUMI_CONFIG"] = json.dumps(dict(stack_config))
-    # Source: pulumi-analyzer-policy-python in pulumi/pulumi sdk/python/cmd: `python -u -m pulumi.policy`.
-    cmd = [python or pack_python(pack_dir), "-u", "-m", "pulumi.policy", DUMMY_ENGINE_ADDRESS, str(pack_dir)]
-    items = engine_resources(resources, stack=stack, project=project, stack_config=stack_config or {},
-                             dry_run=dry_run)
-
-    with PackProcess(cmd, pack_dir, env) as pack:
-        port = pack.wait_for_port(deadline)
-        channel = grpc.insecure_channel(f"127.0.0.1:{port}", options=GRPC_OPTIONS)
-        try:
-            with _rpc(pack, "connect"):
-                grpc.channel_ready_future(channel).result(timeout=_remaining(deadline, pack, "connecting"))
-            conversation = _Conversation(analyzer_pb2_grpc.AnalyzerStub(channel), pack, deadline)
-            return conversation.run(
-                items,
-                pack_dir=pack_dir,
-                configure=analyzer_pb2.AnalyzerStackConfigureRequest(
-                    stack=stack, project=project, organization=organization, dry_run=dry_run,
-                    config=dict(stack_config or {}), tags=dict(tags or {}),
-                ),
-                policy_config=policy_config,
-                config_source=config_source,
-                today=today,
-                stack_blocks="after-update" if (skip_preview or not dry_run) else "before-create",
-                dry_run=dry_run,
-                root_stack_urn=f"urn:pulumi:{stack}::{project}::pulumi:pulumi:Stack::{project}-{stack}",
-            )
-        except grpc.FutureTimeoutError:
-            raise GateError(
-                f"could not connect to the policy pack's analyzer on port {port}.{pack.stderr_tail()}"
-            ) from None
-        finally:
-            channel.close()
+    with WarmPack(pack_dir=pack_dir, stack=stack, project=project, phase=phase, stack_config=stack_config,
+                  python=python, organization=organization, timeout_s=timeout_s) as pack:
+        return pack.judge(resources, stack=stack, project=project, phase=phase, policy_config=policy_config,
+                          stack_config=stack_config, config_source=config_source, today=today, tags=tags,
+                          skip_preview=skip_preview)
 
 
 def _check_pack(pack_dir: Path) -> None:
@@ -266,27 +218,34 @@ class _Conversation:
         self.not_applicable: dict[tuple[str, str], None] = {}
         self.remediated: list[tuple[str, str]] = []
 
-    def _remediate(self, req: analyzer_pb2.AnalyzeRequest) -> bool:
-        """Run the pack's remediations on `req` in place, as the engine does; True when one changed it.
+    def _remediations(self, req: analyzer_pb2.AnalyzeRequest, answer: Any) -> list[Any]:
+        """The remediations the pack answered for `req` (`answer`: the Remediate call's future), applied to `req`.
 
-        A remediation that comes back with a diagnostic changed nothing and is shown as an advisory.
+        The engine runs them before Analyze and analyzes the remediated inputs; a remediation that comes back
+        with a diagnostic changed nothing (it is reported as an advisory by `_record_remediations`).
         Source: pulumi/pulumi pkg/resource/deploy/step_generator.go lines 1438-1461
         """
         try:
-            response = self.stub.Remediate(req, timeout=_remaining(self.deadline, self.pack, f"Remediate({req.urn})"))
+            response = answer.result()
         except grpc.RpcError as exc:
             if exc.code() == grpc.StatusCode.UNIMPLEMENTED:
-                return False  # an older pack: the engine skips it too (analyzer_plugin.go, Remediate)
+                return []  # an older pack: the engine skips it too (analyzer_plugin.go, Remediate)
             with _rpc(self.pack, f"Remediate({req.urn})"):
                 raise
-        changed = False
         for remediation in response.remediations:
+            if not remediation.diagnostic:
+                req.properties.CopyFrom(remediation.properties)
+        return list(response.remediations)
+
+    def _record_remediations(self, urn: str, remediations: Sequence[Any]) -> bool:
+        """Report what the remediations of resource `urn` did; True when one changed its inputs."""
+        changed = False
+        for remediation in remediations:
             if remediation.diagnostic:
-                self.violations.append(Violation(policy=remediation.policyName, enforcement="advisory", urn=req.urn,
+                self.violations.append(Violation(policy=remediation.policyName, enforcement="advisory", urn=urn,
                                                  message=remediation.diagnostic, blocks="before-create"))
             else:
-                req.properties.CopyFrom(remediation.properties)
-                self.remediated.append((remediation.policyName, req.urn))
+                self.remediated.append((remediation.policyName, urn))
                 changed = True
         return changed
 
@@ -399,19 +358,35 @@ class _Conversation:
         # remediations, and *then* we do analysis").
         final: dict[str, EngineResource] = {}
         cancelled_at = ""
-        for item in items:
-            if not item.analyzed:
-                continue
+        analyzed = [item for item in items if item.analyzed]
+        requests = []
+        for item in analyzed:
             res = item.res
             req = analyzer_pb2.AnalyzeRequest(type=res.type, urn=res.urn, name=res.name, properties=item.inputs,
                                               options=analyzer_options(res))
             provider = provider_message(item, by_urn)
             if provider is not None:
                 req.provider.CopyFrom(provider)
-            if self._remediate(req):
+            requests.append(req)
+        # The engine asks one resource at a time because it learns of them one at a time; here every resource
+        # is known up front, so no request waits for the previous answer: every Remediate goes out at once and
+        # each Analyze as soon as its resource's remediations are back, and the pack (a gRPC server with a
+        # thread pool) works through them while this process builds and reads messages. What is reported, and
+        # in what order, stays the one-at-a-time conversation's: answers are read in registration order, and at
+        # `up` nothing after the cancelling resource counts.
+        remediating = [stub.Remediate.future(req, timeout=_remaining(deadline, pack, f"Remediate({req.urn})"))
+                       for req in requests]
+        analyzing = []
+        for req, answer in zip(requests, remediating, strict=True):
+            remediations = self._remediations(req, answer)
+            analyzing.append((remediations, stub.Analyze.future(
+                req, timeout=_remaining(deadline, pack, f"Analyze({req.urn})"))))
+        for item, req, (remediations, answer) in zip(analyzed, requests, analyzing, strict=True):
+            res = item.res
+            if self._record_remediations(res.urn, remediations):
                 final[res.urn] = remediated(item, req.properties)
             with _rpc(pack, f"Analyze({res.urn})"):
-                response = stub.Analyze(req, timeout=_remaining(deadline, pack, f"Analyze({res.urn})"))
+                response = answer.result()
             found = self._collect(response, res.urn, "before-create")
             if not dry_run and any(v.enforcement == "mandatory" for v in found):
                 # At `up` a mandatory resource violation makes the resource invalid and the step generator
@@ -419,6 +394,8 @@ class _Conversation:
                 # run (analyze_snapshot.go lines 78-81, step_generator.go lines 1476-1477,
                 # deployment_executor.go lines 309-315 and 403-410). In a preview it only marks an error.
                 cancelled_at = res.urn
+                for _, later in analyzing:
+                    later.cancel()
                 break
         items = [final.get(item.res.urn, item) for item in items]
 

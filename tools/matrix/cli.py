@@ -9,7 +9,8 @@
     python -m tools.matrix stale [--days 180] [--today YYYY-MM-DD] [--matrix FILE]
 
 Exit status: 0 compatible (advisories allowed), 1 not compatible, 2 bad arguments (one error line on stderr).
-`refresh` exits 1 when matrix.yaml differs from what NVIDIA publishes (tools.matrix.nvidia_upstream reads it);
+`refresh` exits 1 when matrix.yaml differs from what NVIDIA publishes (tools.matrix.nvidia_upstream reads it)
+or, with --fetch, from the AL2023 / Bottlerocket release notes and driver tables (tools.matrix.image_releases);
 `refresh --fetch --write` also moves the NVIDIA pins of upstream.lock.json forward (tools.upstream.pins).
 `stale` lists rows whose `reviewed` date is older than --days and always exits 0.
 The contract is CONFIG.md section 3; the facts and rules live in policies/gpu_guard/matrix.{yaml,py}.
@@ -40,6 +41,7 @@ from policies.gpu_guard.matrix import (
     worst_level,
 )
 from policies.gpu_guard.versions import parse_cuda_version, parse_driver_version, parse_kube_minor
+from tools.matrix import image_releases as release_sources
 from tools.matrix import refresh as matrix_refresh
 from tools.matrix.image_env import require_cuda_differences
 from tools.matrix.nvidia_upstream import UpstreamError, default_upstream_dir, read_upstream
@@ -320,6 +322,19 @@ def refresh(
     image_registry: Annotated[
         str | None, typer.Option(help="Registry base URL instead of Docker Hub for nvidia/cuda (--fetch)")
     ] = None,
+    image_releases: Annotated[
+        bool,
+        typer.Option(help="Also read the AL2023 and Bottlerocket release notes and driver tables (--fetch)"),
+    ] = True,
+    eks_ami_changelog_url: Annotated[
+        str, typer.Option(help="URL of awslabs/amazon-eks-ami CHANGELOG.md (--fetch)")
+    ] = release_sources.EKS_AMI_CHANGELOG,
+    bottlerocket_changelog_url: Annotated[
+        str, typer.Option(help="URL of bottlerocket-os/bottlerocket CHANGELOG.md (--fetch)")
+    ] = release_sources.BOTTLEROCKET_CHANGELOG,
+    bottlerocket_docs_url: Annotated[
+        str, typer.Option(help="Base URL of the bottlerocket.dev GPU driver pages (--fetch)")
+    ] = release_sources.BOTTLEROCKET_DOCS,
     today: Annotated[str | None, typer.Option(help="Date of the reading and of new rows (default: today)")] = None,
     lock: Annotated[Path, typer.Option(help="Upstream lockfile whose NVIDIA pins --fetch --write moves")] = (
         upstream_lock.LOCK_PATH
@@ -327,7 +342,7 @@ def refresh(
     github_api: Annotated[str, typer.Option(help="GitHub API base (--fetch --write)")] = upstream_pins.API_BASE,
     github_raw: Annotated[str, typer.Option(help="Raw file base (--fetch --write)")] = upstream_lock.RAW_BASE,
 ) -> int:
-    """Print the differences between matrix.yaml and what NVIDIA publishes; exit 1 when there is one."""
+    """Print the differences between matrix.yaml and what NVIDIA, AWS and Bottlerocket publish; exit 1 on one."""
     when = _today(today)
     if timeout <= 0:
         raise UsageProblem(f"--timeout {timeout:g} must be positive, e.g. 20")
@@ -354,10 +369,25 @@ def refresh(
             matrix_refresh.Difference("image_require_cuda", image, "admitted_branches", list(mine), list(theirs), False)
             for image, mine, theirs in found
         ]
+    origin = reading.origin
+    if fetch and image_releases:
+        try:
+            differences += release_sources.image_release_differences(
+                data,
+                timeout_s=timeout,
+                eks_ami_changelog=eks_ami_changelog_url,
+                bottlerocket_changelog=bottlerocket_changelog_url,
+                bottlerocket_docs=bottlerocket_docs_url,
+            )
+        except UpstreamError as err:
+            raise UsageProblem(
+                f"cannot read upstream: {err}; pass --no-image-releases to skip the node image release notes"
+            ) from err
+        origin += f", {eks_ami_changelog_url}, {bottlerocket_changelog_url}, {bottlerocket_docs_url}"
     if not differences:
-        typer.echo(f"{matrix_file} agrees with upstream ({reading.origin})")
+        typer.echo(f"{matrix_file} agrees with upstream ({origin})")
         return EXIT_OK
-    typer.echo(f"{len(differences)} difference(s) between {matrix_file} and upstream ({reading.origin}):")
+    typer.echo(f"{len(differences)} difference(s) between {matrix_file} and upstream ({origin}):")
     for difference in differences:
         typer.echo(f"  {difference.describe()}")
     if not write:

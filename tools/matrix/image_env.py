@@ -15,13 +15,13 @@ from typing import Any
 from policies.gpu_guard.matrix import MatrixData
 from policies.gpu_guard.registry import (
     MANIFEST_ACCEPT,
-    _anonymous_token,
-    _Deadline,
-    _NoAnswer,
-    _request,
+    Deadline,
+    NoAnswer,
+    anonymous_token,
     base_url,
     parse_bearer_challenge,
     parse_image_ref,
+    registry_request,
 )
 from tools.matrix.nvidia_upstream import UpstreamError
 
@@ -46,29 +46,29 @@ class _Registry:
     def __init__(self, image: str, registry: str | None, timeout_s: float) -> None:
         self.ref = parse_image_ref(image)
         self.base = base_url(self.ref, registry)
-        self.deadline = _Deadline(timeout_s)
+        self.deadline = Deadline(timeout_s)
         self.headers: dict[str, str] = {}
 
     def get_json(self, path: str, accept: str) -> tuple[dict[str, Any], str]:
         url = f"{self.base}/v2/{self.ref.repository}/{path}"
         for attempt in range(2):
-            resp = _request("GET", url, {**self.headers, "Accept": accept}, self.deadline, _MAX_JSON)
+            resp = registry_request("GET", url, {**self.headers, "Accept": accept}, self.deadline, _MAX_JSON)
             if resp.status == 401 and attempt == 0:
                 challenge = parse_bearer_challenge(resp.headers.get("WWW-Authenticate", ""))
                 if challenge is None:
-                    raise _NoAnswer(f"GET {url}: HTTP 401 and no Bearer challenge")
-                self.headers["Authorization"] = f"Bearer {_anonymous_token(challenge, self.ref, self.deadline)}"
+                    raise NoAnswer(f"GET {url}: HTTP 401 and no Bearer challenge")
+                self.headers["Authorization"] = f"Bearer {anonymous_token(challenge, self.ref, self.deadline)}"
                 continue
             if resp.status != 200:
-                raise _NoAnswer(f"GET {url}: HTTP {resp.status}")
+                raise NoAnswer(f"GET {url}: HTTP {resp.status}")
             try:
                 data = json.loads(resp.body.decode("utf-8", "replace"))
             except ValueError as err:
-                raise _NoAnswer(f"GET {url}: not JSON") from err
+                raise NoAnswer(f"GET {url}: not JSON") from err
             if not isinstance(data, dict):
-                raise _NoAnswer(f"GET {url}: not a JSON object")
+                raise NoAnswer(f"GET {url}: not a JSON object")
             return data, resp.headers.get("Content-Type", "")
-        raise _NoAnswer(f"GET {url}: HTTP 401 even with an anonymous token")
+        raise NoAnswer(f"GET {url}: HTTP 401 even with an anonymous token")
 
 
 def read_image_env(image: str, *, registry: str | None = None, timeout_s: float = 20.0) -> dict[str, str]:
@@ -82,13 +82,13 @@ def read_image_env(image: str, *, registry: str | None = None, timeout_s: float 
                 None,
             )
             if amd64 is None:
-                raise _NoAnswer(f"{image}: the index lists no linux/amd64 manifest")
+                raise NoAnswer(f"{image}: the index lists no linux/amd64 manifest")
             manifest, _ = reg.get_json(f"manifests/{amd64['digest']}", MANIFEST_ACCEPT)
         digest = (manifest.get("config") or {}).get("digest")
         if not digest:
-            raise _NoAnswer(f"{image}: the manifest names no config blob")
+            raise NoAnswer(f"{image}: the manifest names no config blob")
         config, _ = reg.get_json(f"blobs/{digest}", "application/json")
-    except (_NoAnswer, ValueError) as err:
+    except (NoAnswer, ValueError) as err:
         raise UpstreamError(f"{image}: {err}") from err
     env = (config.get("config") or {}).get("Env") or []
     return dict(item.split("=", 1) for item in env if isinstance(item, str) and "=" in item)

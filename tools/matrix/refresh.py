@@ -188,6 +188,11 @@ def compare(data: MatrixData, reading: UpstreamReading) -> list[Difference]:
 
 
 def _get(url: str, timeout_s: float) -> str:
+    return get_text(url, timeout_s) or ""
+
+
+def get_text(url: str, timeout_s: float, *, missing_ok: bool = False) -> str | None:
+    """The body of `url` (https, or plain http on loopback); None for a 404 when `missing_ok`; UpstreamError."""
     if not url.startswith(("https://", "http://127.0.0.1", "http://localhost", "http://[::1]")):
         raise UpstreamError(f"{url}: only https URLs (or plain http on loopback) are fetched")
     # Loopback (tests) never goes through a proxy from the environment.
@@ -197,6 +202,8 @@ def _get(url: str, timeout_s: float) -> str:
         with (opener or urllib.request.build_opener()).open(request, timeout=timeout_s) as resp:
             body: bytes = resp.read(_MAX_FILE)
     except urllib.error.HTTPError as err:
+        if missing_ok and err.code == 404:
+            return None
         raise UpstreamError(f"GET {url}: HTTP {err.code}") from err
     except (urllib.error.URLError, TimeoutError, OSError) as err:
         raise UpstreamError(f"GET {url}: no answer within {timeout_s:g}s or unreachable ({err})") from err

@@ -62,9 +62,10 @@ from tools.engine.mocks.monitor import (
     RecordingMonitor,
     UnknownInvokeError,
 )
+from tools.engine.policy_config import GateError
 from tools.engine.records import Violation
 from tools.engine.view import emulated_children, not_seen_offline, stack_tags
-from tools.preview import render
+from tools.engine.warm_pack import WarmPack
 from tools.preview.model import GateReport, LogEntry, Recording, StackConfig, real_up_refusals
 
 REPO = Path(__file__).resolve().parents[2]
@@ -366,12 +367,37 @@ def judging_day(cli_today: datetime.date | None, loaded: Mapping[str, Any] | Non
         raise PreviewError(f"policy gate: {exc}") from exc
 
 
+@contextlib.contextmanager
+def early_pack(project: str, stack: str, config: StackConfig, phase: Phase) -> Iterator[WarmPack | None]:
+    """The policy pack process, started now so that it starts up (imports the SDK, the pack, the matrix)
+    while the program runs instead of after it; stopped on the way out. None when there is no pack.
+
+    The engine does the same: it starts and configures the policy packs before it runs the program
+    (pulumi/pulumi pkg/engine/update.go, `newUpdateSource`: `installAndLoadPolicyPlugins`, "Step 2", comes
+    before `deploy.NewEvalSource`), with what is known from the stack file alone (project, stack, config,
+    dry run); nothing the pack is started with depends on the program's run.
+    """
+    if not (REPO / "tools" / "engine" / "gate.py").is_file() or not (PACK_DIR / "PulumiPolicy.yaml").is_file():
+        yield None
+        return
+    pack = WarmPack(pack_dir=PACK_DIR, stack=stack, project=project, phase=phase, stack_config=config.values)
+    try:
+        pack.start()
+    except GateError as exc:
+        raise PreviewError(f"policy gate: {exc}") from exc
+    try:
+        yield pack
+    finally:
+        pack.close()
+
+
 def run_policy_gate(recording: Recording, config: StackConfig, policy_config: Path | None,
                     loaded: Mapping[str, Any] | None, today: datetime.date, *,
-                    skip_preview: bool = False) -> GateReport:
+                    skip_preview: bool = False, pack: WarmPack | None = None) -> GateReport:
     """Hand every resource to the policy pack in policies/, as `pulumi preview --policy-pack` would.
 
     `loaded` is `policy_config` as `read_policy_config` returned it; `today` is the run's `judging_day`.
+    `pack`: a pack process already started for this stack and phase (`early_pack`), else one is started here.
     """
     if not (REPO / "tools" / "engine" / "gate.py").is_file():
         return GateReport(ran=False, detail="no policy pack ran: tools/engine/gate.py does not exist yet")
@@ -379,18 +405,23 @@ def run_policy_gate(recording: Recording, config: StackConfig, policy_config: Pa
         return GateReport(ran=False, detail=f"no policy pack ran: {PACK_DIR}/PulumiPolicy.yaml does not exist")
     from tools.engine import gate  # noqa: PLC0415 -- the gate starts a process; import it only when it runs
     try:
-        result = gate.run_gate(
-            list(recording.resources),
-            pack_dir=PACK_DIR,
-            stack=recording.stack,
-            project=recording.project,
-            policy_config=loaded,
-            stack_config=config.values,
-            phase=recording.phase,
-            today=today,
-            tags=recording.tags,
-            skip_preview=skip_preview,
-        )
+        if pack is not None:
+            result = pack.judge(list(recording.resources), stack=recording.stack, project=recording.project,
+                                phase=recording.phase, policy_config=loaded, stack_config=config.values,
+                                today=today, tags=recording.tags, skip_preview=skip_preview)
+        else:
+            result = gate.run_gate(
+                list(recording.resources),
+                pack_dir=PACK_DIR,
+                stack=recording.stack,
+                project=recording.project,
+                policy_config=loaded,
+                stack_config=config.values,
+                phase=recording.phase,
+                today=today,
+                tags=recording.tags,
+                skip_preview=skip_preview,
+            )
     except gate.GateError as exc:
         raise PreviewError(f"policy gate: {exc}") from exc
     used = f" with {policy_config}" if policy_config is not None else ""
@@ -417,14 +448,18 @@ def run_up(project: Project, stack: str, config: StackConfig, policy_config: Pat
     preview do not stop it: the real engine reaches them in the update, after every step.
     """
     if not skip_preview:
-        first = run_program(project, stack, config, "preview", today)
-        preview_report = run_policy_gate(first, config, policy_config, loaded, today, skip_preview=False)
+        with early_pack(project.name, stack, config, "preview") as pack:
+            first = run_program(project, stack, config, "preview", today)
+            preview_report = run_policy_gate(first, config, policy_config, loaded, today, skip_preview=False,
+                                             pack=pack)
         engine_mandatory = [v for v in preview_report.violations if v.enforcement == "mandatory" and not v.offline_only]
         if engine_mandatory:
             kept = tuple(v for v in preview_report.violations if not v.offline_only)
             return replace(first, phase="up"), replace(preview_report, violations=kept, stopped_by_preview=True)
-    recording = run_program(project, stack, config, "up", today)
-    return recording, run_policy_gate(recording, config, policy_config, loaded, today, skip_preview=skip_preview)
+    with early_pack(project.name, stack, config, "up") as pack:
+        recording = run_program(project, stack, config, "up", today)
+        return recording, run_policy_gate(recording, config, policy_config, loaded, today,
+                                          skip_preview=skip_preview, pack=pack)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -520,12 +555,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             recording, report = run_up(project, args.stack, config, policy_config, loaded, today=today,
                                        skip_preview=args.skip_preview)
         else:
-            recording = run_program(project, args.stack, config, args.phase, today)
-            report = run_policy_gate(recording, config, policy_config, loaded, today, skip_preview=args.skip_preview)
+            with early_pack(project.name, args.stack, config, args.phase) as pack:
+                recording = run_program(project, args.stack, config, args.phase, today)
+                report = run_policy_gate(recording, config, policy_config, loaded, today,
+                                         skip_preview=args.skip_preview, pack=pack)
     except PreviewError as exc:
         return _reject(str(exc), stderr)
 
     doc = document(recording, report)
+    if out_dir is not None or not args.json:
+        # rich and the summary's views of the stack: only for a summary or the --out files, never for --json alone
+        from tools.preview import render  # noqa: PLC0415
     if out_dir is not None:
         render.write_out(out_dir, doc, recording, report, config)
     for entry in recording.logs:

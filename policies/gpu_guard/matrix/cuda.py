@@ -167,7 +167,7 @@ class CudaQueries(InstanceQueries):
                         f"cuda>={wanted.major}.{wanted.minor} or one of {admitted}, and R{parsed.branch} is neither. "
                         f"The container toolkit in legacy mode{assumed} checks it through nvidia-container-cli and "
                         f"refuses the container, whatever minor version compatibility would allow. Use driver "
-                        f"{row.min_driver if row else 'newer'} or later ({fmt_versions(upgrade)}), a driver of an "
+                        f"{row.min_driver if row else 'newer'} or later{_listed(upgrade, paren=True)}, a driver of an "
                         "admitted branch, CDI mode, or NVIDIA_DISABLE_REQUIRE=true in the container.",
                         toolkit_source,
                         upgrade,
@@ -186,7 +186,7 @@ class CudaQueries(InstanceQueries):
                     rule,
                     f"CUDA {wanted.short} runs on driver {driver} only through minor version compatibility "
                     f"(CUDA {wanted.major}.x floor {mvc.floor}; full support needs {need}). Not covered: {caveats}. "
-                    f"Upgrade the driver to {need} or later for PTX JIT workloads: {fmt_versions(upgrade)}."
+                    f"Upgrade the driver to {need} or later for PTX JIT workloads{_listed(upgrade)}."
                     f"{require_note}",
                     mvc.source,
                     upgrade,
@@ -212,8 +212,8 @@ class CudaQueries(InstanceQueries):
                     rule,
                     f"CUDA {wanted.short} on driver {driver} (R{parsed.branch}, CUDA {driver_major or '?'}.x native) "
                     f"runs only through forward compatibility (cuda-compat in the image, data-center GPU, branch "
-                    f"admitted). Upgrade to {row.min_driver if row else 'a native driver'} or later to drop it: "
-                    f"{fmt_versions(upgrade)}.",
+                    f"admitted). Upgrade to {row.min_driver if row else 'a native driver'} or later to drop it"
+                    f"{_listed(upgrade)}.",
                     fc_source,
                     upgrade,
                 )
@@ -226,8 +226,8 @@ class CudaQueries(InstanceQueries):
                 f"{driver_major if driver_major is not None else '?'}.x natively): {'; '.join(problems)}. The "
                 "container starts, and CUDA initialisation fails in it (cudaErrorInsufficientDriver without "
                 "cuda-compat; cudaErrorCompatNotSupportedOnDevice for forward compatibility on a non-data-center "
-                f"GPU). Use driver {row.min_driver if row else (mvc.floor if mvc else 'newer')} or later: "
-                f"{fmt_versions(upgrade)}.",
+                f"GPU). Use driver {row.min_driver if row else (mvc.floor if mvc else 'newer')} or later"
+                f"{_listed(upgrade)}.",
                 row.source if row else fc_source,
                 upgrade,
             )
@@ -313,3 +313,15 @@ class CudaQueries(InstanceQueries):
                 # data-center branches they admit).
                 return ImageCuda(image, row.cuda, True, self.forward_compat_branches(row.cuda), row.source)
         return None
+
+
+# What a message says when no released driver at or above the level it asks for is recorded (CUDA 13.5 asks
+# R615, and the matrix knows no R615 data-center driver yet): never an empty list.
+_NONE_RECORDED = "no released data-center driver at that level is recorded in the matrix yet"
+
+
+def _listed(upgrade: tuple[str, ...], *, paren: bool = False) -> str:
+    """`: a, b` (or ` (a, b)`) naming the drivers to pick; the reason there is none when the list is empty."""
+    if not upgrade:
+        return f" ({_NONE_RECORDED})" if paren else f"; {_NONE_RECORDED}"
+    return f" ({fmt_versions(upgrade)})" if paren else f": {fmt_versions(upgrade)}"

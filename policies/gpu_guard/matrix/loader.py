@@ -15,6 +15,11 @@ from .rows import MatrixData
 
 MATRIX_PATH = Path(__file__).resolve().parent.parent / "matrix.yaml"
 
+# libyaml's safe loader when PyYAML was built with it: the same documents and errors as `yaml.safe_load`,
+# in a tenth of the time (matrix.yaml is read at the start of every program and every policy pack process).
+# Source: https://pyyaml.org/wiki/PyYAMLDocumentation ("CSafeLoader ... using the LibYAML based parser")
+_SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 
 def _describe_error(error: dict[str, Any], raw: dict[str, Any]) -> str:
     loc = tuple(error.get("loc", ()))
@@ -34,7 +39,7 @@ def _describe_error(error: dict[str, Any], raw: dict[str, Any]) -> str:
 def parse_matrix(text: str, origin: str = "matrix.yaml") -> MatrixData:
     """Validate matrix YAML text; raise MatrixError naming the file, the row and the key on bad data."""
     try:
-        raw = yaml.safe_load(text)
+        raw = yaml.load(text, Loader=_SAFE_LOADER)
     except yaml.YAMLError as exc:
         raise MatrixError(f"{origin}: not valid YAML: {exc}") from exc
     if not isinstance(raw, dict):

@@ -13,7 +13,7 @@ from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs
 
 from ..base import stack_policy
 from ..inventory import build_inventory
-from ..matrix import load_matrix
+from ..matrix import Finding, load_matrix
 from ._matrix_common import gpu_container_reaches, judged, report_findings
 
 NAME = "cuda-architecture-compatible"
@@ -22,6 +22,7 @@ NAME = "cuda-architecture-compatible"
 def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
     matrix = load_matrix()
     seen: set[str] = set()
+    verdicts: dict[tuple[str, str], list[Finding]] = {}  # N workloads x P pools ask about few (CUDA, type) pairs
     for item in gpu_container_reaches(build_inventory(args.resources), matrix):
         workload, cuda = item.workload, item.cuda
         for reach in item.reaches:
@@ -31,8 +32,11 @@ def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
                 context = (f"{workload.kind} {workload.name!r} container {item.container!r} "
                            f"(CUDA {cuda.cuda} from {cuda.origin}) can run on {instance_type} in GPU pool "
                            f"{reach.pool.name!r}")
-                report_findings(report, judged(matrix.cuda_architecture, cuda.cuda, instance_type), context=context,
-                                urn=workload.urn, advisory_prefix=False, seen=seen)
+                key = (cuda.cuda, instance_type)
+                if key not in verdicts:
+                    verdicts[key] = judged(matrix.cuda_architecture, cuda.cuda, instance_type)
+                report_findings(report, verdicts[key], context=context, urn=workload.urn, advisory_prefix=False,
+                                seen=seen)
 
 
 stack_policy(

@@ -27,17 +27,20 @@ says which.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import date
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, ReportViolation, StackValidationArgs
 
 from ..base import stack_policy_with_caveats
 from ..inventory import Inventory, Reach, Workload, build_inventory
-from ..matrix import Matrix, ToolkitMode, load_matrix
+from ..matrix import Finding, Matrix, ToolkitMode, load_matrix
 from ..props import get
 from ._matrix_common import (
     TODAY_PROPERTY,
     ContainerCuda,
+    JudgedDriver,
+    PoolDriver,
     config_today,
     gpu_container_reaches,
     judged,
@@ -50,24 +53,46 @@ from ._matrix_common import (
 NAME = "cuda-driver-compatible"
 
 
+@dataclass
+class _Memo:
+    """What one validation asks many times: each pool's drivers (per pool), each CUDA x driver verdict (per value).
+
+    A stack of N workloads and P pools asks N x P times; the answers depend on far fewer inputs.
+    """
+
+    by_pool: dict[str, list[PoolDriver]] = field(default_factory=dict)  # pool urn -> its drivers
+    by_value: dict[tuple[object, ...], list[Finding]] = field(default_factory=dict)
+    judged_as: dict[tuple[object, ...], JudgedDriver] = field(default_factory=dict)  # (pool, driver, types)
+
+
 def _judge(matrix: Matrix, inv: Inventory, workload: Workload, reach: Reach, cuda: ContainerCuda, *,
-           container: str, today: date, report: ReportViolation, seen: set[str]) -> None:
+           container: str, today: date, report: ReportViolation, seen: set[str], memo: _Memo) -> None:
     types = reach.instance_types or reach.pool.instance_types
     known = [matrix.instance_type(t) for t in types]
     data_center = bool(known) and all(t is not None and t.data_center for t in known)
-    for driver in pool_drivers(inv, matrix, reach.pool, today):
+    if reach.pool.urn not in memo.by_pool:
+        memo.by_pool[reach.pool.urn] = pool_drivers(inv, matrix, reach.pool, today)
+    for driver in memo.by_pool[reach.pool.urn]:
         mode = _toolkit_mode(inv, matrix) if driver.source == "operator" else None
-        as_judged = judged_driver(
-            matrix, driver.version, os=reach.pool.os, image_version=reach.pool.image_version,
-            kubernetes=pool_kubernetes(inv, reach.pool),
-            instance_types=[t for t in types if driver.runs_on(t)], today=today,
-        )
+        reached = tuple(t for t in types if driver.runs_on(t))
+        driver_key = (reach.pool.urn, driver.version, reached)
+        if driver_key not in memo.judged_as:
+            memo.judged_as[driver_key] = judged_driver(
+                matrix, driver.version, os=reach.pool.os, image_version=reach.pool.image_version,
+                kubernetes=pool_kubernetes(inv, reach.pool), instance_types=reached, today=today,
+            )
+        as_judged = memo.judged_as[driver_key]
         release = as_judged.release
         context = (f"{workload.kind} {workload.name!r} container {container!r} (CUDA {cuda.cuda} from "
                    f"{cuda.origin}) can run on GPU pool {reach.pool.name!r} with {driver.describe()}{as_judged.note}")
-        findings = judged(matrix.cuda_driver, cuda.cuda, release, forward_compat_image=cuda.forward_compat,
-                          admitted_branches=cuda.admitted_branches, data_center_gpu=data_center, toolkit_mode=mode)
-        report_findings(report, findings, context=context, urn=workload.urn, advisory_prefix=True, seen=seen)
+        key = (cuda.cuda, release, cuda.forward_compat, cuda.admitted_branches, data_center, mode)
+        if key not in memo.by_value:
+            memo.by_value[key] = judged(matrix.cuda_driver, cuda.cuda, release,
+                                        forward_compat_image=cuda.forward_compat,
+                                        admitted_branches=cuda.admitted_branches, data_center_gpu=data_center,
+                                        toolkit_mode=mode)
+        report_findings(report, memo.by_value[key], context=context, urn=workload.urn, advisory_prefix=True,
+                        seen=seen)
 
 
 def _toolkit_mode(inv: Inventory, matrix: Matrix) -> ToolkitMode | None:
@@ -85,10 +110,11 @@ def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
     matrix = load_matrix()
     inv = build_inventory(args.resources)
     seen: set[str] = set()
+    memo = _Memo()
     for item in gpu_container_reaches(inv, matrix):
         for reach in item.reaches:
             _judge(matrix, inv, item.workload, reach, item.cuda, container=item.container, today=today,
-                   report=report, seen=seen)
+                   report=report, seen=seen, memo=memo)
 
 
 stack_policy_with_caveats(
