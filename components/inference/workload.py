@@ -77,10 +77,12 @@ def reachable_pools(config: InferenceServiceConfig, pools: Sequence[GpuPool]) ->
 
 
 def reachable_pools_annotation(pools: Sequence[GpuPool]) -> str:
-    """JSON list of the reachable pools as their nodes are labelled (pool, os, driver, driver source, types)."""
+    """JSON list of the reachable pools as their nodes are labelled (pool, os, driver, driver source, types), with
+    the nodes' Kubernetes version and the pinned node image release, which decide what a baked branch ships."""
     return json.dumps([
         {"pool": p.name, "os": p.os, "driver": p.driver_version, "driverSource": p.driver_source,
-         "instanceTypes": list(p.instance_types)}
+         "instanceTypes": list(p.instance_types), "kubernetes": p.kubelet_version,
+         **({"imageVersion": p.image_version} if p.image_version else {})}
         for p in pools
     ], sort_keys=True)
 

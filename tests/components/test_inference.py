@@ -170,6 +170,18 @@ def test_the_scaled_object_is_the_only_autoscaler_and_queries_prometheus():
     assert r.of_type("kubernetes:autoscaling/v2:HorizontalPodAutoscaler") == []
 
 
+def test_dev_serves_on_the_karpenter_spot_pool_and_declares_its_pinned_release():
+    # Karpenter removes the empty gpu-spot node once KEDA scales the service to zero: no GPU cost while idle.
+    deployment = dev().one(DEPLOYMENT).inputs
+    terms = deployment["spec"]["template"]["spec"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert terms == [{"matchExpressions": [{"key": "gpu-platform.io/pool", "operator": "In", "values": ["gpu-spot"]}]}]
+    reach = json.loads(deployment["metadata"]["annotations"]["gpu-platform.io/reachable-pools"])
+    assert reach == [{"pool": "gpu-spot", "os": "bottlerocket", "driver": "580", "driverSource": "image",
+                      "instanceTypes": ["g6.xlarge", "g5.xlarge", "g4dn.xlarge"], "kubernetes": "1.35",
+                      "imageVersion": "v1.68.0"}]
+
+
 def test_dev_scales_to_zero_and_its_pdb_asks_no_minimum():
     r = dev()
     assert r.one(SCALED_OBJECT).inputs["spec"]["minReplicaCount"] == 0

@@ -44,6 +44,9 @@ def prod() -> Run:
 def _with_pool(**changes: Any) -> dict[str, Any]:
     values = copy.deepcopy(stack_values("dev"))
     values["karpenter"]["pools"][0].update(changes)
+    for service in values.get("inferenceServices", []):  # dev's service follows its pool's new name
+        service["nodePools"] = [changes.get("name", name) if name == "gpu-spot" else name
+                                for name in service.get("nodePools", [])]
     return values
 
 
@@ -254,7 +257,7 @@ def test_cluster_security_group_gets_the_discovery_tag():
 
 def test_dev_pool_is_bottlerocket_spot_from_zero_pinned_to_its_release():
     spec = node_class(dev())
-    assert spec["amiSelectorTerms"] == [{"alias": "bottlerocket@v1.66.0"}]
+    assert spec["amiSelectorTerms"] == [{"alias": "bottlerocket@v1.68.0"}]
     assert "amiFamily" not in spec and "userData" not in spec
     (only,) = node_pools(dev()).values()
     assert only["template"]["spec"]["requirements"][1] == {

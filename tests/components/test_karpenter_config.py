@@ -36,7 +36,7 @@ def rejection(values: dict[str, Any]) -> str:
 
 def test_the_dev_pool_is_valid():
     config = load_stack_config(stack_values("dev"), stack_file=FILE, today=TODAY)
-    assert config.karpenter is not None and config.karpenter.pools[0].ami_alias == "bottlerocket@v1.66.0"
+    assert config.karpenter is not None and config.karpenter.pools[0].ami_alias == "bottlerocket@v1.68.0"
 
 
 def test_unknown_os():
@@ -47,7 +47,7 @@ def test_unknown_os():
 
 def test_a_branch_bottlerocket_does_not_ship():
     message = rejection(dev_with(driverVersion="570"))
-    assert ('karpenter.pools[0].driverVersion = "570": bottlerocket v1.66.0 ships one driver, 580.178.04, '
+    assert ('karpenter.pools[0].driverVersion = "570": bottlerocket v1.68.0 ships one driver, 580.178.04, '
             "not R570") in message
     assert "nearest valid choice: 580" in message
 

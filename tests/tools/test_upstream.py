@@ -163,8 +163,8 @@ def _github(commits: dict[str, list[str]], extra: dict[str, bytes]) -> dict[str,
 def _refresh(url: str, lock: Path, matrix: Path, monkeypatch) -> int:
     monkeypatch.setenv("GPU_PLATFORM_UPSTREAM_CACHE", str(lock.parent / "cache"))  # new files land there
     return matrix_main(["refresh", "--fetch", "--write", "--docs-url", f"{url}/docs", "--ci-url", f"{url}/ci.yml",
-                        "--registry", url, "--no-images", "--timeout", "5", "--today", "2026-11-30",
-                        "--matrix", str(matrix),
+                        "--registry", url, "--no-images", "--no-image-releases", "--timeout", "5",
+                        "--today", "2026-11-30", "--matrix", str(matrix),
                         "--lock", str(lock), "--github-api", url, "--github-raw", url])
 
 

@@ -85,6 +85,15 @@ class CudaQueries(InstanceQueries):
         except ValueError:
             return None
 
+    def driver_cuda(self, branch: int) -> tuple[int, int] | None:
+        """The CUDA version (major, minor) a driver of this branch reports (`native_cuda`: every release of a branch
+        reports its first release's), None when not recorded."""
+        row = self.branch(branch)
+        if row is None or row.native_cuda is None:
+            return None
+        version = parse_cuda_version(row.native_cuda)
+        return (version.major, version.minor)
+
     def _forward_compat_source(self, cuda: str) -> str:
         wanted = parse_cuda_version(cuda)
         row = next(
@@ -131,7 +140,20 @@ class CudaQueries(InstanceQueries):
         driver_major = branch.max_cuda_major if branch else None
         same_major = driver_major is not None and driver_major >= wanted.major
         require_note = ""
-        if admitted_branches is not None and parsed.branch not in admitted_branches and not disable_require:
+        driver_cuda = self.driver_cuda(parsed.branch)
+        # NVIDIA_REQUIRE_CUDA is "cuda>=X.Y" OR one of the admitted branches' clauses. The `cuda` clause is compared
+        # with the CUDA version the driver reports, major.minor only: NVIDIA/libnvidia-container src/driver.c
+        # (commit 06deb20d) driver_get_cuda_version_1_svc takes nvmlSystemGetCudaDriverVersion as version / 1000 and
+        # version % 100 / 10, and driver_get_cuda_version prints "%u.%u"; the hook passes the variable whole
+        # (NVIDIA/nvidia-container-toolkit v1.20.0 internal/config/image/cuda_image.go:113, GetRequirements). So every
+        # release of a branch reporting CUDA X.Y or later meets it, whatever driver the X.Y.z patch release asks.
+        require_met = driver_cuda is not None and driver_cuda >= (wanted.major, wanted.minor)
+        if (
+            admitted_branches is not None
+            and parsed.branch not in admitted_branches
+            and not require_met
+            and not disable_require
+        ):
             mode: ToolkitMode = toolkit_mode or "legacy"
             checks, toolkit_source = self.toolkit_checks_require(mode)
             admitted = ", ".join("R" + str(b) for b in admitted_branches)

@@ -34,7 +34,7 @@ from ..base import CAVEAT_MARK
 from ..calendar import judging_day
 from ..inventory import DriverSpec, Inventory, Pool, Reach, Workload
 from ..matrix import Finding, Matrix, OsName, parse_image_version
-from ..versions import parse_cuda_version
+from ..versions import parse_cuda_version, parse_driver_version
 
 ADVISORY_PREFIX = CAVEAT_MARK
 
@@ -154,6 +154,72 @@ def baked_pool_drivers(matrix: Matrix, pool: Pool, os_name: OsName, kubernetes: 
     if len(by_branch) == 1:
         return [PoolDriver(pool, str(next(iter(by_branch))), "image", None)]
     return [PoolDriver(pool, str(b), "image", None, tuple(types)) for b, types in sorted(by_branch.items())]
+
+
+@dataclass(frozen=True)
+class JudgedDriver:
+    """The driver release a CUDA check judges a pool's driver as, and why, for messages."""
+
+    release: str  # a full version (580.178.04), or the version given when it does not parse
+    note: str  # " (judged as ..., ...)", empty when the driver is judged as given
+
+
+def judged_driver(matrix: Matrix, driver: str, *, os: str | None, image_version: str | None,
+                  kubernetes: str | None, instance_types: Iterable[str], today: date) -> JudgedDriver:
+    """What a CUDA check judges a pool's driver as.
+
+    A full version is judged as given. A bare branch (`580`, a baked image's label) is judged as the driver the
+    pool's pinned image release ships (`Matrix.driver_for_image`) when that release's row is confirmed and every
+    instance type of the pool loads that one release of the branch; otherwise as the branch's first known
+    release, the weakest driver the image could carry, with the reason the release was not used.
+    """
+    try:
+        release = matrix.weakest_release(driver)
+    except ValueError:
+        return JudgedDriver(driver, "")  # `judged` turns the unparseable version into a finding naming it
+    if release == driver:
+        return JudgedDriver(driver, "")
+    first = f" (judged as {release}, the branch's first release"
+    os_name = as_os(os)
+    pinned = parse_image_version_or_none(os_name, image_version) if os_name and image_version else None
+    if os_name is None or pinned is None:
+        return JudgedDriver(release, first + ": the pool pins no image release)")
+    if kubernetes is None:
+        return JudgedDriver(release, first + ": the pool's Kubernetes version is unknown)")
+    shipped: set[str] = set()
+    source = ""
+    for instance_type in tuple(instance_types) or (None,):
+        try:
+            image = matrix.driver_for_image(os_name, image_version, instance_type, kubernetes, today=today)
+        except ValueError:
+            image = None
+        if image is None or image.version is None or not image.confirmed:
+            where = f"{os_name} {pinned}"
+            why = "its driver table is not confirmed" if image is not None and not image.confirmed else \
+                "the matrix cannot tell which driver it loads"
+            return JudgedDriver(release, first + f": {where} is pinned but {why})")
+        shipped.add(image.version)
+        source = image.source
+    version = next(iter(shipped))
+    shipped_version = parse_driver_version(version)
+    branch = parse_driver_version(driver).branch
+    if len(shipped) != 1:
+        why = f"its nodes load {' or '.join(sorted(shipped))} by instance type"
+    elif shipped_version.branch != branch:
+        why = f"it ships {version}, not R{branch}"
+    elif shipped_version.is_branch_only:
+        why = f"the matrix records only the branch R{branch} it ships, not the release"
+    else:
+        return JudgedDriver(version, f" (judged as {version}, what {os_name} {pinned} ships; source: {source})")
+    return JudgedDriver(release, first + f": {os_name} {pinned} is pinned but {why})")
+
+
+def parse_image_version_or_none(os_name: OsName, value: str) -> str | None:
+    """The canonical pinned release, or None for `latest` or a value that does not parse (config validates it)."""
+    try:
+        return parse_image_version(os_name, value)
+    except ValueError:
+        return None
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,9 @@ CUDA / driver / GPU-count verdicts the stack policies give by correlating worklo
 come only after the stack exists. The platform's InferenceService therefore stamps on each Deployment
 the annotation `gpu-platform.io/reachable-pools`: a JSON list of the GPU pools its required node
 affinity selects, each as its nodes are labelled (label contract, CONFIG.md section 2):
-`{"pool", "os", "driver", "driverSource", "instanceTypes"}`. Resource policies (`*-resource`) judge the
+`{"pool", "os", "driver", "driverSource", "instanceTypes"}`, plus `"kubernetes"` (the nodes' kubelet version)
+and, for a pool that pins its node image release, `"imageVersion"` (the Karpenter alias release, e.g. v1.68.0), so a
+baked branch can be judged as the driver that release ships. Resource policies (`*-resource`) judge the
 workload against those pools from its inputs alone, before it is created. A workload without the
 annotation (hand-written) is left to the stack policies, which judge it once its properties are known.
 """
@@ -31,6 +33,8 @@ class DeclaredPool:
     driver: str
     driver_source: str
     instance_types: tuple[str, ...]
+    image_version: str | None = None  # the pinned node image release (baked-driver pools), None: not pinned
+    kubernetes: str | None = None  # the nodes' Kubernetes (kubelet) version, None: not declared
 
 
 @dataclass(frozen=True)
@@ -48,8 +52,12 @@ def _pool(item: Any) -> DeclaredPool:
     types = item.get("instanceTypes") or []
     if not isinstance(types, list):
         raise ValueError(f"entry {item['pool']!r}: instanceTypes is not a list")
+    image_version, kubernetes = item.get("imageVersion"), item.get("kubernetes")
+    for key, value in (("imageVersion", image_version), ("kubernetes", kubernetes)):
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"entry {item['pool']!r}: {key} is not a string")
     return DeclaredPool(item["pool"], str(item.get("os", "")), item["driver"], str(item.get("driverSource", "")),
-                        tuple(str(t) for t in types))
+                        tuple(str(t) for t in types), image_version or None, kubernetes or None)
 
 
 def declared_reach(args: Any) -> Iterator[DeclaredReach]:

@@ -19,7 +19,10 @@ Data-center GPU: forward compatibility counts only when every instance type the 
 in the pool is a data-center GPU; a pool whose instance types are not listed (e.g. a Karpenter pool
 selecting by family) is treated as not proven data-center. Workloads whose CUDA is unknown are left
 to `gpu-workload-cuda-declared`. A pool that declares only its baked branch (`580`) is judged as the
-branch's first known release (580.65.06): the weakest driver the image could carry.
+driver its pinned image release ships (Karpenter alias `bottlerocket@v1.68.0`: 580.178.04) when the matrix's
+row of that release is confirmed (`Matrix.driver_for_image`); otherwise (no pinned release, an unconfirmed
+row) as the branch's first known release (580.65.06): the weakest driver the image could carry. The message
+says which.
 """
 
 from __future__ import annotations
@@ -36,11 +39,14 @@ from ..props import get
 from ._matrix_common import (
     TODAY_PROPERTY,
     ContainerCuda,
+    JudgedDriver,
     PoolDriver,
     config_today,
     gpu_container_reaches,
     judged,
+    judged_driver,
     pool_drivers,
+    pool_kubernetes,
     report_findings,
 )
 
@@ -56,6 +62,7 @@ class _Memo:
 
     by_pool: dict[str, list[PoolDriver]] = field(default_factory=dict)  # pool urn -> its drivers
     by_value: dict[tuple[object, ...], list[Finding]] = field(default_factory=dict)
+    judged_as: dict[tuple[object, ...], JudgedDriver] = field(default_factory=dict)  # (pool, driver, types)
 
 
 def _judge(matrix: Matrix, inv: Inventory, workload: Workload, reach: Reach, cuda: ContainerCuda, *,
@@ -67,13 +74,17 @@ def _judge(matrix: Matrix, inv: Inventory, workload: Workload, reach: Reach, cud
         memo.by_pool[reach.pool.urn] = pool_drivers(inv, matrix, reach.pool, today)
     for driver in memo.by_pool[reach.pool.urn]:
         mode = _toolkit_mode(inv, matrix) if driver.source == "operator" else None
-        try:
-            release = matrix.weakest_release(driver.version)
-        except ValueError:
-            release = driver.version  # `judged` below turns the unparseable version into a finding naming it
-        judged_as = f" (judged as {release}, the branch's first release)" if release != driver.version else ""
+        reached = tuple(t for t in types if driver.runs_on(t))
+        driver_key = (reach.pool.urn, driver.version, reached)
+        if driver_key not in memo.judged_as:
+            memo.judged_as[driver_key] = judged_driver(
+                matrix, driver.version, os=reach.pool.os, image_version=reach.pool.image_version,
+                kubernetes=pool_kubernetes(inv, reach.pool), instance_types=reached, today=today,
+            )
+        as_judged = memo.judged_as[driver_key]
+        release = as_judged.release
         context = (f"{workload.kind} {workload.name!r} container {container!r} (CUDA {cuda.cuda} from "
-                   f"{cuda.origin}) can run on GPU pool {reach.pool.name!r} with {driver.describe()}{judged_as}")
+                   f"{cuda.origin}) can run on GPU pool {reach.pool.name!r} with {driver.describe()}{as_judged.note}")
         key = (cuda.cuda, release, cuda.forward_compat, cuda.admitted_branches, data_center, mode)
         if key not in memo.by_value:
             memo.by_value[key] = judged(matrix.cuda_driver, cuda.cuda, release,

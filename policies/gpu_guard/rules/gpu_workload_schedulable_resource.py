@@ -31,7 +31,8 @@ def _validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
         workload = reach.workload
         if reach.error is not None:
             report(f"{workload.kind} {workload.name!r}: {reach.error}; fix: a JSON list of "
-                   '{"pool", "os", "driver", "driverSource", "instanceTypes"}', args.urn)
+                   '{"pool", "os", "driver", "driverSource", "instanceTypes"} (optional "kubernetes", '
+                   '"imageVersion")', args.urn)
             continue
         if workload.gpus <= 0:
             continue
