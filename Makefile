@@ -63,6 +63,18 @@ program-venv: $(RUNTIME_STAMP)
 upstream: $(STAMP)
 	$(PY) -m tools.upstream fill
 
+# checkov, the scanner tests/security/test_checkov.py runs over the rendered manifests, in a virtualenv of its own:
+# checkov 3.3.30 needs packaging<24, the Pulumi SDK packaging>=26 (requirements-scan.txt). The tests find it
+# through $$CHECKOV (`make test` sets it when .scan-venv exists) or on PATH; under CI=true a missing one fails.
+SCAN_VENV := .scan-venv
+SCAN_STAMP := $(SCAN_VENV)/.requirements-installed
+$(SCAN_STAMP): requirements-scan.txt
+	$(PYTHON) -m venv $(SCAN_VENV)
+	$(SCAN_VENV)/bin/python -m pip install --disable-pip-version-check --quiet -r requirements-scan.txt
+	@touch $(SCAN_STAMP)
+
+scan-venv: $(SCAN_STAMP)
+
 preview: $(STAMP)
 	$(PY) -m tools.preview $(PREVIEW_ARGS)
 
@@ -95,6 +107,7 @@ lint: $(STAMP)
 # nothing), unless the repository really has no test files.
 test: lint
 	@xdist=""; if $(PY) -c "import xdist" 2>/dev/null; then xdist="-n auto"; fi; \
+	if [ -z "$$CHECKOV" ] && [ -x $(SCAN_VENV)/bin/checkov ]; then export CHECKOV=$$PWD/$(SCAN_VENV)/bin/checkov; fi; \
 	status=0; $(PY) -m pytest $$xdist $(PYTEST_ARGS) || status=$$?; \
 	if [ $$status -eq 5 ]; then \
 	  if [ -n "$$(find tests -name 'test_*.py' -print -quit 2>/dev/null)" ]; then \
@@ -115,7 +128,7 @@ mutants: $(STAMP)
 	$(PY) -m tests.mutation_score
 
 # bench/preview.py: median of BENCH_RUNS fresh processes per stack (dev, prod, generated stacks), the import
-# floor and checkov (from /tmp/cvenv, else PATH); writes bench/results.md. Minutes of CPU: run it on a quiet machine.
+# floor and checkov (from .scan-venv, `make scan-venv`, else PATH); writes bench/results.md. Minutes of CPU: run it on a quiet machine.
 BENCH_RUNS ?= 5
 BENCH_ARGS ?=
 bench: $(STAMP)

@@ -18,8 +18,8 @@ Every measured run is a fresh process, as CI and `make preview` run it:
   they import in turn (grpc, protobuf...), and nothing else: what any tool that runs this program on
   these SDKs pays before doing any work. Our own dependencies (pydantic, PyYAML, rich, jsonschema) and
   the policy pack's process are not in it: they are overhead the ratio shows.
-- checkov (`--checkov`, default `/tmp/cvenv/bin/checkov`, else `checkov` on PATH) over the Kubernetes
-  manifests the same preview renders (`--out DIR`, `DIR/manifests`), `--framework kubernetes`: what a
+- checkov (`--checkov`, default `.scan-venv/bin/checkov` from `make scan-venv`, else `checkov` on PATH) over
+  the Kubernetes manifests the same preview renders (`--out DIR`, `DIR/manifests`), `--framework kubernetes`: what a
   user would otherwise gate with. Absent checkov is reported, not faked.
 
 Runs are interleaved (run 1 of every case, then run 2...) so that a change in machine load spreads over
@@ -59,7 +59,7 @@ sys.path.insert(0, str(REPO))
 
 from bench.stacks import write_stack  # noqa: E402
 
-DEFAULT_CHECKOV = Path("/tmp/cvenv/bin/checkov")
+DEFAULT_CHECKOV = REPO / ".scan-venv" / "bin" / "checkov"  # `make scan-venv` (requirements-scan.txt)
 CHECKOV_PIN = "checkov==3.3.30"
 
 # Runs the command, then prints the peak RSS (KiB) and the CPU seconds of its process tree as stderr's last line.
@@ -402,8 +402,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "",
     ]
     if checkov is None:
-        lines.append(f"checkov not found: install it in its own virtualenv (`python -m venv /tmp/cvenv && "
-                     f"/tmp/cvenv/bin/pip install {CHECKOV_PIN}`) or pass `--checkov PATH`.")
+        lines.append(f"checkov not found: `make scan-venv` installs {CHECKOV_PIN} in its own virtualenv "
+                     "(.scan-venv), or pass `--checkov PATH`.")
     elif not checkov_cases:
         lines.append("No measured stack rendered a Kubernetes manifest, so checkov had nothing to scan.")
     else:

@@ -17,10 +17,10 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from tests.conftest import PreviewRun
+from tests.shared import missing_upstream
 
 SKIP_KEY = re.compile(r"^checkov\.io/skip\d+$")
 SKIP_VALUE = re.compile(r"^(?P<check>CKV2?_K8S_\d+)=(?P<reason>.+)$")
@@ -29,8 +29,8 @@ SKIP_VALUE = re.compile(r"^(?P<check>CKV2?_K8S_\d+)=(?P<reason>.+)$")
 def checkov() -> str:
     found = os.environ.get("CHECKOV") or shutil.which("checkov")
     if not found:
-        pytest.skip("checkov is not installed: pip install -r requirements-scan.txt into its own venv, put it on "
-                    "PATH (or set CHECKOV)")
+        missing_upstream("checkov is not installed: `make scan-venv` (requirements-scan.txt, its own venv), then "
+                         "`make test` finds it, or set CHECKOV")
     return found
 
 
