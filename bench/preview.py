@@ -59,6 +59,8 @@ sys.path.insert(0, str(REPO))
 
 from bench.stacks import write_stack  # noqa: E402
 
+# The value a watch-mode save toggles in prod's stack file: the on-demand baseline's maxSize (a10g-baseline).
+WATCH_TOGGLE = ("maxSize: 4", "maxSize: 5")
 DEFAULT_CHECKOV = REPO / ".scan-venv" / "bin" / "checkov"  # `make scan-venv` (requirements-scan.txt)
 CHECKOV_PIN = "checkov==3.3.30"
 
@@ -178,8 +180,8 @@ def watch_latency(saves: int, settle: float, work: Path) -> list[float]:
 
     stack = work / "Pulumi.watch.yaml"
     original = (REPO / "Pulumi.prod.yaml").read_text(encoding="utf-8")
-    if "maxSize: 8" not in original:
-        raise SystemExit("bench: Pulumi.prod.yaml has no `maxSize: 8` for the watch benchmark to toggle")
+    if WATCH_TOGGLE[0] not in original:
+        raise SystemExit(f"bench: Pulumi.prod.yaml has no `{WATCH_TOGGLE[0]}` for the watch benchmark to toggle")
     stack.write_text(original, encoding="utf-8")
     cmd = [sys.executable, "-m", "tools.preview", "--watch", "--stack", "prod", "--config-file", str(stack)]
     prod_config = policy_config_of("prod")
@@ -217,7 +219,7 @@ def watch_latency(saves: int, settle: float, work: Path) -> list[float]:
             while not verdicts.empty():  # a verdict left from before this save is not this save's
                 if verdicts.get_nowait() is None:
                     raise SystemExit(f"bench: the watcher exited with status {proc.wait()}")
-            text = original.replace("maxSize: 8", "maxSize: 7" if i % 2 == 0 else "maxSize: 8", 1)
+            text = original.replace(WATCH_TOGGLE[0], WATCH_TOGGLE[1] if i % 2 == 0 else WATCH_TOGGLE[0], 1)
             stack.write_text(text, encoding="utf-8")
             saved = stack.stat().st_mtime_ns / 1e9
             latencies.append(next_verdict(600) - saved)
