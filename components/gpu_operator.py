@@ -43,7 +43,7 @@ def helm_values(config: GpuOperatorConfig, pools: Sequence[GpuPool]) -> dict[str
       Prometheus Operator CRDs are installed): with the setting on and the CRD absent the operator logs
       "Couldn't find ServiceMonitor CRD" and does not start the GPU Feature Discovery pods, so the
       ClusterPolicy never becomes ready.
-      Source: ../shared/upstream/nvidia/cloud-native-docs/release-notes.rst (23.3.0, fixed issues), from
+      Source: .upstream-cache/nvidia/cloud-native-docs/release-notes.rst (23.3.0, fixed issues), from
       https://github.com/NVIDIA/cloud-native-docs/blob/main/gpu-operator/release-notes.rst
     - One driver for every pool: `driver.version` pinned. Different drivers per pool: the NVIDIADriver CRD
       (`driver.nvidiaDriverCRD.enabled`, no default CR) and one NVIDIADriver object per pool.

@@ -3,7 +3,7 @@
 The controller creates and tags ALBs, target groups, listeners and security groups, and attaches WAF ACLs
 and ACM certificates; upstream scopes the mutating statements by the `elbv2.k8s.aws/cluster` tag, which
 is as narrow as the controller allows. tests/components/test_addons.py compares this document with
-../shared/upstream/iam/aws-load-balancer-controller.json (kubernetes-sigs/aws-load-balancer-controller
+.upstream-cache/iam/aws-load-balancer-controller.json (upstream.lock.json) (kubernetes-sigs/aws-load-balancer-controller
 v3.5.0 docs/install/iam_policy.json), so a new controller release that needs another action fails there.
 
 Source: https://github.com/kubernetes-sigs/aws-load-balancer-controller/blob/v3.5.0/docs/install/iam_policy.json

@@ -22,7 +22,8 @@ SERVICE_ACCOUNT = "aws-load-balancer-controller"
 
 
 def helm_values(cluster_name: pulumi.Input[str], region: str, vpc_id: pulumi.Input[str]) -> dict[str, Any]:
-    """Chart values; every key exists in the chart's values.yaml (../shared/upstream/charts, v3.5.0).
+    """Chart values; every key exists in the chart's values.yaml (.upstream-cache/charts, v3.5.0, pinned in
+    upstream.lock.json).
 
     - `region` and `vpcId` are passed: the controller otherwise asks the instance metadata service, which
       the nodes' IMDSv2 hop limit hides from pods (installation guide, "Using the Amazon EC2 instance

@@ -311,7 +311,7 @@ class KarpenterPoolConfig(_Model):
 
     @model_validator(mode="after")
     def _image(self) -> KarpenterPoolConfig:
-        # Source: ../shared/upstream/crds/karpenter/karpenter.k8s.aws_ec2nodeclasses.yaml (amiSelectorTerms.alias:
+        # Source: .upstream-cache/crds/karpenter/karpenter.k8s.aws_ec2nodeclasses.yaml (amiSelectorTerms.alias:
         # "family@version"; "latest" drifts whenever a new AMI is released, not recommended for production)
         baked = self.os in ("bottlerocket", "al2023")
         example = "v1.26.0" if self.os == "bottlerocket" else "v20251120"

@@ -218,9 +218,10 @@ class EksAddonConfig(_Model):
     version: EksAddonVersion = Field(description="EKS add-on version (v<version>-eksbuild.<n>).")
 
 
-# Defaults: the chart releases ../shared/upstream/SOURCES.md pins (sections 2, 6, 8), whose values.yaml the
-# conformance harness checks chart values against; the EKS add-on builds of the EBS CSI driver release
-# v1.64.0 (SOURCES.md section 9) and of the external-snapshotter release v8.6.0 (section 3).
+# Defaults: the chart releases upstream.lock.json pins (KEDA v2.20.2, AWS Load Balancer Controller 3.5.0,
+# kube-prometheus-stack 88.5.3), whose values.yaml the conformance harness checks chart values against; the EKS
+# add-on builds of the EBS CSI driver release v1.64.0 (https://github.com/kubernetes-sigs/aws-ebs-csi-driver/releases/tag/v1.64.0)
+# and of the external-snapshotter release v8.6.0 (https://github.com/kubernetes-csi/external-snapshotter/releases/tag/v8.6.0).
 ADDON_DEFAULTS: dict[str, str] = {
     "awsLoadBalancerController": "3.5.0",
     "keda": "2.20.2",

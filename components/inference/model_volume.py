@@ -21,7 +21,8 @@ Why one volume per replica, and why generic ephemeral volumes:
   and is paid per GiB each time a volume is restored (see the pricing page for the region's rate).
 
 Sources:
-- EBS CSI access modes: ../shared/upstream/SOURCES.md section 9 (pkg/driver/controller.go isValidCapability)
+- EBS CSI access modes: https://github.com/kubernetes-sigs/aws-ebs-csi-driver/blob/v1.64.0/pkg/driver/controller.go
+  (isValidCapability: SINGLE_NODE_WRITER, and MULTI_NODE_MULTI_WRITER only for Block volumes)
 - Generic ephemeral volumes: https://kubernetes.io/docs/concepts/storage/ephemeral-volumes/#generic-ephemeral-volumes
 - Pre-provisioned snapshots (VolumeSnapshotContent with snapshotHandle, then a VolumeSnapshot bound to it):
   https://kubernetes.io/docs/concepts/storage/volume-snapshots/#pre-provisioned-volume-snapshot

@@ -12,7 +12,7 @@ Sources:
 - https://keda.sh/docs/2.20/scalers/prometheus/
 - https://keda.sh/docs/2.20/concepts/scaling-deployments/ ("don't combine a ScaledObject with an HPA")
 - Triton metrics: https://docs.nvidia.com/deeplearning/triton-inference-server/user-guide/docs/user_guide/metrics.html
-- ServiceMonitor: ../shared/upstream/crds/monitoring/monitoring.coreos.com_servicemonitors.yaml (v0.93.0)
+- ServiceMonitor: .upstream-cache/crds/monitoring/monitoring.coreos.com_servicemonitors.yaml (v0.93.0)
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Least-privilege IAM for the Karpenter controller (EKS Pod Identity) and the node role of its nodes.
 
 The controller's policies follow the getting-started template of Karpenter v1.14.1
-(../shared/upstream/iam/karpenter-cloudformation.yaml), narrowed where this platform allows it:
+(.upstream-cache/iam/karpenter-cloudformation.yaml, pinned in upstream.lock.json), narrowed where this platform
+allows it:
 
 - Instance profiles: the program creates the node instance profile and every EC2NodeClass names it
   (`spec.instanceProfile`), so the controller gets no `iam:CreateInstanceProfile`, `TagInstanceProfile`,

@@ -29,7 +29,8 @@ class InterruptionEvent:
 
 # The (source, detail-type) pairs exactly as Karpenter's message parsers spell them (Parser.Source() and
 # Parser.DetailType() of each package); tests/components/test_karpenter.py checks them against the
-# getting-started template in ../shared/upstream and the pack's karpenter-interruption-handling policy.
+# getting-started template (.upstream-cache/iam/karpenter-cloudformation.yaml, pinned in upstream.lock.json) and
+# the pack's karpenter-interruption-handling policy.
 # Source: https://github.com/aws/karpenter-provider-aws/blob/main/pkg/controllers/interruption/messages/spotinterruption/parser.go
 # Source: https://github.com/aws/karpenter-provider-aws/blob/main/pkg/controllers/interruption/messages/rebalancerecommendation/parser.go
 # Source: https://github.com/aws/karpenter-provider-aws/blob/main/pkg/controllers/interruption/messages/statechange/parser.go

@@ -34,7 +34,7 @@ KARPENTER_CHART = "karpenter"
 
 # (source, detail-type) of every event Karpenter's interruption controller handles, spelled exactly as the
 # EventBridge rules of the getting-started template (tests/policies/test_karpenter_interruption.py checks them
-# against ../shared/upstream/iam/karpenter-cloudformation.yaml).
+# against .upstream-cache/iam/karpenter-cloudformation.yaml, pinned in upstream.lock.json).
 # Source: https://github.com/aws/karpenter-provider-aws/blob/release-v1.14.1/website/content/en/v1.14/getting-started/getting-started-with-karpenter/cloudformation.yaml
 REQUIRED_EVENTS = (
     ("aws.health", "AWS Health Event"),

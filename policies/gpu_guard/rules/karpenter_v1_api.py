@@ -2,7 +2,8 @@
 
 The structural rules the pack needs are encoded below, each under a `# Source:` line naming the
 upstream CRD (aws/karpenter-provider-aws v1.14.1). tests/policies/test_karpenter_schema.py reads
-the same CRDs from ../shared/upstream and fails when an encoded enum / required list / key list
+the same CRDs from the pinned upstream cache (upstream.lock.json, `make upstream`) and fails when an encoded enum /
+required list / key list
 drifts from them. The CRDs themselves are not shipped in the pack.
 """
 
