@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from tests.conftest import PreviewRun
+from tests.conftest import PreviewRun, shipped_args
 from tests.shared import missing_upstream
 
 SKIP_KEY = re.compile(r"^checkov\.io/skip\d+$")
@@ -79,18 +79,18 @@ TRITON_SKIPS = ("CKV_K8S_43", "CKV_K8S_15", "CKV_K8S_40")
 
 
 def test_the_smoke_test_and_triton_skip_only_their_documented_checks(run_preview: Any):
-    dev = run_preview("--stack", "dev", "--json", out=True)
+    dev = run_preview(*shipped_args("dev"), out=True)
     found = skip_annotations(manifests(dev))
     assert SMOKE_SKIP in found
     assert sorted(found) == sorted([SMOKE_SKIP] + [(o, c, r) for o, c, r in found if o == "Deployment/triton-dev"])
     assert [c for o, c, _ in found if o == "Deployment/triton-dev"] == list(TRITON_SKIPS)
-    prod = run_preview("--stack", "prod", "--json", out=True)
+    prod = run_preview(*shipped_args("prod"), out=True)
     assert [(o, c) for o, c, _ in skip_annotations(manifests(prod))] == [
         ("Deployment/triton", check) for check in TRITON_SKIPS]
 
 
 def test_prod_renders_its_serving_and_karpenter_objects_for_checkov(run_preview: Any):
-    prod = run_preview("--stack", "prod", "--json", out=True)
+    prod = run_preview(*shipped_args("prod"), out=True)
     kinds = {yaml.safe_load(p.read_text())["kind"] for p in manifests(prod).glob("*.yaml")}
     assert {"Deployment", "Service", "Ingress", "NetworkPolicy", "PodDisruptionBudget", "ScaledObject",
             "NodePool", "EC2NodeClass", "StorageClass", "VolumeSnapshotContent"} <= kinds
@@ -98,7 +98,7 @@ def test_prod_renders_its_serving_and_karpenter_objects_for_checkov(run_preview:
 
 def test_triton_runs_non_root_read_only_without_capabilities_and_bounded(run_preview: Any):
     for stack, name in (("dev", "triton-dev"), ("prod", "triton")):
-        deployment = yaml.safe_load((manifests(run_preview("--stack", stack, "--json", out=True))
+        deployment = yaml.safe_load((manifests(run_preview(*shipped_args(stack), out=True))
                                      / f"deployment-inference-{name}.yaml").read_text())
         pod = deployment["spec"]["template"]["spec"]
         (container,) = pod["containers"]
@@ -110,7 +110,7 @@ def test_triton_runs_non_root_read_only_without_capabilities_and_bounded(run_pre
         assert {"livenessProbe", "readinessProbe"} <= set(container)
         tmp = next(m for m in container["volumeMounts"] if m["mountPath"] == "/tmp")
         assert "emptyDir" in next(v for v in pod["volumes"] if v["name"] == tmp["name"])
-        policy = yaml.safe_load((manifests(run_preview("--stack", stack, "--json", out=True))
+        policy = yaml.safe_load((manifests(run_preview(*shipped_args(stack), out=True))
                                  / f"networkpolicy-inference-{name}.yaml").read_text())["spec"]
         assert policy["podSelector"]["matchLabels"] == deployment["spec"]["selector"]["matchLabels"]
         assert policy["policyTypes"] == ["Ingress"]

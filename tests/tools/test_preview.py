@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import TINY_PROGRAM, real_stack_file, run_preview_process
+from tests.conftest import TINY_PROGRAM, real_stack_file, run_preview_process, shipped_args
 from tools.engine.mocks import monitor as mocks
 from tools.engine.records import UNKNOWN
 
@@ -259,7 +259,7 @@ def test_stack_out_artefacts_exist_and_parse(stack_preview):
 
 def test_prod_json_prints_one_valid_document(run_preview):
     real_stack_file("prod")
-    run = run_preview("--stack", "prod", "--json")
+    run = run_preview(*shipped_args("prod"))
     assert json.loads(run.stdout)["stack"] == "prod"
 
 

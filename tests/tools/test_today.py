@@ -15,7 +15,8 @@ import pytest
 
 from policies.gpu_guard.calendar import TODAY_ENV, judging_day, parse_day, program_day
 from policies.gpu_guard.matrix import load_matrix
-from tests.conftest import RunPreview
+from tests.conftest import SHIPPED_DAY, RunPreview
+from tests.shared import REPO
 
 PROD = ("--stack", "prod", "--policy-config", "policies/config/prod.json")
 
@@ -69,3 +70,8 @@ def test_the_program_reads_its_day_from_the_environment(monkeypatch: pytest.Monk
         program_day()
     monkeypatch.delenv(TODAY_ENV)
     assert program_day() == date.today()
+
+
+def test_the_tests_judge_the_shipped_stacks_at_the_gates_day() -> None:
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    assert f"GATE_TODAY := {SHIPPED_DAY}\n" in makefile, "tests/conftest.py SHIPPED_DAY and Makefile GATE_TODAY differ"
