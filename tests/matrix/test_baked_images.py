@@ -95,3 +95,17 @@ def test_a_precompiled_driver_is_judged_against_the_kernels_nvidia_builds_for(
                                    today=TODAY)
     assert [(f.level, f.message, f.source, f.nearest) for f in findings] == [expected]
     assert {f.rule for f in findings} == {"driver-image-published"}
+
+
+@pytest.mark.parametrize(("os", "today", "expected"), [
+    ("al2023", date(2024, 6, 1), None),  # no NVIDIA AL2023 image recorded yet: nothing to say
+    ("al2023", date(2025, 6, 1), 570),
+    ("al2023", date(2026, 7, 20), 580),
+    ("bottlerocket", date(2024, 6, 1), 535),
+    ("bottlerocket", date(2025, 6, 1), 570),
+    ("bottlerocket", date(2026, 7, 20), 580),
+])
+def test_an_unpinned_image_loads_the_branch_of_the_newest_release_as_of_the_day(
+        os: str, today: date, expected: int | None) -> None:
+    assert MATRIX.driver_branch_for_image(os, None, None, "1.30", today=today) == expected
+    assert MATRIX.driver_branch_for_image(os, "latest", None, "1.30", today=today) == expected
