@@ -302,10 +302,11 @@ class ImageQueries(NodeQueries):
         nearest = tuple(reversed(with_minor[-3:]))
         published = ", ".join(image.published_versions) or "none recorded"
         if image.published is None:
+            asked = image.image_version or f"{image.release} (the newest recorded release)"
             return Finding(
                 "advisory",
                 rule,
-                f"whether {image.os} {image.image_version} publishes {name} is not recorded (its own table was not "
+                f"whether {image.os} {asked} publishes {name} is not recorded (its own table was not "
                 f"read; the nearest recorded release {image.release} publishes {published}). Pin a recorded "
                 f"release{': ' + ', '.join(nearest) if nearest else ''}.",
                 image.source,
