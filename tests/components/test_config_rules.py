@@ -709,3 +709,58 @@ def test_the_nearest_valid_choice_is_computed_from_the_bad_value(path, value, ne
     assert problem.path == (*(int(p) if p.isdigit() else p for p in path.split(".")), *at)
     assert problem.nearest == nearest
     assert problem.value == (value if shown is None else shown)
+
+
+# --------------------------------------------------------------------------------------------------
+# Service keys only the matrix or the stack's region can judge (before the matrix, on any stack)
+
+def _service_error(values: dict[str, Any], region: str | None = "us-west-2") -> str:
+    raw = {**_raw(values), **({"aws:region": region} if region else {})}
+    with pytest.raises(ConfigError) as caught:
+        load_stack_config(raw, stack_file="Pulumi.dev.yaml", check_matrix=False, today=MATRIX_TODAY)
+    return str(caught.value)
+
+
+def _service_ok(values: dict[str, Any], region: str | None = "us-west-2") -> None:
+    raw = {**_raw(values), **({"aws:region": region} if region else {})}
+    load_stack_config(raw, stack_file="Pulumi.dev.yaml", check_matrix=False, today=MATRIX_TODAY)
+
+
+def test_an_image_of_unknown_cuda_needs_cuda_version():
+    values = _set(VALID, "inferenceServices.0.image", "registry.example.com/team/model:1.0")
+    del values["inferenceServices"][0]["cudaVersion"]
+    assert _service_error(values) == (
+        "Pulumi.dev.yaml: inferenceServices[0].cudaVersion = null: the CUDA runtime of "
+        "registry.example.com/team/model:1.0 is unknown (the matrix knows nvidia/cuda and NGC release tags); the "
+        "gpu-platform.io/cuda label needs it to judge the service against each pool's driver; fix: set cudaVersion "
+        "to the CUDA version the image is built on")
+    _service_ok(_set(values, "inferenceServices.0.cudaVersion", "12.4"))  # declared: the image need not be known
+    _service_ok(_set(VALID, "inferenceServices.0.cudaVersion", None))  # a known NGC tag tells it
+
+
+def test_a_cuda_version_the_image_tag_contradicts_is_refused_naming_the_tag_s_version():
+    assert _service_error(_set(VALID, "inferenceServices.0.cudaVersion", "12.6")) == (
+        'Pulumi.dev.yaml: inferenceServices[0].cudaVersion = "12.6": the image tag says CUDA 12.8.0 '
+        "(https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/rel-25-01.html); nearest valid "
+        "choice: 12.8.0")
+    _service_ok(_set(VALID, "inferenceServices.0.cudaVersion", "12.8.0"))
+
+
+@pytest.mark.parametrize(("key", "what", "arn"), [
+    ("certificateArn", "certificate", ACM.replace("us-west-2", "us-east-1")),
+    ("wafAclArn", "wafAcl", WAF.replace("us-west-2", "eu-west-1")),
+])
+def test_an_ingress_takes_a_certificate_and_web_acl_of_its_own_region(key: str, what: str, arn: str):
+    values = _set(VALID, f"inferenceServices.0.ingress.{key}", arn)
+    other = arn.split(":")[3]
+    assert _service_error(values) == (
+        f'Pulumi.dev.yaml: inferenceServices[0].ingress.{key} = "{arn}": the ALB is in us-west-2 (aws:region) and can '
+        f"only use a {what} of its own region, not {other}; fix: create or import it in us-west-2 and use that ARN")
+    _service_ok(values, region=None)  # no aws:region in the stack: nothing to compare with
+    _service_ok(VALID)
+
+
+def test_a_service_without_ingress_is_not_judged_by_region():
+    values = copy.deepcopy(VALID)
+    del values["inferenceServices"][0]["ingress"]
+    _service_ok(values, region="eu-central-1")
