@@ -12,6 +12,7 @@ import json
 from datetime import date
 from typing import Any
 
+import pulumi
 import pytest
 
 from components.config import (
@@ -21,6 +22,7 @@ from components.config import (
     load_stack_config,
     matrix_advisories,
     parse_stack_config,
+    promql,
 )
 
 ACM = "arn:aws:acm:us-west-2:111122223333:certificate/0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
@@ -764,3 +766,45 @@ def test_a_service_without_ingress_is_not_judged_by_region():
     values = copy.deepcopy(VALID)
     del values["inferenceServices"][0]["ingress"]
     _service_ok(values, region="eu-central-1")
+
+
+# --------------------------------------------------------------------------------------------------
+# The structural PromQL check of autoscaling.query: label matchers
+# (Prometheus grammar, promql/parser/generated_parser.y: label_matchers allows `{}` and one trailing comma)
+
+@pytest.mark.parametrize("query", ['x{a="b",}', "x{}", 'x{a=~"b", c!="d",}', 'x{a!~"b"}'])
+def test_label_matchers_promql_accepts(query: str):
+    promql.check(query)
+
+
+@pytest.mark.parametrize(("query", "text"), [
+    ("x{a}", "'a'"),
+    ("x{,}", "'(nothing)'"),
+    ('x{a="b",,}', "'(nothing)'"),
+    ('x{a=="b"}', "'a == \"b\"'"),
+    ('x{a<"b"}', "'a < \"b\"'"),
+    ('x{a="b" c="d"}', "'a = \"b\" c = \"d\"'"),
+])
+def test_a_broken_label_matcher_is_named_whole(query: str, text: str):
+    with pytest.raises(ValueError) as caught:
+        promql.check(query)
+    assert str(caught.value) == f'label matcher {text} is not label="value" (operators = != =~ !~)'
+
+
+def test_inside_a_program_the_region_and_keys_come_from_the_pulumi_config():
+    """`pulumi up` hands the stack's config to the program's runtime: `aws:region` is read there too."""
+    waf = WAF.replace("us-west-2", "eu-west-1")
+    values = _raw(_set(VALID, "inferenceServices.0.ingress.wafAclArn", waf))
+    pulumi.runtime.set_all_config({**values, "aws:region": "us-west-2"}, [])
+    try:
+        with pytest.raises(ConfigError) as caught:
+            load_stack_config(pulumi.Config("gpu-platform"), stack_file="Pulumi.dev.yaml", check_matrix=False,
+                              today=MATRIX_TODAY)
+        assert str(caught.value).startswith(
+            f'Pulumi.dev.yaml: inferenceServices[0].ingress.wafAclArn = "{waf}": the ALB is in us-west-2 (aws:region)')
+        pulumi.runtime.set_all_config(values, [])  # no aws:region: nothing to compare with
+        config = load_stack_config(pulumi.Config("gpu-platform"), stack_file="Pulumi.dev.yaml", check_matrix=False,
+                                   today=MATRIX_TODAY)
+        assert config.inference_services[0].ingress is not None
+    finally:
+        pulumi.runtime.set_all_config({}, [])
