@@ -808,3 +808,19 @@ def test_inside_a_program_the_region_and_keys_come_from_the_pulumi_config():
         assert config.inference_services[0].ingress is not None
     finally:
         pulumi.runtime.set_all_config({}, [])
+
+
+@pytest.mark.parametrize(("max_gpus", "blamed"), [
+    (2, "g6.48xlarge"),  # two types too big: the message names the biggest
+    (4, "g6.48xlarge"),  # a g6.12xlarge's 4 GPUs fit a limit of 4
+    (7, "g6.48xlarge"),
+])
+def test_max_gpus_below_an_instance_type_names_the_biggest_and_its_gpu_count(max_gpus: int, blamed: str):
+    values = _set(_set(VALID, "karpenter.pools.0.instanceTypes", ["g6.xlarge", "g6.12xlarge", "g6.48xlarge"]),
+                  "karpenter.pools.0.maxGpus", max_gpus)
+    assert _matrix_rejection(values) == (
+        f"Pulumi.dev.yaml: karpenter.pools[0].maxGpus = {max_gpus}: the NodePool's nvidia.com/gpu limit is below the "
+        f"8 GPUs of one {blamed}, so Karpenter can never launch it (a node that would cross spec.limits is not "
+        f"created); nearest valid choice: 8; fix: raise maxGpus or remove {blamed} from instanceTypes")
+    load_stack_config(_set(values, "karpenter.pools.0.maxGpus", 8), stack_file="Pulumi.dev.yaml",
+                      check_matrix=True, today=MATRIX_TODAY)
