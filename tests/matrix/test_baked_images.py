@@ -109,3 +109,15 @@ def test_an_unpinned_image_loads_the_branch_of_the_newest_release_as_of_the_day(
         os: str, today: date, expected: int | None) -> None:
     assert MATRIX.driver_branch_for_image(os, None, None, "1.30", today=today) == expected
     assert MATRIX.driver_branch_for_image(os, "latest", None, "1.30", today=today) == expected
+
+
+def test_an_os_with_no_recorded_precompiled_kernels_is_refused_not_guessed() -> None:
+    from policies.gpu_guard.matrix.core import Matrix  # noqa: PLC0415
+
+    only_jammy = [r for r in MATRIX.data.precompiled_kernels if r.os_tag == "ubuntu22.04"]
+    matrix = Matrix(MATRIX.data.model_copy(update={"precompiled_kernels": only_jammy}))
+    findings = matrix.driver_image("580", "ubuntu-24.04", precompiled=True, operator="v26.7.0",
+                                   kernel="6.8.0-1024-aws", today=TODAY)
+    assert [(f.level, f.rule, f.message, f.source, f.nearest) for f in findings] == [(
+        "mandatory", "driver-image-published", "no precompiled driver kernels are recorded for ubuntu24.04",
+        PLATFORM_SUPPORT, ())]
