@@ -106,3 +106,30 @@ def test_rejects_an_override_without_a_reason(tmp_path):
     path = _write_variant(tmp_path, lambda data: _v25_3_0(data)["override"][1].pop("reason"))
     with pytest.raises(MatrixError, match=r"operators\.3\.override\.1\.reason \(row 'v25\.3\.0'\): Field required"):
         load_matrix_file(path)
+
+
+# Each section's rows are named in an error by the first of its identifying keys (version, release, cuda,
+# branch, family, model, os, os_tag); sections whose rows have none of them get no hint.
+@pytest.mark.parametrize(("section", "hint"), [
+    ("cuda_releases", " (row '13.5.0')"),
+    ("driver_branches", " (row 620)"),
+    ("unpublished_drivers", " (row '535.15.04')"),
+    ("precompiled_kernels", " (row 'ubuntu22.04')"),
+    ("gpus", " (row 'T4')"),
+    ("instance_families", " (row 'g4dn')"),
+    ("node_images", " (row 'ubuntu-22.04')"),
+    ("image_releases", " (row 'v20251217')"),
+    ("mvc", ""),
+])
+def test_a_bad_row_is_named_by_its_identifying_key(tmp_path, section: str, hint: str):
+    path = _write_variant(tmp_path, lambda data: data[section][0].pop("source"))
+    with pytest.raises(MatrixError) as caught:
+        load_matrix_file(path)
+    assert str(caught.value) == f"{path}: 1 invalid value(s): {section}.0.source{hint}: Field required"
+
+
+def test_a_bad_top_level_value_has_no_row_hint(tmp_path):
+    path = _write_variant(tmp_path, lambda data: data.update(schema_version="two"))
+    with pytest.raises(MatrixError) as caught:
+        load_matrix_file(path)
+    assert str(caught.value).startswith(f"{path}: 1 invalid value(s): schema_version: ")
