@@ -28,6 +28,7 @@ _TOKEN = re.compile(r"""
 """, re.VERBOSE)
 _PAIRS = {")": "(", "}": "{", "]": "["}
 _MATCHERS = {"=", "!=", "=~", "!~"}
+_COMPARISONS = {"==", "!=", "<=", ">="}  # with `<` and `>` (binop tokens)
 _DURATION = re.compile(r"^(?:\d+(?:ms|[smhdwy]))+$")
 
 
@@ -115,7 +116,9 @@ def _check_operands(tokens: list[tuple[str, str]]) -> None:
         if kind == "close" and value == "]":
             previous = "operand"
             continue
-        operator = kind == "binop" or (kind == "matchop" and value not in ("=", "=~"))
+        # Of the matcher-like tokens only the comparisons are binary operators; `=`, `=~` and `!~` exist only
+        # inside `{...}` (https://prometheus.io/docs/prometheus/latest/querying/operators/#comparison-binary-operators).
+        operator = kind == "binop" or (kind == "matchop" and value in _COMPARISONS)
         if operator:
             if previous in ("start", "operator", "open", "comma") and value not in "+-":
                 raise ValueError(f"operator {value!r} has no left-hand side")

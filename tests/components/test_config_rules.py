@@ -824,3 +824,48 @@ def test_max_gpus_below_an_instance_type_names_the_biggest_and_its_gpu_count(max
         f"created); nearest valid choice: 8; fix: raise maxGpus or remove {blamed} from instanceTypes")
     load_stack_config(_set(values, "karpenter.pools.0.maxGpus", 8), stack_file="Pulumi.dev.yaml",
                       check_matrix=True, today=MATRIX_TODAY)
+
+
+# The whole structural check of autoscaling.query, query by query (Prometheus's grammar:
+# https://prometheus.io/docs/prometheus/latest/querying/basics/ and .../querying/operators/).
+@pytest.mark.parametrize("query", [
+    "sum(rate(nv_inference_request_success[1m]))", "sum by (model) (rate(x[5m]))", "sum(x) by (a)",
+    "rate(x[5m]) offset 5m", "x and y", "-x", "x + -1", "x - - y", "x * 2 / 3 % 4 ^ 5", "x > 0", "x < 0",
+    "x >= 0", "x <= 0", "x != 0", "x == 0", "max_over_time(x[30m:1m])", "x[30m:]", "x[1h30m]", "x @ 1700000000",
+    "time()", "vector(1)", 'x{a="b"}[5m]', "1e3", "0x1F", "Inf", "NaN", ".5", "x{a='b'}", "x{a=`b`}",
+    "x + (y)", "x / (+y)", 'x{a="b"} + y{c="d"}', 'x + {a="b"}', "x[5m] + 1",
+])
+def test_promql_a_well_formed_query_passes(query: str):
+    promql.check(query)
+
+
+@pytest.mark.parametrize(("query", "message"), [
+    ("", "empty query"),
+    ("   ", "empty query"),
+    ("x $ y", "unexpected character '$' at character 3"),
+    ('x{a="b}', "unterminated string starting at character 5"),
+    ("x{a='b}", "unterminated string starting at character 5"),
+    ("x{a=`b}", "unterminated string starting at character 5"),
+    ("(x", "unclosed '('"),
+    ("x)", "unbalanced ')'"),
+    ("{x]", "unbalanced ']'"),
+    ("()", "empty parentheses"),
+    ("x + ", "the query ends with an operator"),
+    ("x ^", "the query ends with an operator"),
+    ("* x", "operator '*' has no left-hand side"),
+    ("x + * y", "operator '*' has no left-hand side"),
+    ("(* x)", "operator '*' has no left-hand side"),
+    ("f(x, * y)", "operator '*' has no left-hand side"),
+    ("x = y", "'=' outside a label matcher"),
+    ("x =~ y", "'=~' outside a label matcher"),
+    ("x !~ y", "'!~' outside a label matcher"),
+    ("(x +)", "an operator before ')' has no right-hand side"),
+    ("x[5]", "range [5] is not a duration such as [5m] or a subquery such as [30m:1m]"),
+    ("x[5m:1]", "range [5m:1] is not a duration such as [5m] or a subquery such as [30m:1m]"),
+    ("x[5m:1m:1m]", "range [5m:1m:1m] is not a duration such as [5m] or a subquery such as [30m:1m]"),
+    ("x[]", "range [] is not a duration such as [5m] or a subquery such as [30m:1m]"),
+])
+def test_promql_a_broken_query_is_refused_naming_what_breaks_it(query: str, message: str):
+    with pytest.raises(ValueError) as caught:
+        promql.check(query)
+    assert str(caught.value) == message
