@@ -869,3 +869,48 @@ def test_promql_a_broken_query_is_refused_naming_what_breaks_it(query: str, mess
     with pytest.raises(ValueError) as caught:
         promql.check(query)
     assert str(caught.value) == message
+
+
+# One rendered line per kind of schema error: unknown keys (with the nearest or the allowed ones), missing keys
+# (with the field's description), choices, bounds, list lengths and the type slips YAML invites.
+@pytest.mark.parametrize(("path", "value", "line"), [
+    ("colour", 1, "colour = 1: unknown key 'gpu-platform:colour'; nearest valid choice: cluster"),
+    ("cluster.nmae", "x", 'cluster.nmae = "x": unknown key \'nmae\'; nearest valid choice: name'),
+    ("cluster.zzz", "x", 'cluster.zzz = "x": unknown key \'zzz\'; fix: allowed keys: name, kubernetesVersion, '
+     "existing, vpcCidr, availabilityZones, singleNatGateway, endpointPublicAccessCidrs, opsReadOnlyPrincipalArn, "
+     "adminPrincipalArns, deployerPrincipalArns, previewPrincipalArns, deletionProtection, supportType"),
+    ("gpuNodeGroups.0.os", "ubuntu-20.04", 'gpuNodeGroups[0].os = "ubuntu-20.04": must be one of ubuntu-22.04, '
+     "ubuntu-24.04; nearest valid choice: ubuntu-24.04"),
+    ("karpenter.pools.0.capacityTypes", ["spott"], 'karpenter.pools[0].capacityTypes[0] = "spott": must be one of '
+     "on-demand, spot; nearest valid choice: spot"),
+    ("systemNodeGroup.minSize", -1, "systemNodeGroup.minSize = -1: must be >= 1; nearest valid choice: 1"),
+    ("systemNodeGroup.diskSizeGiB", 100000,
+     "systemNodeGroup.diskSizeGiB = 100000: must be <= 16384; nearest valid choice: 16384"),
+    ("systemNodeGroup.instanceTypes", [], "systemNodeGroup.instanceTypes = []: list should have at least 1 item "
+     "after validation, not 0; fix: give at least one entry"),
+    ("cluster.kubernetesVersion", 1.3, 'cluster.kubernetesVersion = 1.3: must be a string; nearest valid choice: '
+     '"1.3"; fix: quote it in YAML (an unquoted 1.30 reads as the number 1.3)'),
+    ("systemNodeGroup.maxSize", "3", 'systemNodeGroup.maxSize = "3": must be an integer; nearest valid choice: 3; '
+     "fix: write the number without quotes"),
+    ("systemNodeGroup.maxSize", 2.5, "systemNodeGroup.maxSize = 2.5: must be an integer"),
+    ("karpenter.pools.0.onDemandFallback", "true", 'karpenter.pools[0].onDemandFallback = "true": must be true or '
+     "false; nearest valid choice: true; fix: write true or false without quotes"),
+    ("karpenter.pools.0.onDemandFallback", "yes", 'karpenter.pools[0].onDemandFallback = "yes": must be true or false'),
+    ("systemNodeGroup.instanceTypes", "m7i.large", 'systemNodeGroup.instanceTypes = "m7i.large": must be a list'),
+    ("cluster", "gpu-dev", 'cluster = "gpu-dev": must be a mapping of keys'),
+])
+def test_each_kind_of_schema_error_renders_one_whole_line(path: str, value: Any, line: str):
+    values = copy.deepcopy(VALID)
+    if "." in path:
+        values = _set(VALID, path, value)
+    else:
+        values[path] = value
+    assert [p.render("Pulumi.dev.yaml") for p in _problems(values)] == [f"Pulumi.dev.yaml: {line}"]
+
+
+def test_a_missing_nested_key_names_its_full_path_and_description():
+    values = copy.deepcopy(VALID)
+    del values["cluster"]["name"]
+    assert [p.render("Pulumi.dev.yaml") for p in _problems(values)] == [
+        "Pulumi.dev.yaml: cluster.name = (missing): required key is missing; fix: add cluster.name (EKS cluster "
+        "name; also tags the subnets for Karpenter discovery.)"]
