@@ -914,3 +914,40 @@ def test_a_missing_nested_key_names_its_full_path_and_description():
     assert [p.render("Pulumi.dev.yaml") for p in _problems(values)] == [
         "Pulumi.dev.yaml: cluster.name = (missing): required key is missing; fix: add cluster.name (EKS cluster "
         "name; also tags the subnets for Karpenter discovery.)"]
+
+
+ADMIN = "arn:aws:iam::111122223333:role/platform-admin"
+CI_ROLE = "arn:aws:iam::111122223333:role/ci"
+
+
+@pytest.mark.parametrize(("path", "value", "line"), [
+    ("cluster.deployerPrincipalArns", [ADMIN], f'cluster.adminPrincipalArns[0] = "{ADMIN}": a principal gets one '
+     "access entry; cluster.deployerPrincipalArns[0] already lists it; fix: remove it from cluster.adminPrincipalArns"),
+    ("cluster.previewPrincipalArns", [CI_ROLE, CI_ROLE], f'cluster.previewPrincipalArns[1] = "{CI_ROLE}": a '
+     "principal gets one access entry; cluster.previewPrincipalArns[0] already lists it; fix: remove it from "
+     "cluster.previewPrincipalArns"),
+    ("cluster.opsReadOnlyPrincipalArn", ADMIN, f'cluster.adminPrincipalArns[0] = "{ADMIN}": a principal gets one '
+     "access entry; cluster.opsReadOnlyPrincipalArn already lists it; fix: remove it from cluster.adminPrincipalArns"),
+    ("cluster.previewPrincipalArns", [ADMIN], f'cluster.previewPrincipalArns[0] = "{ADMIN}": a principal gets one '
+     "access entry; cluster.adminPrincipalArns[0] already lists it; fix: remove it from cluster.previewPrincipalArns"),
+    ("systemNodeGroup.desiredSize", 1, "systemNodeGroup.desiredSize = 1: minSize <= desiredSize <= maxSize must "
+     "hold (minSize is 2); nearest valid choice: 2"),
+    ("systemNodeGroup.desiredSize", 4, "systemNodeGroup.desiredSize = 4: minSize <= desiredSize <= maxSize must "
+     "hold (maxSize is 3); nearest valid choice: 3"),
+    ("addons.ebsCsiDriver.version", "V1.64.0", 'addons.ebsCsiDriver.version = "V1.64.0": an EKS add-on version is '
+     "v<version>-eksbuild.<n>, such as v1.64.0-eksbuild.1; nearest valid choice: v1.64.0-eksbuild.1; fix: list them "
+     "with `aws eks describe-addon-versions --addon-name <name> --kubernetes-version <cluster version>`"),
+    ("addons.ebsCsiDriver.version", "latest", 'addons.ebsCsiDriver.version = "latest": an EKS add-on version is '
+     "v<version>-eksbuild.<n>, such as v1.64.0-eksbuild.1; fix: list them with `aws eks describe-addon-versions "
+     "--addon-name <name> --kubernetes-version <cluster version>`"),
+])
+def test_principals_sizes_and_addon_versions_render_one_whole_line(path: str, value: Any, line: str):
+    assert [p.render("Pulumi.dev.yaml") for p in _problems(_set(VALID, path, value))] == [f"Pulumi.dev.yaml: {line}"]
+
+
+@pytest.mark.parametrize(("path", "value"), [
+    ("systemNodeGroup.desiredSize", 3), ("systemNodeGroup.desiredSize", 2),  # on maxSize, on minSize
+    ("cluster.previewPrincipalArns", [CI_ROLE]),
+])
+def test_sizes_on_their_bounds_and_distinct_principals_pass(path: str, value: Any):
+    assert _problems(_set(VALID, path, value)) == []
