@@ -72,12 +72,14 @@ def _node_class(args: Any, report: ReportViolation) -> None:
     where = f"EC2NodeClass '{name}'"
     if str(get(options, "httpEndpoint", default="enabled")) == "disabled":
         return
-    tokens = get(options, "httpTokens", default=KARPENTER_DEFAULT_HTTP_TOKENS)
+    # An explicit null is an omitted field: the API server drops it and Karpenter's default applies.
+    tokens = get(options, "httpTokens", default=None) or KARPENTER_DEFAULT_HTTP_TOKENS
     if str(tokens) != "required":
-        state = "unset" if tokens is None else repr(tokens)
+        state = repr(tokens)
         report(f"{where}: spec.metadataOptions.httpTokens is {state}; IMDSv2 requires 'required'. "
                f"Fix: {_FIX_NODECLASS}.", args.urn)
-    problem = _hop_problem(get(options, "httpPutResponseHopLimit", default=KARPENTER_DEFAULT_HOP_LIMIT))
+    hops = get(options, "httpPutResponseHopLimit", default=None)
+    problem = _hop_problem(KARPENTER_DEFAULT_HOP_LIMIT if hops is None else hops)
     if problem:
         report(f"{where}: spec.metadataOptions.{problem} (at most {MAX_HOP_LIMIT}). Fix: {_FIX_NODECLASS}.",
                args.urn)
