@@ -62,3 +62,30 @@ def test_a_label_selector_selects_as_kubernetes_does(selector: Any, selected: bo
 ])
 def test_a_budget_holds_a_replica_back_or_says_why_not(spec: dict[str, Any], replicas: int, why: str | None) -> None:
     assert _pdb_holds_one_back(spec, replicas) == why
+
+
+# A Karpenter NodePool requirement on karpenter.k8s.aws/instance-gpu-count that admits only GPU instances
+# (gpu-nodes-tainted then treats the pool as a GPU pool). Source: Karpenter's well-known labels and the NodePool
+# requirement operators, https://karpenter.sh/docs/concepts/scheduling/#well-known-labels and
+# https://karpenter.sh/docs/concepts/nodepools/#spectemplatespecrequirements
+@pytest.mark.parametrize(("requirement", "gpu_only"), [
+    ({"operator": "Exists"}, True),
+    ({"operator": "Gt", "values": ["0"]}, True),
+    ({"operator": "Gt", "values": ["3"]}, True),
+    ({"operator": "Gt", "values": []}, False),
+    ({"operator": "Gte", "values": ["1"]}, True),
+    ({"operator": "Gte", "values": ["0"]}, False),
+    ({"operator": "Gte", "values": ["x"]}, False),
+    ({"operator": "In", "values": ["0"]}, False),
+    ({"operator": "In", "values": ["0", "4"]}, True),
+    ({"operator": "In", "values": ["one"]}, False),
+    ({"operator": "NotIn", "values": ["0"]}, False),
+    ({"operator": "Lt", "values": ["2"]}, False),
+    ({"operator": "DoesNotExist"}, False),
+    ({}, False),
+])
+def test_a_gpu_count_requirement_marks_a_gpu_pool_only_when_it_admits_gpus_alone(
+        requirement: dict[str, Any], gpu_only: bool) -> None:
+    from policies.gpu_guard.rules.gpu_nodes_tainted import _gpu_count_requirement  # noqa: PLC0415
+
+    assert _gpu_count_requirement({"key": "karpenter.k8s.aws/instance-gpu-count", **requirement}) is gpu_only
