@@ -1,5 +1,6 @@
-"""`serving-disruption-protected`'s two judgements on their own: which pods a PodDisruptionBudget selects, and
-whether the budget holds at least one replica back.
+"""Selector judgements the rules share, on their own: which pods a PodDisruptionBudget selects and whether it
+holds a replica back (`serving-disruption-protected`), and which instance-gpu-count requirements make a NodePool
+a GPU pool (`gpu-nodes-tainted`).
 
 Label selectors follow Kubernetes' semantics: matchLabels and every matchExpressions entry must all hold; `In`
 needs the key with one of the values, `NotIn` holds when the key is absent or has another value, `Exists` and
