@@ -9,15 +9,12 @@ change. The facts come from the matrix rows each finding cites. A deliberate cha
 from __future__ import annotations
 
 import itertools
-import os
 from datetime import date
-from pathlib import Path
-
-import yaml
 
 from policies.gpu_guard.matrix import load_matrix
+from tests.matrix.golden import GOLDEN_DIR, golden
 
-GOLDEN = Path(__file__).parent / "golden" / "image_findings.yaml"
+GOLDEN = GOLDEN_DIR / "image_findings.yaml"
 TODAY = date(2026, 11, 29)
 IMAGES = {
     # None: the newest release as of TODAY; a recorded release; a release between recorded steps; an alias.
@@ -43,9 +40,6 @@ def rendered() -> dict[str, list[str]]:
 
 def test_image_findings_are_exactly_the_golden_ones() -> None:
     actual = rendered()
-    if os.environ.get("GOLDEN_UPDATE") == "1":
-        GOLDEN.parent.mkdir(exist_ok=True)
-        GOLDEN.write_text(yaml.safe_dump(actual, width=10_000, allow_unicode=True, sort_keys=True), encoding="utf-8")
-    expected = yaml.safe_load(GOLDEN.read_text(encoding="utf-8"))
+    expected = golden(GOLDEN.name, actual)
     assert len(expected) == 2 * 6 * 3 * 3 * 3
     assert actual == expected, f"findings differ from {GOLDEN} (GOLDEN_UPDATE=1 to accept a deliberate change)"

@@ -8,15 +8,12 @@ A deliberate change: `GOLDEN_UPDATE=1 pytest tests/matrix/test_node_image_findin
 from __future__ import annotations
 
 import itertools
-import os
 from datetime import date
-from pathlib import Path
-
-import yaml
 
 from policies.gpu_guard.matrix import OS_NAMES, load_matrix
+from tests.matrix.golden import GOLDEN_DIR, golden
 
-GOLDEN = Path(__file__).parent / "golden" / "node_image_findings.yaml"
+GOLDEN = GOLDEN_DIR / "node_image_findings.yaml"
 TODAY = date(2026, 11, 29)
 KUBERNETES = ("1.28", "1.30", "1.33", "1.35", "1.36", "1.37")
 ARCHES = ("x86_64", "arm64")
@@ -34,8 +31,6 @@ def rendered() -> dict[str, list[str]]:
 
 def test_node_image_findings_are_exactly_the_golden_ones() -> None:
     actual = rendered()
-    if os.environ.get("GOLDEN_UPDATE") == "1":
-        GOLDEN.write_text(yaml.safe_dump(actual, width=10_000, allow_unicode=True, sort_keys=True), encoding="utf-8")
-    expected = yaml.safe_load(GOLDEN.read_text(encoding="utf-8"))
+    expected = golden(GOLDEN.name, actual)
     assert len(expected) == (len(OS_NAMES) + 1) * len(KUBERNETES) * len(ARCHES)
     assert actual == expected, f"findings differ from {GOLDEN} (GOLDEN_UPDATE=1 to accept a deliberate change)"

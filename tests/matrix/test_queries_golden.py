@@ -10,17 +10,14 @@ the diff. Every day is pinned.
 from __future__ import annotations
 
 import itertools
-import os
 from collections.abc import Iterable
 from datetime import date
-from pathlib import Path
 from typing import Any
 
-import yaml
-
 from policies.gpu_guard.matrix import Finding, load_matrix
+from tests.matrix.golden import GOLDEN_DIR, golden
 
-GOLDEN = Path(__file__).parent / "golden" / "queries.yaml"
+GOLDEN = GOLDEN_DIR / "queries.yaml"
 DAYS = (date(2024, 6, 1), date(2025, 11, 29), date(2026, 6, 30), date(2026, 11, 29), date(2028, 1, 1))
 DRIVERS = ("470.256.02", "535.309.01", "570.211.01", "580.105.08", "595.91.07", "580")
 CUDAS = ("11.8", "12.2", "12.8", "13.0", "13.2", "14.0")
@@ -97,9 +94,7 @@ def rendered() -> dict[str, dict[str, list[str]]]:
 
 def test_matrix_queries_are_exactly_the_golden_ones() -> None:
     actual = rendered()
-    if os.environ.get("GOLDEN_UPDATE") == "1":
-        GOLDEN.write_text(yaml.safe_dump(actual, width=10_000, allow_unicode=True, sort_keys=True), encoding="utf-8")
-    expected = yaml.safe_load(GOLDEN.read_text(encoding="utf-8"))
+    expected = golden(GOLDEN.name, actual)
     for section, cases in actual.items():
         assert cases == expected[section], f"{section} differs from {GOLDEN} (GOLDEN_UPDATE=1 if deliberate)"
     assert set(expected) == set(actual)
