@@ -98,8 +98,9 @@ def test_transition_rules_are_skipped_on_create_and_run_on_an_unchanged_update()
 
 
 def test_escaped_property_names_reach_the_rule():
-    content = {"apiVersion": "snapshot.storage.k8s.io/v1", "kind": "VolumeSnapshotContent", "metadata": {"name": "c"},
-               "spec": {"deletionPolicy": "Retain", "driver": "ebs.csi.aws.com",
+    content: dict[str, Any] = {
+        "apiVersion": "snapshot.storage.k8s.io/v1", "kind": "VolumeSnapshotContent", "metadata": {"name": "c"},
+        "spec": {"deletionPolicy": "Retain", "driver": "ebs.csi.aws.com",
                         "source": {"snapshotHandle": "snap-1"},
                         "volumeSnapshotRef": {"name": "s"}}}
     assert _cel(content) == [("crd-cel", "spec.volumeSnapshotRef",
@@ -143,7 +144,7 @@ def test_a_function_error_fails_the_rule_without_printing():
 
 def test_every_rule_of_the_pinned_crds_compiles():
     crds = __import__("tools.apiserver.schemas", fromlist=["load_crds"]).load_crds(upstream())
-    rules = []
+    rules: list[str] = []
 
     def walk(schema: Any) -> None:
         if isinstance(schema, dict):

@@ -294,14 +294,19 @@ class _Conversation:
         return stack_req
 
     def _offline_only(self, items: Sequence[EngineResource], by_urn: Mapping[str, EngineResource],
-                      seen: Sequence[Violation], root: str) -> list[Violation]:
-        """AnalyzeStack again on what the program knows (`program_view`): the verdicts the engine cannot reach.
+                      seen: Sequence[Violation], root: str,
+                      known: Sequence[EngineResource] | None = None) -> list[Violation]:
+        """AnalyzeStack again on what the program knows: the verdicts the engine cannot reach in this preview.
 
+        `known`: the stack as the first `pulumi up` leaves it (the program run again not as a dry run, every
+        output known: `tools.preview` passes it), which is what the stack policies see after its steps; without
+        it, what the preview's program knew (`program_view`), where an output of an emptied object is unknown.
         They bite at the first `pulumi up` only after every step, when the objects exist and the stack
         policies see them (deployment_executor.go line 410).
         """
+        view = list(known) if known is not None else program_view(items)
         with _rpc(self.pack, "AnalyzeStack (program view)"):
-            response = self.stub.AnalyzeStack(self._stack_request(program_view(items), by_urn),
+            response = self.stub.AnalyzeStack(self._stack_request(view, {i.res.urn: i for i in view}),
                                               timeout=_remaining(self.deadline, self.pack, "AnalyzeStack"))
         known = {(v.policy, v.urn, v.message) for v in seen}
         only = []
@@ -325,6 +330,7 @@ class _Conversation:
         stack_blocks: Blocks = "after-update",
         dry_run: bool = True,
         root_stack_urn: str = "",
+        known: Sequence[EngineResource] | None = None,
     ) -> GateResult:
         stub, pack, deadline = self.stub, self.pack, self.deadline
         self._optional(
@@ -407,7 +413,7 @@ class _Conversation:
                                              timeout=_remaining(deadline, pack, "AnalyzeStack"))
             seen = self._collect(response, root, stack_blocks, stack_urns=by_urn)
             if any(item.emptied for item in items):
-                offline_only = self._offline_only(items, by_urn, seen, root)
+                offline_only = self._offline_only(items, by_urn, seen, root, known)
 
         kinds: dict[int, Literal["resource", "stack", "unknown"]] = {
             analyzer_pb2.POLICY_TYPE_RESOURCE: "resource",

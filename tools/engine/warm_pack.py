@@ -108,8 +108,10 @@ class WarmPack:
     def judge(self, resources: Sequence[RecordedResource], *, stack: str, project: str, phase: gate.Phase,
               policy_config: Mapping[str, Any] | None = None, stack_config: Mapping[str, str] | None = None,
               config_source: str | None = None, today: date | None = None,
-              tags: Mapping[str, str] | None = None, skip_preview: bool = False) -> gate.GateResult:
-        """Ask the pack about every resource and the stack (see `gate.run_gate` for the arguments)."""
+              tags: Mapping[str, str] | None = None, skip_preview: bool = False,
+              known: Sequence[RecordedResource] | None = None) -> gate.GateResult:
+        """Ask the pack about every resource and the stack (see `gate.run_gate` for the arguments; `known`: the
+        stack as the first `pulumi up` leaves it, for the offline-only verdicts of a first preview)."""
         if (stack, project, phase) != (self.stack, self.project, self.phase):
             raise GateError(f"this pack was started for {self.project}/{self.stack} ({self.phase}), not "
                             f"{project}/{stack} ({phase}); start another")
@@ -136,6 +138,8 @@ class WarmPack:
                 stack_blocks="after-update" if (skip_preview or not dry_run) else "before-create",
                 dry_run=dry_run,
                 root_stack_urn=f"urn:pulumi:{stack}::{project}::pulumi:pulumi:Stack::{project}-{stack}",
+                known=None if known is None else engine_resources(known, stack=stack, project=project,
+                                                                  stack_config=stack_config or {}, dry_run=False),
             )
         except GateError:
             if not self.alive:

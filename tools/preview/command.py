@@ -275,12 +275,20 @@ def _rejection(exc: BaseException, project: Project) -> str:
     return f"the program {project.main} failed: {type(exc).__name__}: {exc}{location}"
 
 
+CLUSTER_TYPES = frozenset({"eks:index:Cluster", "aws:eks/cluster:Cluster"})
+
+
 def run_program(project: Project, stack: str, config: StackConfig, phase: Phase = "preview",
-                today: datetime.date | None = None) -> Recording:
+                today: datetime.date | None = None, *, changed: Sequence[str] = (),
+                cluster_replaced: bool = False) -> Recording:
     """Run the program once under the recording mocks, as the engine runs it in `phase`.
 
     `preview` and `update` are dry runs (`pulumi.runtime.is_dry_run()` is true, as in `pulumi preview`);
     in `preview` every computed output is unknown. `up` is not a dry run and every output is known.
+    In `update`, `changed` resources (logical names or URNs) have unknown computed outputs and
+    `cluster_replaced` replaces the EKS cluster: its id and outputs (endpoint, CA, kubeconfig) are unknown,
+    so a Kubernetes provider built from them is unconfigured and its objects answer `{}`
+    (docs/gate.md, "A preview of a changed stack").
     """
     prefix = f"{project.name}:"
     project_config: dict[str, Any] = {}
@@ -291,7 +299,8 @@ def run_program(project: Project, stack: str, config: StackConfig, phase: Phase 
             except json.JSONDecodeError:
                 project_config[key[len(prefix):]] = raw
     mocks = RecordingMocks(region=config.values.get("aws:region", DEFAULT_REGION), config=project_config,
-                           unknown_outputs=phase == "preview")
+                           unknown_outputs=phase == "preview", dry_run=phase != "up", changed=frozenset(changed),
+                           replaced_types=CLUSTER_TYPES if cluster_replaced else frozenset())
     monitor = RecordingMonitor(mocks)
     engine = RecordingEngine()
     pulumi_settings.configure(
@@ -339,6 +348,8 @@ def run_program(project: Project, stack: str, config: StackConfig, phase: Phase 
         logs=tuple(engine.entries),
         phase=phase,
         tags=stack_tags(project.name, "python", project.description, config.values),
+        change={"clusterReplaced": cluster_replaced, "changed": sorted(changed)} if cluster_replaced or changed
+        else {},
     )
 
 
@@ -393,11 +404,14 @@ def early_pack(project: str, stack: str, config: StackConfig, phase: Phase) -> I
 
 def run_policy_gate(recording: Recording, config: StackConfig, policy_config: Path | None,
                     loaded: Mapping[str, Any] | None, today: datetime.date, *,
-                    skip_preview: bool = False, pack: WarmPack | None = None) -> GateReport:
+                    skip_preview: bool = False, pack: WarmPack | None = None,
+                    known: Recording | None = None) -> GateReport:
     """Hand every resource to the policy pack in policies/, as `pulumi preview --policy-pack` would.
 
     `loaded` is `policy_config` as `read_policy_config` returned it; `today` is the run's `judging_day`.
     `pack`: a pack process already started for this stack and phase (`early_pack`), else one is started here.
+    `known`: in a first preview, the program's `up` recording (`known_recording`), from which the offline-only
+    verdicts are computed.
     """
     if not (REPO / "tools" / "engine" / "gate.py").is_file():
         return GateReport(ran=False, detail="no policy pack ran: tools/engine/gate.py does not exist yet")
@@ -408,7 +422,8 @@ def run_policy_gate(recording: Recording, config: StackConfig, policy_config: Pa
         if pack is not None:
             result = pack.judge(list(recording.resources), stack=recording.stack, project=recording.project,
                                 phase=recording.phase, policy_config=loaded, stack_config=config.values,
-                                today=today, tags=recording.tags, skip_preview=skip_preview)
+                                today=today, tags=recording.tags, skip_preview=skip_preview,
+                                known=None if known is None else list(known.resources))
         else:
             result = gate.run_gate(
                 list(recording.resources),
@@ -436,6 +451,20 @@ def run_policy_gate(recording: Recording, config: StackConfig, policy_config: Pa
     )
 
 
+def known_recording(project: Project, stack: str, config: StackConfig,
+                    today: datetime.date) -> Recording | None:
+    """The program run as the first `pulumi up` runs it (not a dry run, every output known): the stack the stack
+    policies see after its steps, from which a first preview's offline-only verdicts are computed. In the first
+    preview itself, objects under the unconfigured Kubernetes provider answer `{}` and what depends on their
+    outputs is unknown (tools/engine/mocks/monitor.py), so the preview's own recording cannot judge them.
+    None when the program fails that way: the offline-only verdicts then read the preview's recording.
+    """
+    try:
+        return run_program(project, stack, config, "up", today)
+    except PreviewError:
+        return None
+
+
 def run_up(project: Project, stack: str, config: StackConfig, policy_config: Path | None,
            loaded: Mapping[str, Any] | None, *, today: datetime.date,
            skip_preview: bool) -> tuple[Recording, GateReport]:
@@ -450,8 +479,9 @@ def run_up(project: Project, stack: str, config: StackConfig, policy_config: Pat
     if not skip_preview:
         with early_pack(project.name, stack, config, "preview") as pack:
             first = run_program(project, stack, config, "preview", today)
+            known = known_recording(project, stack, config, today)
             preview_report = run_policy_gate(first, config, policy_config, loaded, today, skip_preview=False,
-                                             pack=pack)
+                                             pack=pack, known=known)
         engine_mandatory = [v for v in preview_report.violations if v.enforcement == "mandatory" and not v.offline_only]
         if engine_mandatory:
             kept = tuple(v for v in preview_report.violations if not v.offline_only)
@@ -460,6 +490,25 @@ def run_up(project: Project, stack: str, config: StackConfig, policy_config: Pat
         recording = run_program(project, stack, config, "up", today)
         return recording, run_policy_gate(recording, config, policy_config, loaded, today,
                                           skip_preview=skip_preview, pack=pack)
+
+
+def api_server_verdict(recording: Recording, report: GateReport, *, has_old: bool = False) -> GateReport:
+    """`report` with what the API server and Helm would say of every object and release (`tools.apiserver`).
+
+    A rejection is a mandatory violation of `apiserver-<rule>` on the object's URN (exit 1): a real `pulumi up`
+    fails at that object's step, after every resource before it was created; the offline gate says so before
+    anything is created. A rule the check could not evaluate is an advisory. `has_old`: the objects exist
+    already and are unchanged (an update), so the CRDs' transition rules run with `oldSelf` = `self`.
+    """
+    from tools.apiserver.check import check_resources  # noqa: PLC0415 - schemas and CEL load only when run
+    from tools.upstream.lock import cache_dir  # noqa: PLC0415
+
+    api = check_resources(recording.resources, cache_dir(), has_old=has_old)
+    stack_urn = next((r.urn for r in recording.resources if r.type == "pulumi:pulumi:Stack"), "")
+    found = [Violation(policy=f"apiserver-{f.rule}", enforcement="mandatory" if f.level == "rejected" else "advisory",
+                       urn=f.urn or stack_urn, message=f.line(), blocks="before-create")
+             for f in api.findings if f.level != "skipped"]
+    return replace(report, violations=(*report.violations, *found), api_server=api.as_json())
 
 
 # --------------------------------------------------------------------------------------------------
@@ -476,6 +525,7 @@ def document(recording: Recording, report: GateReport) -> dict[str, Any]:
     return {
         "stack": recording.stack,
         "phase": recording.phase,
+        "change": recording.change or None,
         "resources": [r.as_json() for r in sorted(recording.resources, key=lambda r: r.urn)],
         "violations": [v.as_json() for v in _sorted_violations(report.violations)],
         "not_seen_offline": not_seen_offline(recording.resources),
@@ -483,6 +533,7 @@ def document(recording: Recording, report: GateReport) -> dict[str, Any]:
         "realUpRefused": real_up_refusals(recording.logs),
         "policyPack": report.as_json(),
         "offlineOnly": report.as_json()["offlineOnly"],
+        "apiServer": report.api_server,
     }
 
 
@@ -502,6 +553,12 @@ def _parser() -> argparse.ArgumentParser:
                         help="preview: first preview of a new stack, computed outputs unknown, Kubernetes objects "
                              "without properties (default); update: preview of an existing stack; up: the first "
                              "`pulumi up` (the CLI's preview, then the update; see --skip-preview)")
+    parser.add_argument("--cluster-replaced", action="store_true",
+                        help="with --phase update: the preview of a change that replaces the EKS cluster (its "
+                             "endpoint, CA and kubeconfig unknown, every Kubernetes object on its provider `{}`)")
+    parser.add_argument("--changed", action="append", default=[], metavar="NAME",
+                        help="with --phase update: a resource (logical name or URN) the change updates, whose "
+                             "computed outputs are unknown in the preview; repeat for several")
     parser.add_argument("--skip-preview", action="store_true",
                         help="how `pulumi up` runs: with --skip-preview (the Automation API, pulumi/actions) stack "
                              "policies act only after every step; without (the CLI default) a preview with the pack "
@@ -548,6 +605,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"available: {', '.join(stacks) or 'none'}"
             )
         config = load_stack_config(config_path, project.name, program_dir)
+        if (args.cluster_replaced or args.changed) and args.phase != "update":
+            raise PreviewError(f"--cluster-replaced and --changed describe a change previewed on an existing stack; "
+                               f"they need --phase update, not --phase {args.phase}")
         policy_config = args.policy_config.resolve() if args.policy_config else None
         loaded = read_policy_config(policy_config)
         today = judging_day(args.today, loaded, policy_config)
@@ -556,9 +616,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                                        skip_preview=args.skip_preview)
         else:
             with early_pack(project.name, args.stack, config, args.phase) as pack:
-                recording = run_program(project, args.stack, config, args.phase, today)
+                recording = run_program(project, args.stack, config, args.phase, today, changed=args.changed,
+                                        cluster_replaced=args.cluster_replaced)
+                known = (known_recording(project, args.stack, config, today)
+                         if args.phase == "preview" or recording.change else None)
                 report = run_policy_gate(recording, config, policy_config, loaded, today,
-                                         skip_preview=args.skip_preview, pack=pack)
+                                         skip_preview=args.skip_preview, pack=pack, known=known)
+        # On an update the objects exist; a replaced cluster's objects are created anew on the new one.
+        report = api_server_verdict(recording, report, has_old=args.phase == "update" and not args.cluster_replaced)
     except PreviewError as exc:
         return _reject(str(exc), stderr)
 

@@ -214,6 +214,20 @@ def run_notes(report: GateReport) -> list[str]:
     return notes
 
 
+def api_server_line(report: GateReport) -> str:
+    """What the API server and Helm checks covered (tools.apiserver); their verdicts are among the violations."""
+    api = report.api_server
+    if not api:
+        return ""
+    skipped = len(api.get("transitionRulesSkipped") or [])
+    line = (f"API server and Helm: {api['objects']} objects checked against Kubernetes {api['kubernetesVersion']} "
+            f"and the upstream CRDs (CEL rules included), {api['releases']} Helm releases against their charts' "
+            f"values.yaml: {len(api['rejected'])} rejected")
+    if skipped:
+        line += f"; {skipped} transition rules (oldSelf) not run on create, as the API server does not"
+    return line + "".join(f"; {note}" for note in api.get("notes") or [])
+
+
 def summary_markdown(summary: Summary, report: GateReport, config: StackConfig) -> str:
     lines = [f"# Offline preview: stack `{summary.stack}`", "", f"Config: `{config.path.name}`. "
              f"{sum(n for _, n in summary.counts)} resources, {summary.objects} Kubernetes objects.", ""]
@@ -246,6 +260,8 @@ def summary_markdown(summary: Summary, report: GateReport, config: StackConfig) 
     else:
         lines.append("No Helm releases.")
     lines += ["", "## Policy pack", "", f"{report.detail} (phase `{summary.phase}`)."]
+    if api_server_line(report):
+        lines += ["", api_server_line(report) + "."]
     if report.ran:
         if report.violations:
             lines += ["", *_md_table(
@@ -336,6 +352,8 @@ def print_summary(stream: TextIO, recording: Recording, report: GateReport, conf
                                                   for r in summary.releases))
 
     console.print(f"Policy pack: {report.detail} (phase {summary.phase})")
+    if api_server_line(report):
+        console.print(api_server_line(report))
     if report.ran:
         for v in sorted(report.violations, key=lambda v: (v.enforcement != "mandatory", v.policy, v.urn)):
             colour = "red" if v.enforcement == "mandatory" else "yellow"
