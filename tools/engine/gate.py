@@ -308,11 +308,11 @@ class _Conversation:
         with _rpc(self.pack, "AnalyzeStack (program view)"):
             response = self.stub.AnalyzeStack(self._stack_request(view, {i.res.urn: i for i in view}),
                                               timeout=_remaining(self.deadline, self.pack, "AnalyzeStack"))
-        known = {(v.policy, v.urn, v.message) for v in seen}
+        reported = {(v.policy, v.urn, v.message) for v in seen}
         only = []
         for d in response.diagnostics:
             urn = d.urn if d.urn in by_urn else root
-            if (d.policyName, urn, d.message) not in known:
+            if (d.policyName, urn, d.message) not in reported:
                 only.append(Violation(policy=d.policyName, enforcement=_enforcement(d.enforcementLevel, d.policyName),
                                       urn=urn, message=d.message, blocks="after-update", offline_only=True))
         self.violations.extend(only)
