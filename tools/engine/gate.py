@@ -67,8 +67,10 @@ __all__ = [
     "run_gate",
 ]
 
-Phase = Literal["preview", "update", "up"]
-PHASES: tuple[Phase, ...] = ("preview", "update", "up")
+Phase = Literal["preview", "update", "up", "analyze"]
+PHASES: tuple[Phase, ...] = ("preview", "update", "up")  # the moments of a deployment
+# `analyze`: `pulumi policy analyze`, the pack over a stack's existing state (tools/engine/analyze.py).
+ALL_PHASES: tuple[Phase, ...] = (*PHASES, "analyze")
 
 @dataclass(frozen=True)
 class PolicyInfo:
@@ -218,6 +220,8 @@ class _Conversation:
         self.not_applicable: dict[tuple[str, str], None] = {}
         self.remediated: list[tuple[str, str]] = []
 
+    apply_remediations = True  # `pulumi policy analyze` reports them without applying (analyze_snapshot.go)
+
     def _remediations(self, req: analyzer_pb2.AnalyzeRequest, answer: Any) -> list[Any]:
         """The remediations the pack answered for `req` (`answer`: the Remediate call's future), applied to `req`.
 
@@ -233,7 +237,7 @@ class _Conversation:
             with _rpc(self.pack, f"Remediate({req.urn})"):
                 raise
         for remediation in response.remediations:
-            if not remediation.diagnostic:
+            if not remediation.diagnostic and self.apply_remediations:
                 req.properties.CopyFrom(remediation.properties)
         return list(response.remediations)
 

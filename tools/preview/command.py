@@ -54,7 +54,7 @@ from pulumi.runtime.proto import engine_pb2
 from pulumi.runtime.stack import run_in_stack
 
 from policies.gpu_guard.calendar import TODAY_ENV
-from tools.engine.gate import PHASES, Phase
+from tools.engine.gate import ALL_PHASES, Phase
 from tools.engine.mocks.monitor import (
     DEFAULT_REGION,
     MockValueError,
@@ -465,6 +465,42 @@ def known_recording(project: Project, stack: str, config: StackConfig,
         return None
 
 
+def run_analyze(project: Project, stack: str, config: StackConfig, policy_config: Path | None,
+                loaded: Mapping[str, Any] | None, *, today: datetime.date,
+                state: Path | None) -> tuple[Recording, GateReport]:
+    """`pulumi policy analyze` (tools/engine/analyze.py): the pack over an exported state (`state`), or over the
+    state the program's first `pulumi up` leaves. No program runs for an exported state, as in the CLI."""
+    from tools.engine.analyze import export_items, load_export, state_items  # noqa: PLC0415
+
+    if state is not None:
+        try:
+            stack_name, project_name, resources = load_export(state)
+        except GateError as exc:
+            raise PreviewError(f"--state: {exc}") from None
+        items = export_items(resources)
+        recording = Recording(project=project_name, stack=stack_name, resources=tuple(resources), stack_outputs={},
+                              logs=(), phase="analyze", tags=stack_tags(project_name, "python", None, {}))
+        what = f"the exported state {state}"
+    else:
+        recording = replace(run_program(project, stack, config, "up", today), phase="analyze")
+        items = state_items(recording.resources, stack=stack, project=project.name, stack_config=config.values)
+        what = "the state the first `pulumi up` leaves"
+    with early_pack(recording.project, recording.stack, config, "analyze") as pack:
+        if pack is None:
+            return recording, GateReport(ran=False, detail=f"no policy pack ran: {PACK_DIR}/PulumiPolicy.yaml is "
+                                                           "missing")
+        try:
+            # The CLI loads the packs with no stack config (policy_analyze.go, LoadLocalPolicyPackAnalyzers).
+            result = pack.analyze(items, stack=recording.stack, project=recording.project, policy_config=loaded,
+                                  stack_config={}, today=today, tags=recording.tags)
+        except GateError as exc:
+            raise PreviewError(f"policy gate: {exc}") from exc
+    used = f" with {policy_config}" if policy_config is not None else ""
+    return recording, GateReport(ran=True, detail=f"policy pack {result.pack_name} ran over {what}{used}",
+                                 violations=tuple(result.violations), pack=result.pack_name,
+                                 policies=len(result.policies), not_applicable=tuple(result.not_applicable))
+
+
 def run_up(project: Project, stack: str, config: StackConfig, policy_config: Path | None,
            loaded: Mapping[str, Any] | None, *, today: datetime.date,
            skip_preview: bool) -> tuple[Recording, GateReport]:
@@ -549,10 +585,14 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--stack", default="dev", help="read Pulumi.STACK.yaml from the program folder (default dev)")
     parser.add_argument("--config-file", type=Path, help="use this Pulumi.<stack>.yaml-format file instead")
     parser.add_argument("--program", type=Path, default=REPO, help="the Pulumi program folder (default: this repo)")
-    parser.add_argument("--phase", choices=PHASES, default="preview",
+    parser.add_argument("--phase", choices=ALL_PHASES, default="preview",
                         help="preview: first preview of a new stack, computed outputs unknown, Kubernetes objects "
                              "without properties (default); update: preview of an existing stack; up: the first "
-                             "`pulumi up` (the CLI's preview, then the update; see --skip-preview)")
+                             "`pulumi up` (the CLI's preview, then the update; see --skip-preview); analyze: "
+                             "`pulumi policy analyze` over the stack's existing state (see --state)")
+    parser.add_argument("--state", type=Path, metavar="FILE",
+                        help="with --phase analyze: a `pulumi stack export` document to analyze (as `pulumi policy "
+                             "analyze --file`); without it, the state the program's first `pulumi up` leaves")
     parser.add_argument("--cluster-replaced", action="store_true",
                         help="with --phase update: the preview of a change that replaces the EKS cluster (its "
                              "endpoint, CA and kubeconfig unknown, every Kubernetes object on its provider `{}`)")
@@ -605,13 +645,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"available: {', '.join(stacks) or 'none'}"
             )
         config = load_stack_config(config_path, project.name, program_dir)
+        if args.state is not None and args.phase != "analyze":
+            raise PreviewError(f"--state {args.state}: a stack export is analyzed with --phase analyze, not "
+                               f"--phase {args.phase}")
         if (args.cluster_replaced or args.changed) and args.phase != "update":
             raise PreviewError(f"--cluster-replaced and --changed describe a change previewed on an existing stack; "
                                f"they need --phase update, not --phase {args.phase}")
         policy_config = args.policy_config.resolve() if args.policy_config else None
         loaded = read_policy_config(policy_config)
         today = judging_day(args.today, loaded, policy_config)
-        if args.phase == "up":
+        if args.phase == "analyze":
+            recording, report = run_analyze(project, args.stack, config, policy_config, loaded, today=today,
+                                            state=args.state.resolve() if args.state else None)
+        elif args.phase == "up":
             recording, report = run_up(project, args.stack, config, policy_config, loaded, today=today,
                                        skip_preview=args.skip_preview)
         else:
@@ -622,8 +668,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                          if args.phase == "preview" or recording.change else None)
                 report = run_policy_gate(recording, config, policy_config, loaded, today,
                                          skip_preview=args.skip_preview, pack=pack, known=known)
-        # On an update the objects exist; a replaced cluster's objects are created anew on the new one.
-        report = api_server_verdict(recording, report, has_old=args.phase == "update" and not args.cluster_replaced)
+        # On an update the objects exist; a replaced cluster's objects are created anew on the new one. `analyze`
+        # reads a state the API server already accepted: no request is made.
+        if args.phase != "analyze":
+            report = api_server_verdict(recording, report,
+                                        has_old=args.phase == "update" and not args.cluster_replaced)
     except PreviewError as exc:
         return _reject(str(exc), stderr)
 
