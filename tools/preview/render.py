@@ -210,7 +210,9 @@ def run_notes(report: GateReport) -> list[str]:
                      "(pulumi/pulumi pkg/backend/apply.go lines 287-303)")
     if report.cancelled_at:
         notes.append(f"`pulumi up` cancelled at {report.cancelled_at}: a mandatory resource violation; later "
-                     "resources were not analyzed and no stack policy ran (deployment_executor.go lines 309-315)")
+                     "resources were not analyzed and no stack policy ran (deployment_executor.go lines 309-315), "
+                     "but the steps already dispatched ran to completion: resources before it may exist "
+                     "(step_executor.go, WaitForCompletion waits for every in-flight chain)")
     return notes
 
 
