@@ -67,6 +67,7 @@ from tools.engine.records import Violation
 from tools.engine.view import emulated_children, not_seen_offline, stack_tags
 from tools.engine.warm_pack import WarmPack
 from tools.preview.model import GateReport, LogEntry, Recording, StackConfig, real_up_refusals
+from tools.preview.verdicts import api_server_verdict
 
 REPO = Path(__file__).resolve().parents[2]
 PACK_DIR = REPO / "policies"
@@ -526,25 +527,6 @@ def run_up(project: Project, stack: str, config: StackConfig, policy_config: Pat
         recording = run_program(project, stack, config, "up", today)
         return recording, run_policy_gate(recording, config, policy_config, loaded, today,
                                           skip_preview=skip_preview, pack=pack)
-
-
-def api_server_verdict(recording: Recording, report: GateReport, *, has_old: bool = False) -> GateReport:
-    """`report` with what the API server and Helm would say of every object and release (`tools.apiserver`).
-
-    A rejection is a mandatory violation of `apiserver-<rule>` on the object's URN (exit 1): a real `pulumi up`
-    fails at that object's step, after every resource before it was created; the offline gate says so before
-    anything is created. A rule the check could not evaluate is an advisory. `has_old`: the objects exist
-    already and are unchanged (an update), so the CRDs' transition rules run with `oldSelf` = `self`.
-    """
-    from tools.apiserver.check import check_resources  # noqa: PLC0415 - schemas and CEL load only when run
-    from tools.upstream.lock import cache_dir  # noqa: PLC0415
-
-    api = check_resources(recording.resources, cache_dir(), has_old=has_old)
-    stack_urn = next((r.urn for r in recording.resources if r.type == "pulumi:pulumi:Stack"), "")
-    found = [Violation(policy=f"apiserver-{f.rule}", enforcement="mandatory" if f.level == "rejected" else "advisory",
-                       urn=f.urn or stack_urn, message=f.line(), blocks="before-create")
-             for f in api.findings if f.level != "skipped"]
-    return replace(report, violations=(*report.violations, *found), api_server=api.as_json())
 
 
 # --------------------------------------------------------------------------------------------------
