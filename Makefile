@@ -60,8 +60,9 @@ program-venv: $(RUNTIME_STAMP)
 # `tools.matrix refresh` read: copied from $$GPU_PLATFORM_SHARED/upstream (default ../shared/upstream) when
 # that exists, else downloaded from the commits upstream.lock.json pins; every file sha256-checked.
 # GPU_PLATFORM_UPSTREAM_CACHE moves the cache, GPU_PLATFORM_UPSTREAM_URL the download base.
+# Quiet when it works (one summary line); offline, at most five lines on stderr naming both ways out.
 upstream: $(STAMP)
-	$(PY) -m tools.upstream fill
+	@$(PY) -m tools.upstream fill
 
 # checkov, the scanner tests/security/test_checkov.py runs over the rendered manifests, in a virtualenv of its own:
 # checkov 3.3.30 needs packaging<24, the Pulumi SDK packaging>=26 (requirements-scan.txt). The tests find it
