@@ -23,12 +23,14 @@ GATE_TODAY := 2026-11-30
 
 .DEFAULT_GOAL := help
 .PHONY: help venv program-venv upstream pack-venv preview preview-json gate lint test mutants bench clean
+.PHONY: test-calendar
 
 help:
 	@echo "make preview        offline preview of the dev stack (STACK=prod for prod): no cloud account, no Pulumi CLI"
 	@echo "make test           lint (ruff, mypy) and the test suite (pytest, parallel when pytest-xdist is present)"
 	@echo "make gate           the offline gate of CI: every stack, lifecycles judged at GATE_TODAY (TODAY= for the real date)"
 	@echo "make lint           ruff check and mypy only"
+	@echo "make test-calendar  make test with the clock a year ahead (libfaketime from requirements-dev.txt; CALENDAR_DATE=)"
 	@echo "make venv           create .venv and install requirements-dev.txt"
 	@echo "make program-venv   create .venv with requirements.txt only: what pulumi preview/up run (the cloud jobs)"
 	@echo "make upstream       fill .upstream-cache/ with the files upstream.lock.json pins (sha256-checked); the tests"
@@ -127,6 +129,14 @@ MUTANTS ?=
 mutants: $(STAMP)
 	GPU_PLATFORM_UPSTREAM_CACHE=$${GPU_PLATFORM_UPSTREAM_CACHE:-$(abspath .upstream-cache)} nice -n 19 $(VENV)/bin/mutmut run --max-children $(MUTANT_JOBS) $(MUTANTS)
 	$(PY) -m tests.mutation_score
+
+# The calendar-proof run: `make test` with the wall clock a year ahead (CALENDAR_DATE=YYYY-MM-DD: from that day,
+# 12:00), under the prebuilt libfaketime of the pinned `libfaketime` package (tools/calendar_run.py probes it
+# first: the date moved, time.sleep still sleeps). The weekly calendar workflow runs it; so a check that holds only
+# until some day turns red a year before that day.
+CALENDAR_DATE ?=
+test-calendar: $(STAMP)
+	$(PY) -m tools.calendar_run $(if $(CALENDAR_DATE),--date $(CALENDAR_DATE)) -- $(MAKE) --no-print-directory test
 
 # bench/preview.py: median of BENCH_RUNS fresh processes per stack (dev, prod, generated stacks), the import
 # floor and checkov (from .scan-venv, `make scan-venv`, else PATH); writes bench/results.md. Minutes of CPU: run it on a quiet machine.
