@@ -8,6 +8,7 @@ about the stack file, and the last line is the verdict with the counts and what 
 from __future__ import annotations
 
 from tests.conftest import SHIPPED_DAY, TINY_PROGRAM, RunPreview
+from tests.shared import REPO
 from tools.engine.records import Violation
 from tools.preview.command import stack_file_warning
 from tools.preview.model import GateReport
@@ -34,6 +35,11 @@ def test_the_dev_preview_fits_a_screen_and_ends_with_the_verdict(run_preview: Ru
     assert "--verbose, or make preview VERBOSE=1" in text
     for detail in ("-pending", "offline only ", "Emulated offline", "Resources by type"):
         assert detail not in run.stdout, detail
+
+
+def test_the_readme_quotes_the_dev_verdict_as_it_is(run_preview: RunPreview) -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert run_preview(*DEV).stdout.splitlines()[-1] in readme.splitlines()
 
 
 def test_verbose_shows_each_pending_advisory_the_offline_only_verdicts_and_the_emulated_children(

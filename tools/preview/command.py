@@ -6,7 +6,7 @@ real policy pack through `tools.engine.gate` (started the way the engine starts 
 
     python -m tools.preview [--stack dev] [--config-file FILE] [--program DIR]
                             [--phase preview|update|up] [--skip-preview] [--today YYYY-MM-DD]
-                            [--policy-config FILE] [--out DIR] [--json]
+                            [--policy-config FILE] [--out DIR] [--json] [--verbose]
 
 `--phase` picks the engine moment to reproduce: `preview` (default), a first `pulumi preview` of a
 stack that does not exist yet (a dry run, every computed output unknown, Kubernetes objects reach the
