@@ -23,13 +23,20 @@ def _pending(policy: str, urn: str = "urn:pulumi:dev::p::kubernetes:apps/v1:Depl
     return Violation(f"{policy}-pending", "advisory", urn, f"{policy} waits on 1 Kubernetes object(s)")
 
 
+def _pending_policies(run_preview: RunPreview) -> list[str]:
+    """The dev stack's pending advisories, from --json (15 on 2026-12-01: every stack policy that reads objects)."""
+    return [v["policy"] for v in run_preview(*DEV, "--json").json()["violations"] if v["policy"].endswith("-pending")]
+
+
 def test_the_dev_preview_fits_a_screen_and_ends_with_the_verdict(run_preview: RunPreview) -> None:
     run = run_preview(*DEV)
     assert run.returncode == 0, run.explain()
     lines = run.stdout.splitlines()
     assert len(lines) <= 60, run.stdout
-    assert lines[-1] == PASS + "0 mandatory, 0 advisory finding(s), 15 pending"
-    pending = [line for line in lines if "pending in phase preview: 15 stack policies" in line]
+    pending_count = len(_pending_policies(run_preview))
+    assert pending_count >= 10
+    assert lines[-1] == PASS + f"0 mandatory, 0 advisory finding(s), {pending_count} pending"
+    pending = [line for line in lines if f"pending in phase preview: {pending_count} stack policies" in line]
     assert len(pending) == 1
     text = " ".join(run.stdout.split())
     assert "--verbose, or make preview VERBOSE=1" in text
@@ -48,16 +55,17 @@ def test_verbose_shows_each_pending_advisory_the_offline_only_verdicts_and_the_e
     run = run_preview(*DEV, "--verbose")
     assert run.returncode == 0, run.explain()
     text = " ".join(run.stdout.split())
-    assert text.count("-pending: ") == 15
-    assert text.count("offline only ") == 15
+    assert text.count("-pending: ") == len(_pending_policies(run_preview))
+    assert text.count("offline only ") == len(run_preview(*DEV, "--json").json()["offlineOnly"])
     assert "Emulated offline" in text and "Resources by type" in text
     assert run.stdout.splitlines()[-1] == run_preview(*DEV).stdout.splitlines()[-1]
 
 
 def test_json_keeps_every_pending_advisory_and_offline_only_verdict(run_preview: RunPreview) -> None:
     doc = run_preview(*DEV, "--json").json()
-    assert sum(v["policy"].endswith("-pending") for v in doc["violations"]) == 15
-    assert len(doc["offlineOnly"]) == 15 and doc["emulated_children"]
+    pending = {v["policy"].removesuffix("-pending") for v in doc["violations"] if v["policy"].endswith("-pending")}
+    assert len(pending) >= 10 and pending <= {entry["policy"] for entry in doc["offlineOnly"]}
+    assert doc["emulated_children"]
 
 
 def test_the_programs_warnings_are_labelled_as_about_the_stack_file(run_preview: RunPreview) -> None:
