@@ -14,8 +14,8 @@ CONFIG_FILE_ENV = "GPU_PLATFORM_CONFIG_FILE"
 PathPart: TypeAlias = str | int
 Path: TypeAlias = tuple[PathPart, ...]
 
-OperatorOs = Literal["ubuntu-22.04", "ubuntu-24.04"]
-PoolOs = Literal["ubuntu-22.04", "ubuntu-24.04", "bottlerocket", "al2023"]
+OperatorOs = Literal["ubuntu-22.04", "ubuntu-24.04", "ubuntu-26.04"]
+PoolOs = Literal["ubuntu-22.04", "ubuntu-24.04", "ubuntu-26.04", "bottlerocket", "al2023"]
 CapacityType = Literal["on-demand", "spot"]
 _UNSET: Any = object()
 

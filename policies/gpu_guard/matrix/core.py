@@ -66,7 +66,9 @@ class Matrix(ImageQueries):
             if kubelet is not None:
                 findings.extend(self.kubelet_skew(kubernetes, kubelet))
             if not image_judged:
-                findings.extend(self.node_image_findings(os, kubelet or kubernetes, today=today))
+                findings.extend(
+                    self.node_image_findings(os, kubelet or kubernetes, today=today, control_plane=kubernetes)
+                )
         inst = None
         if instance_type is not None:
             inst = self.instance_type(instance_type)

@@ -94,8 +94,9 @@ def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
         if specs and os_name is None:
             report(
                 f"GPU pool {pool.name!r} runs an operator-installed driver but its OS "
-                f"(gpu-platform.io/os={pool.os or 'missing'}) is not one of ubuntu-22.04, ubuntu-24.04, so the driver "
-                "image for it cannot be checked; label the nodes with gpu-platform.io/os=ubuntu-22.04 or ubuntu-24.04.",
+                f"(gpu-platform.io/os={pool.os or 'missing'}) is not one of ubuntu-22.04, ubuntu-24.04, "
+                "ubuntu-26.04, so the driver image for it cannot be checked; label the nodes with "
+                "gpu-platform.io/os=ubuntu-22.04, ubuntu-24.04 or ubuntu-26.04.",
                 pool.urn,
             )
             continue
