@@ -150,9 +150,7 @@ class OperatorQueries(DriverQueries):
             span = op.eks
             where = f"Amazon EKS (GPU Operator {op.version} lists no {os} nodes)"
         elif os is not None and os not in op.kubernetes:
-            unlisted = self._os_not_listed(op, os, rule)
-            ranged = self.operator_kubernetes(operator, kubernetes, None)
-            return [unlisted, *[f for f in ranged if f.level != "ok"]]
+            return [self._os_not_listed(op, os, rule)]  # the EKS range is the os=None question
         elif os is not None:
             span = op.kubernetes[os]
             where = os
