@@ -64,7 +64,8 @@ def test_r595_on_ubuntu_26_04_under_v26_7_0_and_eks_1_35_is_compatible_with_each
         "GPU Operator v26.7.0 lists driver 595.91.07 (R595) for ubuntu-26.04",
         "https://github.com/NVIDIA/cloud-native-docs/blob/main/gpu-operator/life-cycle-policy.rst",
     )
-    assert by_rule["operator-kubernetes-supported"][0] == "GPU Operator v26.7.0 supports Kubernetes 1.35 on ubuntu-26.04"
+    kubernetes = by_rule["operator-kubernetes-supported"][0]
+    assert kubernetes == "GPU Operator v26.7.0 supports Kubernetes 1.35 on ubuntu-26.04"
     assert by_rule["node-image-published"] == (
         "/aws/service/canonical/ubuntu/eks/26.04/1.35/stable/current/amd64/hvm/ebs-gp3/ami-id is published",
         "https://github.com/canonical/ubuntu-cloud-docs/blob/main/docs/aws/aws-how-to/instances/find-ubuntu-images.rst",
@@ -132,8 +133,8 @@ def test_refresh_fetch_reads_the_ubuntu_26_04_tags_of_the_registry(tmp_path_fact
             registry.push_image("nvidia/driver", "595-7.0.0-1001-gcp-ubuntu26.04")
             assert main(fetch) == 1
     out = capsys.readouterr().out
-    assert "  driver_images[ubuntu26.04].versions: matrix.yaml [610.57.04, 595.91.07]; upstream [610.57.04, 595.99.01, " \
-           "595.91.07]" in out
+    assert ("  driver_images[ubuntu26.04].versions: matrix.yaml [610.57.04, 595.91.07]; upstream [610.57.04, "
+            "595.99.01, 595.91.07]") in out
     assert "  precompiled_kernels[ubuntu26.04].kernel_lines: matrix.yaml [7.0]; upstream [7.0, 7.2]" in out
     assert ("  precompiled_kernels[ubuntu26.04].flavours: matrix.yaml [aws, azure, azure-fde, generic, nvidia, "
             "oracle]; upstream [aws, azure, azure-fde, gcp, generic, nvidia, oracle]") in out
