@@ -9,6 +9,7 @@ there and names R595; `refresh --fetch` reads the 26.04 tags of a loopback regis
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -19,7 +20,7 @@ from tools.matrix.cli import main
 TODAY = ["--today", "2026-12-01"]
 
 
-def _check(capsys, *args: str) -> tuple[int, dict]:
+def _check(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any]]:
     code = main(["check", "--os", "ubuntu-26.04", *args, *TODAY, "--json"])
     return code, json.loads(capsys.readouterr().out)
 
