@@ -6,7 +6,7 @@ each `NVIDIADriver` `spec.version`. For every OS among the pools a driver serves
 catalogue (`Matrix.driver_image`) says whether `nvcr.io/nvidia/driver:<version>-<os>` (or the
 precompiled branch image under that operator release) exists. `535.15.04` never did:
 ImagePullBackOff. Ubuntu 26.04 opens the same trap one release later: NVIDIA publishes no `580.*-ubuntu26.04`
-image (595.91.07 and 610.57.04 only, https://github.com/NVIDIA/aicr/issues/2192), so an R580 pool there is
+image (595.91.07 and 610.57.04 only: NVIDIA/aicr issue 2192), so an R580 pool there is
 mandatory here, while an operator release that merely predates NVIDIA's 26.04 support statement is only an
 advisory of `gpu-driver-branch-supported` (the operator builds the tag from the node's OS labels; the missing
 image is what breaks the deploy).
