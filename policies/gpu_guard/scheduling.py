@@ -93,22 +93,41 @@ def expression_matches(domain: Mapping[str, frozenset[str] | Deferred | None], e
     return False
 
 
+GPU_NAME_LABELS = ("karpenter.k8s.aws/instance-gpu-name", "eks.amazonaws.com/instance-gpu-name")
+
+
+def _gpu_name(instance_type: str) -> str:
+    """The lower-case GPU model Karpenter / Auto Mode label an instance type's nodes with (matrix data), or ""."""
+    from .matrix import load_matrix  # noqa: PLC0415 - the matrix loads once, on first use
+
+    known = load_matrix().instance_type(instance_type)
+    return known.gpu_model.lower() if known is not None else ""
+
+
+def _instance_attr(key: str, instance_type: str) -> str | None:
+    if key == INSTANCE_TYPE_LABEL:
+        return instance_type
+    if key in FAMILY_LABELS:
+        return instance_type.split(".", 1)[0]
+    if key in GPU_NAME_LABELS:
+        return _gpu_name(instance_type)
+    return None
+
+
 def narrow(domain: Mapping[str, frozenset[str] | Deferred | None], instance_types: tuple[str, ...],
             exprs: Iterable[Any]) -> tuple[str, ...]:
-    """The instance types of the pool that also satisfy instance-type/family expressions."""
+    """The instance types of the pool that also satisfy instance-type / family / GPU-name expressions."""
     kept = list(instance_types)
     for expr in exprs:
         key = str(get(expr, "key", default=""))
-        if key != INSTANCE_TYPE_LABEL and key not in FAMILY_LABELS:
+        if _instance_attr(key, "") is None:
             continue
         values = {str(v) for v in as_list(get(expr, "values"))}
         operator = str(get(expr, "operator", default=""))
-        def attr(t: str, k: str = key) -> str:
-            return t if k == INSTANCE_TYPE_LABEL else t.split(".", 1)[0]
         if operator == "In":
-            kept = [t for t in kept if attr(t) in values]
+            kept = [t for t in kept if _instance_attr(key, t) in values]
         elif operator == "NotIn":
-            kept = [t for t in kept if attr(t) not in values]
+            kept = [t for t in kept if _instance_attr(key, t) not in values]
     return tuple(kept)
 
 
