@@ -35,7 +35,7 @@ from ..inventory import GPU_TAINT_KEY, Reach, Taint, Workload, build_inventory, 
 from ..matrix import Matrix, load_matrix
 from ..scheduling import selected, untolerated
 from ..views import Pool, is_gpu_taint
-from ._matrix_common import gpu_pools
+from .gpu_nodes_tainted import gpu_reason
 
 NAME = "gpu-workload-schedulable"
 
@@ -96,7 +96,9 @@ def _tolerated_gpu_taint(workload: Workload, reach: Reach) -> bool:
 def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
     matrix = load_matrix()
     inv = build_inventory(args.resources)
-    pools = gpu_pools(inv, matrix)
+    # Every pool gpu-nodes-tainted calls a GPU pool: instance types, families (karpenter.k8s.aws and EKS Auto Mode
+    # eks.amazonaws.com labels), GPU AMI types, GPU label requirements, the label contract.
+    pools = [p for p in inv.pools if gpu_reason(p, matrix.is_gpu_instance)]
     for workload in inv.workloads:
         if workload.gpus > 0:
             _judge_gpu_workload(matrix, workload, pools, report)
