@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .node_labels import is_auto_mode_ref, nodepool_domain
+from .node_labels import GPU_PRESENT_LABEL, definitely_gpu, gfd_runs, is_auto_mode_ref, nodepool_domain
 from .props import Deferred, as_list, as_str_map, deferred_get, get, properties_pending, to_int
 from .scheduling import (
     INSTANCE_FAMILY_LABEL,
@@ -423,4 +423,8 @@ def build_inventory(resources: Iterable[Any]) -> Inventory:
             workload = _workload(r.urn, r.name, rtype, props)
             if workload is not None:
                 inv.workloads.append(workload)
+    if gfd_runs(inv.releases):  # GPU Feature Discovery labels every GPU node nvidia.com/gpu.present=true
+        for pool in inv.pools:
+            if definitely_gpu(pool.label_domain, pool.instance_types):
+                pool.label_domain.setdefault(GPU_PRESENT_LABEL, frozenset({"true"}))
     return inv

@@ -137,3 +137,31 @@ def nodepool_domain(labels: Mapping[str, str], requirements: list[Any], pool_nam
     for key in absent:
         domain.pop(key, None)
     return domain, instance_types
+
+
+def definitely_gpu(domain: Mapping[str, Any], instance_types: tuple[str, ...]) -> bool:
+    """Every node of the pool is a GPU node of the matrix: its instance types, else its instance families."""
+    if instance_types:
+        return all(_matrix_families()(t.split(".", 1)[0]) for t in instance_types)
+    families: set[str] = set()
+    for key in (INSTANCE_FAMILY_LABEL, AUTO_INSTANCE_FAMILY_LABEL):
+        found = domain.get(key)
+        if isinstance(found, frozenset):
+            families |= found
+    return bool(families) and all(_matrix_families()(f) for f in families)
+
+
+def gfd_runs(releases: list[Any]) -> bool:
+    """Does GPU Feature Discovery label the GPU nodes? The GPU Operator deploys it unless `gfd.enabled: false`; the
+    device-plugin chart only with `gfd.enabled: true`.
+
+    Source: https://github.com/NVIDIA/gpu-operator/blob/v26.7.0/deployments/gpu-operator/values.yaml (gfd.enabled)
+    and https://github.com/NVIDIA/k8s-device-plugin (chart values gfd.enabled, default false)
+    """
+    for release in releases:
+        enabled = get(release.values, "gfd", "enabled")
+        if release.chart == "gpu-operator" and enabled is not False:
+            return True
+        if release.chart == "nvidia-device-plugin" and enabled is True:
+            return True
+    return False

@@ -12,4 +12,9 @@ File format:
     resources: [...]               # as in tests/policies/fixtures (harness.py)
     mandatory:                     # every mandatory violation, in every phase: [{policy: NAME, text: SUBSTRING}]
     mandatory_preview:             # optional: the first preview's, when it differs (stack policies wait there)
+
+A broken variant names the design it breaks and one change, instead of `resources:`:
+
+    base: <file>.yaml              # the working design
+    patch: [...]                   # harness.apply_patch operations
 """
