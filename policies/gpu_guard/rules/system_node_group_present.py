@@ -264,8 +264,13 @@ def validate(args: Any, report_violation: ReportViolation) -> None:
             if not _homes_of(controller, placement, system, nodepools, profiles, namespace):
                 if pending_pools and placement.chart != "karpenter":
                     continue  # a NodePool not known yet may be its home
-                report_violation(_homeless(controller, placement, system, nodepools, profiles, namespace),
-                                 release.urn)
+                extra, where, others, fix = _homeless(placement, system, nodepools, profiles, namespace)
+                report_violation(
+                    f"{controller.name} cannot be scheduled on any system node group{extra}: nodeSelector "
+                    f"{controller.node_selector or {}}, required node affinity {_terms(controller.required_terms)}"
+                    f"{where}{others}. Fix: {fix}.",
+                    release.urn,
+                )
             on_gpu = [p.name for p in gpu_pools if reachable(controller, p)]
             if on_gpu:
                 report_violation(
@@ -297,24 +302,22 @@ def _judge_size(system: list[Pool], min_nodes: int, min_zones: int, report_viola
             )
 
 
-def _homeless(controller: Workload, placement: _Placement, system: list[Pool], nodepools: list[Pool],
-              profiles: list[FargateProfile], namespace: str | None) -> str:
+def _homeless(placement: _Placement, system: list[Pool], nodepools: list[Pool], profiles: list[FargateProfile],
+              namespace: str | None) -> tuple[str, str, str, str]:
+    """The parts of the "cannot be scheduled" message: (other homes?, system groups, other homes, fix)."""
     others = []
     if placement.chart != "karpenter" and nodepools:
         others.append("NodePools: " + "; ".join(
             f"'{p.name}' taints {[str(t) for t in p.taints] or 'none'}" for p in nodepools))
     if profiles:
         others.append(f"namespace {namespace or 'not known'} matches no " + "; ".join(f.describe() for f in profiles))
-    extra = (" or other home" if others else "")
-    where = (f"; system node groups: {_describe(system)}" if system else "; no system node group")
+    where = f"; system node groups: {_describe(system)}" if system else "; no system node group"
     fix = ("point its nodeSelector at a label the system node group carries, or leave it unset" if system else
            "add a system managed node group" + ("" if placement.chart == "karpenter" else " or an untainted NodePool")
            + ", or a Fargate profile that selects its namespace"
            + (", or tolerate a NodePool's taint" if placement.chart != "karpenter" and any(p.taints for p in nodepools)
               else ""))
-    return (f"{controller.name} cannot be scheduled on any system node group{extra}: nodeSelector "
-            f"{controller.node_selector or {}}, required node affinity {_terms(controller.required_terms)}"
-            f"{where}{'; ' + '; '.join(others) if others else ''}. Fix: {fix}.")
+    return (" or other home" if others else ""), where, "".join("; " + o for o in others), fix
 
 
 POLICY = stack_policy(
