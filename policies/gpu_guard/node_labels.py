@@ -60,7 +60,8 @@ _COMMON: Mapping[str, frozenset[str] | None] = {
 # The provider's instance labels (suffixes), on every node; the GPU ones only on GPU instances.
 _INSTANCE_SUFFIXES = ("instance-category", "instance-family", "instance-generation", "instance-size",
                       "instance-cpu", "instance-cpu-manufacturer", "instance-memory", "instance-hypervisor",
-                      "instance-network-bandwidth", "instance-ebs-bandwidth", "instance-encryption-in-transit-supported")
+                      "instance-network-bandwidth", "instance-ebs-bandwidth",
+                      "instance-encryption-in-transit-supported")
 _GPU_SUFFIXES = ("instance-gpu-name", "instance-gpu-manufacturer", "instance-gpu-count", "instance-gpu-memory")
 PROVIDER_DOMAINS = ("karpenter.k8s.aws", "eks.amazonaws.com")
 

@@ -106,7 +106,7 @@ class Pool:
 
     @property
     def has_gpu_taint(self) -> bool:
-        """A taint that keeps pods without a GPU toleration off: key nvidia.com/gpu, NoSchedule or NoExecute, any value."""
+        """A taint that keeps pods without a GPU toleration off (`is_gpu_taint`)."""
         return any(is_gpu_taint(t) for t in self.taints)
 
     def is_gpu(self, gpu_instance: Any) -> bool:

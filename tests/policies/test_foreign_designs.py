@@ -55,7 +55,7 @@ def run_pack(resources: list[dict[str, Any]], phase: str) -> tuple[list[Violatio
 
 def load_design(path: Path) -> dict[str, Any]:
     """A design, a broken variant resolved against its base (`base:` + `patch:`)."""
-    doc = yaml.safe_load(path.read_text())
+    doc: dict[str, Any] = yaml.safe_load(path.read_text())
     if "base" in doc:
         base = load_design(FOREIGN / doc["base"])
         doc = {**doc, "resources": apply_patch(base["resources"], doc.get("patch") or []),

@@ -157,7 +157,8 @@ def test_a_nodepool_reads_every_field_and_its_node_class_by_metadata_name():
         label_domain={"gpu-platform.io/pool": frozenset({"spot"}), **LINUX,
                       TYPE: frozenset({"g6.xlarge", "g5.xlarge"}), "topology.kubernetes.io/zone": None,
                       "topology.kubernetes.io/region": None, "topology.k8s.aws/zone-id": None,
-                      "kubernetes.io/arch": frozenset({"amd64"}), "karpenter.sh/capacity-type": frozenset({"on-demand"}),
+                      "kubernetes.io/arch": frozenset({"amd64"}),
+                      "karpenter.sh/capacity-type": frozenset({"on-demand"}),
                       **{f"karpenter.k8s.aws/{s}": None for s in (
                           "instance-category", "instance-generation", "instance-size", "instance-cpu",
                           "instance-cpu-manufacturer", "instance-memory", "instance-hypervisor",

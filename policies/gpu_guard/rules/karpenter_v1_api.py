@@ -186,9 +186,9 @@ def _nodepool(name: str, props: Any) -> list[str]:
             )
         elif (str(get(ref, "group")), str(get(ref, "kind"))) not in NODE_CLASSES:
             out.append(
-                f"{where}: nodeClassRef {get(ref, 'group')}/{get(ref, 'kind')} is neither the AWS provider's node class "
-                "nor EKS Auto Mode's. Fix: group: karpenter.k8s.aws, kind: EC2NodeClass (self-managed Karpenter), or "
-                "group: eks.amazonaws.com, kind: NodeClass (EKS Auto Mode)"
+                f"{where}: nodeClassRef {get(ref, 'group')}/{get(ref, 'kind')} is neither the AWS provider's node "
+                "class nor EKS Auto Mode's. Fix: group: karpenter.k8s.aws, kind: EC2NodeClass (self-managed "
+                "Karpenter), or group: eks.amazonaws.com, kind: NodeClass (EKS Auto Mode)"
             )
     out += _disruption(where, get(spec, "disruption"))
     expire = get(tspec, "expireAfter")

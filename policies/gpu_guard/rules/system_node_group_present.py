@@ -175,7 +175,7 @@ def _release_namespace(release: HelmRelease, resource: Any) -> str | None:
     return release.namespace or "default"
 
 
-def _homes_of(controller: Workload, placement: _Placement, system: list[Pool], nodepools: list[Pool],
+def _homes_of(controller: Workload, placement: _Placement, system: list[Pool], nodepools: list[Pool], *,
               profiles: list[FargateProfile], namespace: str | None) -> list[str]:
     """The homes this controller reaches: system node groups, NodePools (not for Karpenter), Fargate profiles."""
     found = [f"node group '{p.name}'" for p in system if reachable(controller, p)]
@@ -261,7 +261,7 @@ def validate(args: Any, report_violation: ReportViolation) -> None:
                 continue
             controller = _controller(release, placement)
             namespace = _release_namespace(release, by_urn.get(release.urn))
-            if not _homes_of(controller, placement, system, nodepools, profiles, namespace):
+            if not _homes_of(controller, placement, system, nodepools, profiles=profiles, namespace=namespace):
                 if pending_pools and placement.chart != "karpenter":
                     continue  # a NodePool not known yet may be its home
                 extra, where, others, fix = _homeless(placement, system, nodepools, profiles, namespace)
