@@ -49,7 +49,7 @@ def test_an_unconstrained_pool_may_launch_gpu_instances():
     assert not definitely_gpu(domain, ())
 
 
-def _cluster(compute: dict) -> SimpleNamespace:
+def _cluster(compute: dict[str, object]) -> SimpleNamespace:
     return SimpleNamespace(resource_type="aws:eks/cluster:Cluster", props={"computeConfig": compute},
                            urn="urn:cluster", name="c")
 
