@@ -72,7 +72,8 @@ def default_iops(throughput: int, size_gib: int) -> int:
 def gp3_problem(throughput: int, iops: int, size_gib: int) -> str | None:
     """Why gp3 refuses this combination (CreateVolume fails and every replica stays Pending), or None."""
     if iops > max_iops(size_gib):
-        return f"{iops} IOPS exceed gp3's {GP3_IOPS_PER_GIB} IOPS per GiB for a {size_gib} GiB volume ({max_iops(size_gib)})"
+        return (f"{iops} IOPS exceed gp3's {GP3_IOPS_PER_GIB} IOPS per GiB for a {size_gib} GiB volume "
+                f"({max_iops(size_gib)})")
     if throughput * GP3_IOPS_PER_MIBPS > iops:
         return (f"{throughput} MiB/s needs at least {throughput * GP3_IOPS_PER_MIBPS} IOPS on gp3 "
                 f"(0.25 MiB/s per IOPS), not {iops}")

@@ -27,8 +27,11 @@ from components.inference.ingress import READINESS_GATE_LABEL
 from components.inference.service import InferenceService
 from policies.gpu_guard.matrix import load_matrix
 
-# Triton runs as root in NGC images and needs no privileges: `baseline` admits it, `restricted` would
-# ask runAsNonRoot. Source: https://kubernetes.io/docs/concepts/security/pod-security-standards/
+# The image's default user is root, but the pods run Triton as its own non-root user (uid 1000, no privilege
+# escalation, every capability dropped, RuntimeDefault seccomp: components/inference/workload.py), which
+# `baseline` admits (so would `restricted`). `baseline` is enforced so that a user's own sidecar or debug pod in
+# the namespace is held to the same floor without having to meet every `restricted` rule.
+# Source: https://kubernetes.io/docs/concepts/security/pod-security-standards/
 POD_SECURITY = "baseline"
 
 
@@ -78,8 +81,10 @@ def build_serving(services: Sequence[InferenceServiceConfig], addons: AddonsConf
             region=aws.get_region().region, vpc_id=cluster.vpc_id, provider=provider, depends_on=base)
         needed.append(serving.load_balancer)
     if any(s.model_volume is not None for s in services):
+        keys = [s.model_volume.kms_key_arn for s in services
+                if s.model_volume is not None and s.model_volume.kms_key_arn is not None]
         serving.storage = EbsSnapshotStorage("ebs-storage", addons, cluster_name=cluster.cluster_name,
-                                             depends_on=base)
+                                             kms_key_arns=keys, depends_on=base)
         needed.append(serving.storage)
 
     namespaces: dict[str, k8s.core.v1.Namespace] = {}

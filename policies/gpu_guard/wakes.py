@@ -143,7 +143,8 @@ def trigger_cannot_wake(trigger: Mapping[str, Any], target: str) -> str | None:
         if why is None:
             return None
         reasons.append(why)
-    return (f"the prometheus query {query!r} reads only the workload's own series ({'; '.join(dict.fromkeys(reasons))}): "
+    own = "; ".join(dict.fromkeys(reasons))
+    return (f"the prometheus query {query!r} reads only the workload's own series ({own}): "
             "with no pod the result is empty, KEDA reads it as 0 (ignoreNullValues) or as an error, and neither "
             "passes activationThreshold")
 
