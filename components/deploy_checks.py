@@ -8,8 +8,9 @@ Each runs before any resource is registered and raises one ConfigError naming fi
   running Pulumi is inside a documentation range, so every Kubernetes resource times out once the control plane
   exists; `CreateAccessEntry` fails for a principal in an account that is not yours; a placeholder snapshot
   never binds, so every replica stays Pending on its volume; the HTTPS listener fails without a certificate of
-  yours, the WAF association without your web ACL, a restore without your key. Refused when `pulumi.runtime.is_dry_run()` is False
-  (an update), never during a preview. One exception, decided by the account the run really is in
+  yours, the WAF association without your web ACL, a restore without your key.
+  Refused when `pulumi.runtime.is_dry_run()` is False (an update), never during a preview.
+  One exception, decided by the account the run really is in
   (`aws.get_caller_identity`, asked only when the stack holds such values): when that account is itself a
   documentation account, the run deploys nothing of yours (no one holds its credentials; it is the account
   the offline gate's mocks answer, tools/engine/mocks/values.py), so the refusal is logged as one warning,
@@ -34,11 +35,10 @@ Sources:
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Sequence
 
 import pulumi
 import pulumi_aws as aws
-
-from collections.abc import Sequence
 
 from components.config import (
     ClusterConfig,
@@ -118,7 +118,8 @@ def service_documentation_problems(services: Sequence[InferenceServiceConfig]) -
         if ingress is not None:
             problems += _account_problem((*base, "ingress", "certificateArn"), ingress.certificate_arn,
                                          "the ALB's HTTPS listener cannot use that certificate",
-                                         "set the ARN of your ACM certificate for the host (`aws acm list-certificates`)")
+                                         "set the ARN of your ACM certificate for the host "
+                                         "(`aws acm list-certificates`)")
             if ingress.waf_acl_arn is not None:
                 problems += _account_problem((*base, "ingress", "wafAclArn"), ingress.waf_acl_arn,
                                              "the ALB cannot be associated with that web ACL",

@@ -27,6 +27,9 @@ def _field(manifest: dict[str, Any], key: str) -> Any:
     return manifest[key]
 
 
+# Registration only (its arguments come from the pure functions above, tested directly); reached only by
+# running the Pulumi program in-process, which mutmut's fork cannot: tests/components/test_serving_rendered.py.
+# pragma: no mutate start
 class InferenceService(pulumi.ComponentResource):
     """A Triton inference service: Deployment, Service, PDB, model volume, ALB Ingress, KEDA, monitoring.
 
@@ -163,3 +166,4 @@ class InferenceService(pulumi.ComponentResource):
         k8s.core.v1.ConfigMap(f"{name}-dashboard", metadata=_meta(board), data=_field(board, "data"), opts=k8s_opts())
         self.register_outputs({"deployment": config.name, "namespace": config.namespace,
                                "host": config.ingress.host if config.ingress else None})
+# pragma: no mutate end

@@ -59,6 +59,9 @@ class Serving:
     services: dict[str, InferenceService] = field(default_factory=dict)
 
 
+# Registration only (its arguments come from the pure functions above, tested directly); reached only by
+# running the Pulumi program in-process, which mutmut's fork cannot: tests/components/test_serving_rendered.py.
+# pragma: no mutate start
 def monitoring_stack(addons: AddonsConfig, cluster: Cluster) -> MonitoringStack:
     """kube-prometheus-stack; built before the GPU Operator, whose DCGM ServiceMonitor needs its CRDs."""
     return MonitoringStack("monitoring", addons, provider=cluster.provider, depends_on=cluster.workload_dependencies)
@@ -102,3 +105,4 @@ def build_serving(services: Sequence[InferenceServiceConfig], addons: AddonsConf
             prometheus_url=serving.monitoring.prometheus_url, provider=provider,
             depends_on=[namespaces[service.namespace], *needed, *gpu_dependencies])
     return serving
+# pragma: no mutate end

@@ -129,7 +129,8 @@ def test_default_iops(throughput: int, size: int, expected: int):
 def test_gp3_problems_name_the_limit():
     assert budget.gp3_problem(125, 3000, 1) is None
     assert budget.gp3_problem(750, 3000, 20) is None
-    assert budget.gp3_problem(751, 3000, 20) == "751 MiB/s needs at least 3004 IOPS on gp3 (0.25 MiB/s per IOPS), not 3000"
+    assert budget.gp3_problem(751, 3000, 20) == (
+        "751 MiB/s needs at least 3004 IOPS on gp3 (0.25 MiB/s per IOPS), not 3000")
     assert budget.gp3_problem(125, 10000, 20) is None
     assert budget.gp3_problem(125, 10001, 20) == (
         "10001 IOPS exceed gp3's 500 IOPS per GiB for a 20 GiB volume (10000)")
