@@ -36,7 +36,7 @@ def ebs_csi_configuration() -> dict[str, object]:
 def kms_policy(key_arns: Sequence[str]) -> dict[str, object] | None:
     """What the driver needs to restore snapshots encrypted with customer-managed keys, scoped to those keys.
 
-    Source: kubernetes-sigs/aws-ebs-csi-driver @ v1.64.0 docs/install.md:70-82 ("Encrypted EBS Volumes via
+    Source: kubernetes-sigs/aws-ebs-csi-driver @ v1.64.0 docs/install.md:69-84 ("Encrypted EBS Volumes via
     KMS": kms:Decrypt, kms:GenerateDataKeyWithoutPlaintext, kms:CreateGrant; restrict the resource to the keys
     the driver needs). The AWS managed key aws/ebs needs none of this. The key's own policy must also let the
     account's IAM policies grant it (the default key policy does):

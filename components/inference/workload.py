@@ -14,7 +14,7 @@ Sources:
 - Topology spread: https://kubernetes.io/docs/concepts/scheduling-eviction/topology-spread-constraints/
 - PDB `unhealthyPodEvictionPolicy: AlwaysAllow`: https://kubernetes.io/docs/tasks/run-application/configure-pdb/#unhealthy-pod-eviction-policy
 - Triton's image creates user triton-server, uid and gid 1000, to run the server as non-root, with a bare
-  `useradd` (no `-m`): it has no home directory (triton-inference-server/server @ v2.62.0 build.py:1333-1342). The
+  `useradd` (no `-m`): it has no home directory (triton-inference-server/server @ v2.62.0 build.py:1333-1343). The
   image's default user is root; the pod runs it as 1000, so HOME points at the writable /tmp (the root filesystem
   is read-only) and fsGroup 1000 makes the restored model files readable by that group.
   checkov skip annotations: https://www.checkov.io/2.Basics/Suppressing%20and%20Skipping%20Policies.html

@@ -46,6 +46,7 @@ WAKE_FIX = ("add a trigger whose input exists while the workload has no pods: a 
 _TOKEN = re.compile(r"""
     (?P<space>\s+)
   | (?P<string>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`)
+  | (?P<number>\d[\w.]*)
   | (?P<name>[a-zA-Z_:][a-zA-Z0-9_:]*)
   | (?P<op>=~|!~|!=|==|<=|>=|=)
   | (?P<other>.)
@@ -55,6 +56,9 @@ _TOKEN = re.compile(r"""
 _KEYWORDS = frozenset({"and", "or", "unless", "by", "without", "on", "ignoring", "group_left", "group_right",
                        "offset", "bool", "atan2", "inf", "nan", "start", "end"})
 _GROUPING = frozenset({"by", "without", "on", "ignoring", "group_left", "group_right"})
+# Aggregation operators, which may take `by (...)` / `without (...)` before their parentheses.
+_AGGREGATIONS = frozenset({"sum", "min", "max", "avg", "group", "stddev", "stdvar", "count", "count_values",
+                           "bottomk", "topk", "quantile", "limitk", "limit_ratio"})
 
 
 def _tokens(query: str) -> list[tuple[str, str]]:
@@ -85,7 +89,7 @@ def selectors(query: str) -> list[tuple[str, dict[str, tuple[str, str]]]]:
         following = tokens[i + 1][1] if i + 1 < len(tokens) else ""
         if kind == "name" and value.lower() in _GROUPING and following == "(":
             i = next((j for j in range(i + 1, len(tokens)) if tokens[j][1] == ")"), len(tokens)) + 1
-        elif kind == "name" and following == "(":
+        elif kind == "name" and (following == "(" or value.lower() in _AGGREGATIONS):
             i += 1  # a function or an aggregation
         elif kind == "name" and value.lower() not in _KEYWORDS:
             labels: dict[str, tuple[str, str]] = {}
