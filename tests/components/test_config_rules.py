@@ -50,9 +50,13 @@ VALID: dict[str, Any] = {
         "gpusPerReplica": 1, "port": 8000, "metricsPort": 8002, "nodePools": ["a10g", "gpu-spot"],
         "minReplicas": 0, "maxReplicas": 2,
         "autoscaling": {"query": "sum(rate(nv_inference_request_success[1m]))", "threshold": "100",
-                        "activationThreshold": "1"},
+                        "activationThreshold": "1",
+                        # What wakes it from zero (scaled-workload-wakes): the query reads Triton's own series.
+                        "wakeSchedule": {"start": "0 7 * * 1-5", "end": "0 19 * * 1-5"}},
         "ingress": {"host": "inference.example.com", "certificateArn": ACM, "scheme": "internet-facing",
                     "wafAclArn": WAF},
+        # 100 GiB read lazily at 100 MiB/s: 1024 s, 1596 s with the margin (components/inference/budget.py).
+        "startupSeconds": 1800,
         "modelVolume": {"snapshotId": "snap-0123456789abcdef0", "sizeGiB": 100, "mountPath": "/models"},
     }],
     "addons": {"ebsCsiDriver": {"version": "v1.64.0-eksbuild.1"}, "keda": {"version": "2.20.2"}},

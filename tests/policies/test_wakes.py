@@ -68,3 +68,21 @@ def test_the_message_names_subject_target_why_and_fix():
         "pods): with no pod the result is empty, KEDA reads it as 0 (ignoreNullValues) or as an error, and neither "
         f"passes activationThreshold. Once at zero it never serves again. Fix: {wakes.WAKE_FIX}.")
     assert wakes.wake_message("S", {**spec, "minReplicaCount": 1}) is None
+
+
+def test_the_policy_and_the_config_check_say_the_same_words():
+    from components.config.serving import InferenceServiceConfig  # noqa: PLC0415
+    from policies.gpu_guard.base import all_policies  # noqa: PLC0415
+    from tests.policies.harness import run_policy  # noqa: PLC0415
+
+    policy = next(p for p in all_policies() if p.name == "scaled-workload-wakes")
+    service = InferenceServiceConfig.model_validate({
+        "name": "t", "image": "nvcr.io/nvidia/tritonserver:25.10-py3", "minReplicas": 0,
+        "autoscaling": {"query": 'sum(rate(nv_inference_request_success{pod=~"t-.*"}[2m]))', "threshold": "2",
+                        "wakeSchedule": {"start": "0 7 * * *", "end": "0 8 * * *"}}})
+    assert service.autoscaling is not None
+    spec = service.scaled_object_spec(service.autoscaling, "http://p:9090")
+    spec["triggers"] = spec["triggers"][1:]  # without the cron window
+    outcome = run_policy(policy, [{"type": "kubernetes:keda.sh/v1alpha1:ScaledObject", "name": "t",
+                                   "props": {"metadata": {"name": "t", "namespace": "n"}, "spec": spec}}], None)
+    assert list(outcome.messages) == [wakes.wake_message("ScaledObject 'n/t'", spec)]

@@ -18,7 +18,7 @@ from pulumi_policy import ResourceValidationArgs
 
 from ..base import EnforcementLevel, ReportViolation, resource_policy
 from ..props import get
-from ..wakes import wake_message
+from ..wakes import WAKE_FIX, wake_problem
 
 SCALED_OBJECT = "kubernetes:keda.sh/v1alpha1:ScaledObject"
 
@@ -29,9 +29,12 @@ def _validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
     spec = get(args.props, "spec", default={}) or {}
     name = get(args.props, "metadata", "name", default=args.name)
     namespace = get(args.props, "metadata", "namespace", default="default")
-    message = wake_message(f"ScaledObject '{namespace}/{name}'", spec)
-    if message is not None:
-        report(message, args.urn)
+    problem = wake_problem(spec)
+    if problem is not None:
+        target, why = problem
+        # The same words as wakes.wake_message, which the config check uses (tests/policies/test_wakes.py).
+        report(f"ScaledObject '{namespace}/{name}' scales {target} to zero but nothing can wake it: {why}. Once at "
+               f"zero it never serves again. Fix: {WAKE_FIX}.", args.urn)
 
 
 resource_policy(
