@@ -12,7 +12,9 @@
 - Only inference and health are routed: the model-repository (load/unload), model-config, shared-memory,
   statistics, trace and logging APIs stay off the ALB, as Triton's "Limit Endpoint Access" asks of a server
   exposed to clients (triton-inference-server/server @ v2.62.0 docs/customization_guide/inference_protocols.md:
-  151-205). Health paths are `Exact`; inference paths are ALB path patterns (`ImplementationSpecific`: the
+  151-205; the flag `--http-restricted-api` is src/command_line_parser.cc:506, and would need a shared header
+  secret in the pod's arguments, so routing is done here instead). Health paths are `Exact`; inference paths
+  are ALB path patterns (`ImplementationSpecific`: the
   controller passes the path to the ALB as it is, `*` matching any characters;
   kubernetes-sigs/aws-load-balancer-controller @ v3.5.0 pkg/ingress/model_build_listener_rules.go:247-262), which
   cover `/v2/models/<m>/infer` and `/v2/models/<m>/versions/<v>/infer` and the generate extension. Any other

@@ -55,9 +55,10 @@ VALID: dict[str, Any] = {
                         "wakeSchedule": {"start": "0 7 * * 1-5", "end": "0 19 * * 1-5"}},
         "ingress": {"host": "inference.example.com", "certificateArn": ACM, "scheme": "internet-facing",
                     "wafAclArn": WAF},
-        # 100 GiB read lazily at 100 MiB/s: 1024 s, 1596 s with the margin (components/inference/budget.py).
-        "startupSeconds": 1800,
-        "modelVolume": {"snapshotId": "snap-0123456789abcdef0", "sizeGiB": 100, "mountPath": "/models"},
+        # A 1 GiB snapshot: read well inside the default startupSeconds at any rate (components/inference/budget.py),
+        # and held by every sizeGiB from its lower bound up.
+        "modelVolume": {"snapshotId": "snap-0123456789abcdef0", "sizeGiB": 100, "snapshotSizeGiB": 1,
+                        "mountPath": "/models"},
     }],
     "addons": {"ebsCsiDriver": {"version": "v1.64.0-eksbuild.1"}, "keda": {"version": "2.20.2"}},
 }
