@@ -17,6 +17,9 @@ from components.config import GpuPool, InferenceServiceConfig
 from components.inference import budget, dashboard, ingress, model_volume, scaling, workload
 
 
+# Registration only (its arguments come from the pure functions of this package, tested directly); reached only by
+# running the Pulumi program in-process, which mutmut's fork cannot: tests/components/test_serving_rendered.py.
+# pragma: no mutate start
 def _meta(manifest: dict[str, Any]) -> Any:
     """The manifest's metadata. The manifests are camelCase dicts, which the SDK passes through as they are;
     its typed `...ArgsDict` forms spell keys in snake_case, hence `Any` for the type checker."""
@@ -27,9 +30,6 @@ def _field(manifest: dict[str, Any], key: str) -> Any:
     return manifest[key]
 
 
-# Registration only (its arguments come from the pure functions above, tested directly); reached only by
-# running the Pulumi program in-process, which mutmut's fork cannot: tests/components/test_serving_rendered.py.
-# pragma: no mutate start
 class InferenceService(pulumi.ComponentResource):
     """A Triton inference service: Deployment, Service, PDB, model volume, ALB Ingress, KEDA, monitoring.
 

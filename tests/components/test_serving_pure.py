@@ -35,8 +35,8 @@ def stack(name: str) -> StackConfig:
     return load_stack_config(values, stack_file=f"Pulumi.{name}.yaml", today=TODAY)
 
 
-def service(name: str, **changes: Any) -> InferenceServiceConfig:
-    base = stack(name).inference_services[0].model_dump(by_alias=True, exclude_unset=True)
+def service(stack_name: str, **changes: Any) -> InferenceServiceConfig:
+    base = stack(stack_name).inference_services[0].model_dump(by_alias=True, exclude_unset=True)
     merged = copy.deepcopy(base)
     for key, value in changes.items():
         *parents, last = key.split("__")
@@ -244,3 +244,31 @@ def test_dashboard_pool_join_by_node_name():
     assert dashboard._pool_of_node("node") == "max by (node, label_gpu_platform_io_pool) (kube_node_labels)"
     assert dashboard._pool_of_node("Hostname").startswith('max by (Hostname, label_gpu_platform_io_pool) '
                                                          '(label_replace(kube_node_labels, "Hostname", "$1", "node"')
+
+
+def test_optional_storage_class_parameters():
+    key = "arn:aws:kms:us-west-2:210987654321:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+    svc = service("dev", modelVolume__kmsKeyArn=key, modelVolume__volumeInitializationRate=200)
+    assert svc.model_volume is not None
+    parameters = model_volume.storage_class(svc, svc.model_volume)["parameters"]
+    assert (parameters["kmsKeyId"], parameters["volumeInitializationRate"]) == (key, "200")
+
+
+def test_derived_numbers_are_integers_as_the_api_takes_them():
+    assert str(budget.default_throughput(1000, 7)) == "875"
+    assert str(budget.default_iops(751, 20)) == "3004"
+
+
+def test_the_trust_policy_is_stable_json():
+    assert pod_identity.trust_policy("210987654321").startswith('{"Statement": [{"Action": ["sts:AssumeRole"')
+
+
+def test_an_unknown_cuda_is_a_clear_error():
+    svc = InferenceServiceConfig.model_validate({"name": "x", "image": "example.com/unknown:1"})
+    with pytest.raises(ValueError, match=r"^inference service x: CUDA unknown; the config loader should have refused"):
+        serving.service_cuda(svc)
+
+
+def test_the_dashboard_uid_keeps_grafanas_40_characters():
+    svc = service("dev", name="a-very-long-service-name-for-a-dashboard", namespace="inference-long")
+    assert len(dashboard.dashboard(svc)["uid"]) == 40
