@@ -369,7 +369,9 @@ class ImageRequireCuda(_Row):
 class ToolkitRequireCheck(_Row):
     """Whether the NVIDIA Container Toolkit checks NVIDIA_REQUIRE_* in one GPU injection mode."""
 
-    mode: Literal["legacy", "cdi"] = Field(description="legacy: runtime hook + nvidia-container-cli; cdi: CDI specs")
+    mode: Literal["legacy", "cdi", "jit-cdi"] = Field(
+        description="legacy: runtime hook + nvidia-container-cli; cdi: CDI specs; jit-cdi: CDI specs the runtime "
+                    "generates per container")
     checks: bool = Field(description="Whether an unsatisfied NVIDIA_REQUIRE_CUDA stops the container")
 
 
@@ -377,6 +379,14 @@ class OperatorCdiDefault(_Row):
     """The first GPU Operator release whose chart enables CDI by default (`cdi.enabled: true` in values.yaml)."""
 
     since: str = Field(description="Operator release, e.g. v25.10.0")
+
+
+class ToolkitAutoMode(_Row):
+    """What the toolkit's runtime mode `auto` resolves to on a GPU (NVML) node, from a toolkit release on. The
+    GPU Operator sets the mode (`cdi`) only when CDI is enabled; otherwise the toolkit keeps `auto`."""
+
+    since: str = Field(description="First NVIDIA Container Toolkit release with this resolution, e.g. v1.18.0")
+    mode: Literal["legacy", "jit-cdi"] = Field(description="The mode `auto` resolves to from that release on")
 
 
 class UnconfirmedRelease(_Row):
@@ -423,6 +433,9 @@ class MatrixData(BaseModel):
     )
     toolkit_require_check: tuple[ToolkitRequireCheck, ...] = Field(
         default=(), description="Whether the container toolkit checks NVIDIA_REQUIRE_CUDA, per injection mode"
+    )
+    toolkit_auto_mode: tuple[ToolkitAutoMode, ...] = Field(
+        default=(), description="What the toolkit's `auto` runtime mode resolves to, by toolkit release"
     )
 
 
