@@ -134,7 +134,7 @@ class ImageQueries(NodeQueries):
         if row is None:
             return self._date_step_driver(os, pinned, minor, today, ever_published)
         versions = row.drivers.get(minor) or row.drivers.get("*") or ()
-        published = self._published(row, following, minor, exact, ever_published)
+        published = self._published(row, following, minor, exact, ever_published, pinned=pinned is not None)
         where = f"{os} {row.release}" if exact else f"{os} {pinned} (recorded step: {row.release})"
         if not versions:
             return ImageDriver(
@@ -150,19 +150,33 @@ class ImageQueries(NodeQueries):
         )
 
     @staticmethod
-    def _published_set(row: ImageRelease, ever_published: tuple[str, ...]) -> tuple[str, ...]:
-        listed = tuple(k for k in row.drivers if k != "*")
-        return listed if "*" not in row.drivers else tuple(sorted(set(listed) | set(ever_published)))
+    def _star_versions(row: ImageRelease, ever_published: tuple[str, ...]) -> tuple[str, ...]:
+        """The minors a `*` row publishes: its own `kubernetes` list when recorded, else every minor ever published."""
+        return row.kubernetes if row.kubernetes is not None else ever_published
 
-    @staticmethod
+    @classmethod
+    def _published_set(cls, row: ImageRelease, ever_published: tuple[str, ...]) -> tuple[str, ...]:
+        listed = tuple(k for k in row.drivers if k != "*")
+        if "*" not in row.drivers:
+            return listed
+        return tuple(sorted(set(listed) | set(cls._star_versions(row, ever_published)),
+                            key=lambda v: tuple(int(p) for p in v.split("."))))
+
+    @classmethod
     def _published(
-        row: ImageRelease, following: ImageRelease | None, minor: str, exact: bool, ever: tuple[str, ...]
+        cls, row: ImageRelease, following: ImageRelease | None, minor: str, exact: bool, ever: tuple[str, ...],
+        *, pinned: bool = True,
     ) -> bool | None:
-        in_next = following is None or minor in following.drivers or ("*" in following.drivers and minor in ever)
+        in_next = (following is None or minor in following.drivers
+                   or ("*" in following.drivers and minor in cls._star_versions(following, ever)))
         if minor in row.drivers:
             # Between two recorded rows, a variant the next row no longer lists may be gone already.
             return True if exact or in_next else None
         if "*" in row.drivers:
+            if row.kubernetes is not None:
+                # The release's own list: a pinned release publishes nothing outside it; an unpinned pool may get a
+                # newer release than the newest recorded one, so a minor outside the list stays unknown there.
+                return True if minor in row.kubernetes else (False if exact and pinned else None)
             return True if minor in ever else None
         if exact or following is None or not in_next:
             return False

@@ -284,6 +284,10 @@ class ImageRelease(_Row):
     first_tree_families: tuple[str, ...] = Field(
         default=(), description="Instance families forced onto the first driver whatever their GPU"
     )
+    kubernetes: tuple[str, ...] | None = Field(
+        default=None,
+        description="A `*` row: the Kubernetes minors the release publishes, when known (else node_images.published)",
+    )
 
     @field_validator("release", mode="before")
     @classmethod
