@@ -47,3 +47,26 @@ def test_cdi_off_on_a_toolkit_1_18_operator_is_judged_as_jit_cdi_by_check(capsys
     code, out = check(capsys, "--os", "ubuntu-22.04", "--driver", "525.147.05", "--cuda",
                       "nvidia/cuda:12.8.1-runtime-ubuntu22.04", "--toolkit-mode", "jit-cdi", *TODAY)
     assert code == 0 and "the toolkit in jit-cdi mode does not check it" in out, out
+
+
+@pytest.mark.parametrize("instance_type", ["g6f.large", "g6f.xlarge", "g6f.2xlarge", "g6f.4xlarge", "gr6f.4xlarge"])
+def test_g6f_and_gr6f_are_fractional_grid_l4_pools_and_r595_is_refused(capsys, instance_type):
+    code, out = check(capsys, "--os", "al2023", "--driver", "595", "--instance-type", instance_type,
+                      "--kubernetes", "1.35", "--image-version", "v20260917", *TODAY)
+    assert code == 1
+    assert f"[mandatory] gpu-architecture-supported: {instance_type}, a fractional L4 (" in out
+    assert "on the GRID driver: driver R595 does not support the" in out
+    code, out = check(capsys, "--os", "al2023", "--driver", "580", "--instance-type", instance_type,
+                      "--kubernetes", "1.35", "--image-version", "v20260917", *TODAY)
+    assert code == 0
+    assert f"[advisory] gpu-instance-fractional: {instance_type} is a fractional L4" in out
+    assert "advertises no nvidia.com/gpu" in out
+
+
+def test_fractional_shares_follow_karpenters_gpu_memory(matrix: Matrix):
+    shares = {name: inst.fraction for name in ("g6f.large", "g6f.2xlarge", "g6f.4xlarge", "gr6f.4xlarge", "g6.xlarge")
+              if (inst := matrix.instance_type(name)) is not None}
+    assert shares == {"g6f.large": "1/8", "g6f.2xlarge": "1/4", "g6f.4xlarge": "1/2", "gr6f.4xlarge": "1/2",
+                      "g6.xlarge": None}
+    g6f = matrix.instance_type("g6f.xlarge")
+    assert g6f is not None and (g6f.gpus, g6f.driver_kind, g6f.unsupported_branches) == (0, "grid", (595,))

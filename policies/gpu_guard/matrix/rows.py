@@ -226,7 +226,17 @@ class InstanceFamily(_Row):
     family: str = Field(description="Family, e.g. g5 or p6-b200")
     gpu_model: str = Field(description="GPU model (a row of `gpus`)")
     cpu_arch: Literal["x86_64", "arm64"] = Field(description="CPU architecture")
-    sizes: dict[str, int] = Field(description="GPU count per size, e.g. {xlarge: 1, 12xlarge: 4}")
+    sizes: dict[str, int] = Field(description="GPU count per size, e.g. {xlarge: 1, 12xlarge: 4}; 0 for a "
+                                              "fractional GPU (no nvidia.com/gpu is advertised)")
+    gpu_fraction: dict[str, str] = Field(
+        default_factory=dict, description="Fractional-GPU sizes: the share of one GPU each gets, e.g. {xlarge: 1/8}"
+    )
+    driver_kind: Literal["tesla", "grid"] = Field(
+        default="tesla", description="The driver flavour the instances need: tesla (data-center) or grid (vGPU guest)"
+    )
+    unsupported_branches: tuple[int, ...] = Field(
+        default=(), description="Driver branches documented not to support the family"
+    )
 
 
 class BakedDriver(_Row):
