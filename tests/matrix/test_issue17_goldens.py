@@ -125,19 +125,24 @@ def test_bottlerocket_1_29_variant_is_published_until_v1_58_0_by_check(capsys):
 
 
 def test_bottlerocket_1_37_variant_from_v1_68_0_by_check(capsys):
-    _, out = bottlerocket(capsys, "1.37", "v1.65.0")
-    assert "[mandatory] node-image-published: bottlerocket v1.65.0 publishes no aws-k8s-1.37-nvidia variant" in out
     _, out = bottlerocket(capsys, "1.37", "v1.68.0")
     assert "[ok] node-image-published: aws-k8s-1.37-nvidia variant is published in bottlerocket v1.68.0" in out
-    assert ("[advisory] baked-driver-branch: bottlerocket v1.68.0 carries R580 (580.178.04) and R595 (595.91.07); "
-            "no primary source says which one a node loads") in out
 
 
-def test_bottlerocket_1_37_branch_is_not_asserted(matrix: Matrix):
+def test_bottlerocket_1_37_branch_follows_the_gpu_unless_the_setting_pins_it(matrix: Matrix):
+    """Issue 26: ghostdog picks lts unless a GPU needs pb (RTX PRO 4500) or settings.kernel.drivers.nvidia.branch
+    pins one (bottlerocket-core-kit PR #1041)."""
     image = matrix.driver_for_image("bottlerocket", "v1.68.0", "g6.xlarge", "1.37", today=DAY)
     assert image is not None and image.drivers == ("580.178.04", "595.91.07")
-    assert matrix.driver_branch_for_image("bottlerocket", "v1.68.0", "g6.xlarge", "1.37", today=DAY) is None
+    assert matrix.driver_branch_for_image("bottlerocket", "v1.68.0", "g6.xlarge", "1.37", today=DAY) == 580
+    assert matrix.driver_branch_for_image("bottlerocket", "v1.68.0", "g7.2xlarge", "1.37", today=DAY) == 595
     assert matrix.driver_branch_for_image("bottlerocket", "v1.68.0", "g6.xlarge", "1.36", today=DAY) == 580
+    pinned = matrix.driver_for_image("bottlerocket", "v1.68.0", "g6.xlarge", "1.37", today=DAY, branch_pin="pb")
+    assert pinned is not None and (pinned.version, pinned.branch) == ("595.91.07", 595)
+    assert "settings.kernel.drivers.nvidia.branch = 'pb' activates 595.91.07" in pinned.rule
+    # One driver: the setting changes nothing on a variant that ships one tree.
+    single = matrix.driver_for_image("bottlerocket", "v1.68.0", "g6.xlarge", "1.36", today=DAY, branch_pin="pb")
+    assert single is not None and single.branch == 580
 
 
 # --- 2. NVIDIA_REQUIRE_CUDA decides before minor version compatibility, where the toolkit checks it ----------

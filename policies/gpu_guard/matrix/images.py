@@ -111,6 +111,7 @@ class ImageQueries(NodeQueries):
         k8s_version: str,
         *,
         today: date | None = None,
+        branch_pin: str | None = None,
     ) -> ImageDriver | None:
         """The driver a node of this image release, instance type and Kubernetes version loads.
 
@@ -142,7 +143,7 @@ class ImageQueries(NodeQueries):
                 (), None, None, f"{where} carries no driver for Kubernetes {minor}", row.source,
                 row.confirmed and exact,
             )
-        version, rule = self._resolve(row, versions, instance_type, where)
+        version, rule = self._resolve(row, versions, instance_type, where, branch_pin)
         branch = parse_driver_version(version).branch if version is not None else None
         return ImageDriver(
             os, pinned, row.release, exact, minor, published, self._published_set(row, ever_published),
@@ -183,13 +184,18 @@ class ImageQueries(NodeQueries):
         return None  # appears by the next recorded release; this release's own table is not recorded
 
     def _resolve(
-        self, row: ImageRelease, versions: tuple[str, ...], instance_type: str | None, where: str
+        self, row: ImageRelease, versions: tuple[str, ...], instance_type: str | None, where: str,
+        branch_pin: str | None = None,
     ) -> tuple[str | None, str]:
         listing = " and ".join(f"R{parse_driver_version(v).branch} ({v})" for v in versions)
         if len(versions) == 1:
             return versions[0], f"{where} ships one driver, {versions[0]}"
         if row.resolution == "undocumented":
             return None, f"{where} carries {listing}; no primary source says which one a node loads"
+        if row.resolution == "bottlerocket-branch-setting" and branch_pin in row.branch_setting:
+            pinned = row.branch_setting[branch_pin]
+            return pinned, (f"{where} carries {listing}; settings.kernel.drivers.nvidia.branch = {branch_pin!r} "
+                            f"activates {pinned} at boot whatever the GPU")
         inst = self.instance_type(instance_type) if instance_type else None
         first, second = versions[0], versions[1]
         if inst is None:
@@ -294,11 +300,14 @@ class ImageQueries(NodeQueries):
         *,
         driver: str | None = None,
         today: date | None = None,
+        branch_pin: str | None = None,
     ) -> list[Finding]:
         """Is an image of this release published for the Kubernetes version (rule node-image-published), and
-        is the declared driver the one its nodes load (rule baked-driver-branch)?"""
+        is the declared driver the one its nodes load (rule baked-driver-branch)? `branch_pin`: a Bottlerocket
+        pool's settings.kernel.drivers.nvidia.branch (lts / pb)."""
         today = today or date.today()
-        image = self.driver_for_image(os, image_version, instance_type, kubernetes, today=today)
+        image = self.driver_for_image(os, image_version, instance_type, kubernetes, today=today,
+                                      branch_pin=branch_pin)
         if image is None:
             return []
         findings = [self._published_finding(image)] if image.release is not None else []
@@ -343,6 +352,19 @@ class ImageQueries(NodeQueries):
             return f"aws-k8s-{image.kubernetes}-nvidia variant"
         return f"AL2023 NVIDIA AMI for Kubernetes {image.kubernetes}"
 
+    def _branch_setting_fix(self, image: ImageDriver, declared: int) -> str:
+        """", set nvidiaDriverBranch: pb (settings.kernel.drivers.nvidia.branch), " where the release selects its
+        driver by that setting and one of its values activates the declared branch; "" elsewhere."""
+        if image.resolution != "bottlerocket-branch-setting" or image.release is None or len(image.drivers) < 2:
+            return ""
+        row = next((r for r in self.image_releases(image.os) if r.release == image.release), None)
+        values = [value for value, version in (row.branch_setting.items() if row else ())
+                  if parse_driver_version(version).branch == declared]
+        if not values:
+            return ""
+        return (f"set the pool's nvidiaDriverBranch to {values[0]} (settings.kernel.drivers.nvidia.branch = "
+                f"{values[0]!r}), ")
+
     def _branch_finding(self, image: ImageDriver, driver: str, today: date) -> list[Finding]:
         rule = "baked-driver-branch"
         declared = parse_driver_version(driver).branch
@@ -368,12 +390,13 @@ class ImageQueries(NodeQueries):
         if image.branch is not None:
             if image.branch == declared:
                 return [Finding("ok", rule, f"{image.rule}; R{declared} as declared", image.source)]
+            setting = self._branch_setting_fix(image, declared)
             return [
                 Finding(
                     "mandatory",
                     rule,
-                    f"{image.rule}, not R{declared}; declare driver {image.branch} for this pool, or pin an image "
-                    "release whose driver it needs.",
+                    f"{image.rule}, not R{declared}; declare driver {image.branch} for this pool, {setting}or pin "
+                    "an image release whose driver it needs.",
                     image.source,
                     (str(image.branch),),
                 )
@@ -381,7 +404,8 @@ class ImageQueries(NodeQueries):
         if declared in branches:
             caveat = (
                 f"; a node whose GPU does not need it loads R{branches[0]}"
-                if declared != branches[0] and image.resolution == "al2023-open-supported-devices"
+                if declared != branches[0]
+                and image.resolution in ("al2023-open-supported-devices", "bottlerocket-branch-setting")
                 else ""
             )
             return [Finding("advisory", rule, f"{image.rule}{caveat}", image.source, tuple(map(str, branches)))]

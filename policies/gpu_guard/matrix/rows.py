@@ -283,10 +283,18 @@ class ImageRelease(_Row):
     drivers: dict[str, tuple[str, ...]] = Field(
         description="Kubernetes minor (or *) -> driver versions or branches baked in, the default first"
     )
-    resolution: Literal["single", "al2023-open-supported-devices", "undocumented"] = Field(
+    resolution: Literal[
+        "single", "al2023-open-supported-devices", "bottlerocket-branch-setting", "undocumented",
+    ] = Field(
         default="single",
         description="How a node picks among several drivers: single (one driver), al2023-open-supported-devices "
-        "(amazon-eks-ami resolve-nvidia-driver.sh), undocumented (no primary source says)",
+        "(amazon-eks-ami resolve-nvidia-driver.sh), bottlerocket-branch-setting (ghostdog: the "
+        "settings.kernel.drivers.nvidia.branch pin, else the GPU), undocumented (no primary source says)",
+    )
+    branch_setting: dict[str, str] = Field(
+        default_factory=dict,
+        description="bottlerocket-branch-setting: each value of settings.kernel.drivers.nvidia.branch -> the driver "
+        "it activates, e.g. {lts: 580.178.04, pb: 595.91.07}",
     )
     second_tree_gpus: tuple[str, ...] = Field(
         default=(), description="GPU models (rows of gpus) that resolve to the second driver (the PB tree)"
