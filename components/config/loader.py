@@ -93,6 +93,7 @@ def pool_findings(
         operator=operator if pool.driver_source == "operator" else None,
         kubernetes=kubernetes, kubelet=pool.kubelet_version, instance_type=instance_type,
         precompiled=pool.use_precompiled, image_version=pool.image_version, today=today,
+        branch_pin=pool.branch_pin,
     ))
 
 

@@ -306,6 +306,13 @@ class KarpenterPoolConfig(_Model):
                     "alias (v1.26.0 for bottlerocket@v1.26.0, v20251120 for al2023@v20251120); nodes roll only "
                     "when it changes. Ubuntu pools do not use an alias.",
     )
+    nvidia_driver_branch: Literal["lts", "pb"] | None = Field(
+        default=None, alias="nvidiaDriverBranch",
+        description="Bottlerocket pools: the driver tree a two-tree variant (aws-k8s-1.37-nvidia from 1.66) "
+                    "activates at boot, as settings.kernel.drivers.nvidia.branch (lts = R580, pb = R595). Unset: "
+                    "Bottlerocket picks by GPU (pb only for GPUs the lts driver lacks). Source: "
+                    "https://github.com/bottlerocket-os/bottlerocket-core-kit/pull/1041",
+    )
     image_id: ImageId | None = Field(
         default=None, alias="imageId",
         description="Ubuntu pools: the pinned Canonical EKS AMI of the EC2NodeClass (`amiSelectorTerms: [{id}]`); "
@@ -330,6 +337,10 @@ class KarpenterPoolConfig(_Model):
                 "release rolls every node of the pool",
                 value=None, path=("imageVersion",), nearest=[example],
                 fix=f"set imageVersion to a release listed for {self.os} (see the EC2NodeClass alias docs)")
+        if self.nvidia_driver_branch is not None and self.os != "bottlerocket":
+            raise ConfigIssue(
+                "nvidiaDriverBranch is Bottlerocket's settings.kernel.drivers.nvidia.branch; other images ignore it",
+                value=self.nvidia_driver_branch, path=("nvidiaDriverBranch",), fix="remove nvidiaDriverBranch")
         if self.image_id is not None and baked:
             raise ConfigIssue(
                 f"imageId pins an Ubuntu pool's AMI; a {self.os} pool is pinned by its alias release",
@@ -404,6 +415,7 @@ class GpuPool:
     path: Path  # where the pool sits in the stack config, e.g. ("gpuNodeGroups", 0)
     driver_path: Path  # the key its driver version comes from
     image_version: str | None = None  # a Karpenter Bottlerocket / AL2023 pool: its pinned alias release
+    branch_pin: str | None = None  # a Karpenter Bottlerocket pool: settings.kernel.drivers.nvidia.branch (lts / pb)
 
     @property
     def driver_source(self) -> Literal["operator", "image"]:
@@ -521,7 +533,8 @@ class StackConfig(_Model):
                     name=pool.name, kind="karpenter", os=pool.os, driver_version=pool.driver_version,
                     kubelet_version=self.cluster.kubernetes_version, instance_types=tuple(pool.instance_types),
                     use_precompiled=False, path=("karpenter", "pools", i),
-                    driver_path=("karpenter", "pools", i, "driverVersion"), image_version=pool.image_version))
+                    driver_path=("karpenter", "pools", i, "driverVersion"), image_version=pool.image_version,
+                    branch_pin=pool.nvidia_driver_branch))
         return pools
 
     def gpu_pools(self) -> list[GpuPool]:

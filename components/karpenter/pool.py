@@ -132,6 +132,19 @@ def nodepool_spec(config: KarpenterPoolConfig, pool: GpuPool, *, arch: str) -> d
     }
 
 
+def bottlerocket_branch_settings(branch: str) -> str:
+    """Bottlerocket user data (TOML) that pins the NVIDIA driver tree a two-tree variant activates at boot.
+
+    Karpenter merges a Bottlerocket EC2NodeClass's `userData` TOML with the settings it generates, and keeps every
+    `settings.*` table untyped (`SettingsRaw map[string]any`; only `settings.kubernetes` is checked strictly):
+    aws/karpenter-provider-aws@v1.14.1 pkg/providers/amifamily/bootstrap/bottlerocketsettings.go:38-41, 136-175.
+    ghostdog's match-nvidia-branch reads `settings.kernel.drivers.nvidia.branch`
+    (`lts` or `pb`) before looking at the GPU (bottlerocket-core-kit PR #1041); both trees are installed and one
+    is overlaid at boot (bottlerocket-kernel-kit PR #536).
+    """
+    return f'[settings.kernel.drivers.nvidia]\nbranch = "{branch}"\n'
+
+
 def _b64(text: str) -> str:
     return base64.b64encode(text.encode()).decode()
 
@@ -203,6 +216,8 @@ class KarpenterGpuPool(pulumi.ComponentResource):
         ignore: list[str] = []
         if config.ami_alias is not None:
             spec: Any = {**common, "amiSelectorTerms": [{"alias": config.ami_alias}]}
+            if config.nvidia_driver_branch is not None:
+                spec["userData"] = bottlerocket_branch_settings(config.nvidia_driver_branch)
         else:
             ami_id, held = self._ubuntu_image(config, pool, cpu_arch)
             ignore = [] if not held else ["spec.amiSelectorTerms"]

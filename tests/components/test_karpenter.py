@@ -485,3 +485,9 @@ def test_controller_iam_keeps_every_upstream_resource_and_condition_or_narrows_i
             mine = ours[theirs["Sid"]]
             assert mine.get("Condition") == theirs.get("Condition"), theirs["Sid"]
             assert mine["Resource"] == theirs["Resource"], theirs["Sid"]
+
+
+def test_a_bottlerocket_pool_pins_its_nvidia_driver_tree_through_user_data():
+    spec = node_class(run(_with_pool(nvidiaDriverBranch="pb")))
+    assert spec["userData"] == '[settings.kernel.drivers.nvidia]\nbranch = "pb"\n'
+    assert "userData" not in node_class(dev())  # unset: Bottlerocket picks by GPU, Karpenter's own user data only
