@@ -58,6 +58,8 @@ class Pool:
     # The pinned node image release (EC2NodeClass alias `al2023@v20260917` -> v20260917, node group
     # releaseVersion `1.35.2-20260917`); None: the newest (alias @latest, or nothing pinned).
     image_version: str | None = None
+    # A Bottlerocket EC2NodeClass's settings.kernel.drivers.nvidia.branch (its userData TOML): lts / pb.
+    driver_branch_pin: str | None = None
     props: Any = field(default=None, repr=False, compare=False)
     resource: Any = field(default=None, repr=False, compare=False)  # the PolicyResource, when there is one
 

@@ -74,6 +74,10 @@ class Matrix(ImageQueries):
         if instance_type is not None:
             inst = self.instance_type(instance_type)
             findings.extend(self.architecture_support(instance_type, driver))
+            if inst is not None and inst.fraction is not None:
+                # What the pool is (the CLI and the config say it; the pack says it where a GPU request meets it,
+                # gpu-workload-schedulable): a share of one GPU on the GRID driver, no nvidia.com/gpu.
+                findings.append(self.fractional_gpu_finding(inst))
         if cuda is not None:
             if toolkit_mode is None and os not in BAKED_DRIVER_OS:
                 toolkit_mode = self.toolkit_mode_for_operator(operator)

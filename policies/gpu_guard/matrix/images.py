@@ -279,12 +279,15 @@ class ImageQueries(NodeQueries):
         *,
         instance_type: str | None = None,
         image_version: str | None = None,
+        branch_pin: str | None = None,
     ) -> int | None:
         """Driver branch a Bottlerocket/AL2023 NVIDIA node loads (the image's default one when it depends on
-        the GPU and no instance type is given); None for Ubuntu or when no source tells."""
+        the GPU and no instance type is given); None for Ubuntu or when no source tells. `branch_pin`: a
+        Bottlerocket node's settings.kernel.drivers.nvidia.branch."""
         if os not in BAKED_DRIVER_OS:
             return None
-        image = self.driver_for_image(os, image_version, instance_type, kubernetes, today=today)
+        image = self.driver_for_image(os, image_version, instance_type, kubernetes, today=today,
+                                      branch_pin=branch_pin)
         if image is None or not image.drivers:
             return None
         if image.branch is not None:

@@ -130,8 +130,6 @@ class InstanceQueries(OperatorQueries):
                     "ok", rule, f"driver {driver} supports {gpu.model} ({gpu.architecture}) on {inst.name}", gpu.source
                 )
             )
-        if inst.fraction is not None:
-            findings.append(self.fractional_gpu_finding(inst))
         return findings
 
     @staticmethod
