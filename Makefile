@@ -1,11 +1,15 @@
 # gpu-platform: the two commands that work on a fresh clone are `make preview` and `make test`.
-# Everything runs from a local virtualenv (.venv) with the pinned requirements-dev.txt.
+# Everything runs from a local virtualenv (.venv): `make preview` installs the runtime (requirements.txt) only,
+# `make test` adds the development tools (requirements-dev.txt).
 
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-# Written after a successful install; newer than both requirements files = nothing to install.
+# Written after a successful install; newer than its requirements files = nothing to install.
 STAMP := $(VENV)/.requirements-installed
+RUNTIME_STAMP := $(VENV)/.runtime-installed
+# pip prints each package it collects and installs (no --quiet: a first install takes a minute or more).
+PIP_INSTALL = $(PY) -m pip install --disable-pip-version-check --progress-bar off
 STACK ?= dev
 PHASE ?= preview
 PYTEST_ARGS ?=
@@ -15,7 +19,7 @@ OUT ?=
 # tools/ci_gate.py (`make gate`) builds the same command line for every stack; tests/ci checks both agree.
 POLICY_CONFIG := $(wildcard policies/config/$(STACK).json)
 PREVIEW_ARGS = --stack $(STACK) --phase $(PHASE) $(if $(TODAY),--today $(TODAY)) \
-	$(if $(POLICY_CONFIG),--policy-config $(POLICY_CONFIG)) $(if $(OUT),--out $(OUT))
+	$(if $(POLICY_CONFIG),--policy-config $(POLICY_CONFIG)) $(if $(OUT),--out $(OUT)) $(if $(VERBOSE),--verbose)
 # The date the offline gate (`make gate`, the pull-request and deploy workflows) judges lifecycles at, so a
 # pull request's result does not change with the calendar. `make gate TODAY=` judges at the real date (the
 # weekly calendar workflow does). Move it forward on purpose, in its own commit.
@@ -23,14 +27,16 @@ GATE_TODAY := 2026-11-30
 
 .DEFAULT_GOAL := help
 .PHONY: help venv program-venv upstream pack-venv preview preview-json gate lint test mutants bench clean
+.PHONY: test-calendar
 
 help:
 	@echo "make preview        offline preview of the dev stack (STACK=prod for prod): no cloud account, no Pulumi CLI"
 	@echo "make test           lint (ruff, mypy) and the test suite (pytest, parallel when pytest-xdist is present)"
 	@echo "make gate           the offline gate of CI: every stack, lifecycles judged at GATE_TODAY (TODAY= for the real date)"
 	@echo "make lint           ruff check and mypy only"
-	@echo "make venv           create .venv and install requirements-dev.txt"
-	@echo "make program-venv   create .venv with requirements.txt only: what pulumi preview/up run (the cloud jobs)"
+	@echo "make test-calendar  make test with the clock a year ahead (libfaketime from requirements-dev.txt; CALENDAR_DATE=)"
+	@echo "make venv           create .venv with requirements.txt and requirements-dev.txt (what make test uses)"
+	@echo "make program-venv   create .venv with requirements.txt only: what make preview and pulumi preview/up run"
 	@echo "make upstream       fill .upstream-cache/ with the files upstream.lock.json pins (sha256-checked); the tests"
 	@echo "                    read them there (from \$$GPU_PLATFORM_SHARED or ../shared when present, else downloaded)"
 	@echo "make pack-venv      create policies/venv, the policy pack's own virtualenv (Python 3.10+), as the CLI expects"
@@ -41,17 +47,18 @@ help:
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): requirements.txt requirements-dev.txt | $(PY)
-	$(PY) -m pip install --disable-pip-version-check --quiet -r requirements-dev.txt
+$(STAMP): requirements.txt requirements-dev.txt $(RUNTIME_STAMP) | $(PY)
+	@echo "== installing the development tools into $(VENV) (requirements-dev.txt: pytest, mypy, ruff, hypothesis, mutmut, zizmor, ...; about 300 MB more)"
+	$(PIP_INSTALL) -r requirements-dev.txt
 	@touch $(STAMP)
 
 venv: $(STAMP)
 
 # The Pulumi program's runtime only (requirements.txt): what `pulumi preview` / `pulumi up` need in .venv
 # (Pulumi.yaml `virtualenv: .venv`). The cloud jobs install this, not the development tools.
-RUNTIME_STAMP := $(VENV)/.runtime-installed
 $(RUNTIME_STAMP): requirements.txt | $(PY)
-	$(PY) -m pip install --disable-pip-version-check --quiet -r requirements.txt
+	@echo "== installing the runtime into $(VENV) (requirements.txt: the Pulumi SDKs, pulumi-policy, pydantic, ...; about 450 MB, a minute or two the first time)"
+	$(PIP_INSTALL) -r requirements.txt
 	@touch $(RUNTIME_STAMP)
 
 program-venv: $(RUNTIME_STAMP)
@@ -60,8 +67,9 @@ program-venv: $(RUNTIME_STAMP)
 # `tools.matrix refresh` read: copied from $$GPU_PLATFORM_SHARED/upstream (default ../shared/upstream) when
 # that exists, else downloaded from the commits upstream.lock.json pins; every file sha256-checked.
 # GPU_PLATFORM_UPSTREAM_CACHE moves the cache, GPU_PLATFORM_UPSTREAM_URL the download base.
+# Quiet when it works (one summary line); offline, at most five lines on stderr naming both ways out.
 upstream: $(STAMP)
-	$(PY) -m tools.upstream fill
+	@$(PY) -m tools.upstream fill
 
 # checkov, the scanner tests/security/test_checkov.py runs over the rendered manifests, in a virtualenv of its own:
 # checkov 3.3.30 needs packaging<24, the Pulumi SDK packaging>=26 (requirements-scan.txt). The tests find it
@@ -75,10 +83,12 @@ $(SCAN_STAMP): requirements-scan.txt
 
 scan-venv: $(SCAN_STAMP)
 
-preview: $(STAMP)
+# The offline preview needs the runtime only (tools/, components/, policies/ import nothing of requirements-dev.txt).
+preview: $(RUNTIME_STAMP)
+	@echo "== offline preview of stack $(STACK), phase $(PHASE) (no AWS account, no Pulumi CLI; about 5 s after the first run)"
 	$(PY) -m tools.preview $(PREVIEW_ARGS)
 
-preview-json: $(STAMP)
+preview-json: $(RUNTIME_STAMP)
 	$(PY) -m tools.preview $(PREVIEW_ARGS) --json
 
 # Every stack, as CI runs it: out/<stack>/ artefacts, each summary appended to $$GITHUB_STEP_SUMMARY when set,
@@ -100,7 +110,9 @@ pack-venv: $(PACK_VENV)/bin/python
 	else $(PACK_VENV)/bin/python -m pip install --disable-pip-version-check --quiet -r policies/requirements.txt; fi
 
 lint: $(STAMP)
+	@echo "== ruff check . (seconds)"
 	$(PY) -m ruff check .
+	@echo "== mypy . (the first run type-checks the Pulumi SDKs too and prints nothing for 1-2 minutes; later runs use .mypy_cache)"
 	$(PY) -m mypy .
 
 # pytest exit 5 means "no tests collected". That is a failure here (a suite that runs nothing proves
@@ -108,6 +120,7 @@ lint: $(STAMP)
 test: lint
 	@xdist=""; if $(PY) -c "import xdist" 2>/dev/null; then xdist="-n auto"; fi; \
 	if [ -z "$$CHECKOV" ] && [ -x $(SCAN_VENV)/bin/checkov ]; then export CHECKOV=$$PWD/$(SCAN_VENV)/bin/checkov; fi; \
+	echo "== pytest $$xdist $(PYTEST_ARGS) (about 2,800 tests: several minutes on 2 cores; a skip summary ends it)"; \
 	status=0; $(PY) -m pytest $$xdist $(PYTEST_ARGS) || status=$$?; \
 	if [ $$status -eq 5 ]; then \
 	  if [ -n "$$(find tests -name 'test_*.py' -print -quit 2>/dev/null)" ]; then \
@@ -126,6 +139,14 @@ MUTANTS ?=
 mutants: $(STAMP)
 	GPU_PLATFORM_UPSTREAM_CACHE=$${GPU_PLATFORM_UPSTREAM_CACHE:-$(abspath .upstream-cache)} nice -n 19 $(VENV)/bin/mutmut run --max-children $(MUTANT_JOBS) $(MUTANTS)
 	$(PY) -m tests.mutation_score
+
+# The calendar-proof run: `make test` with the wall clock a year ahead (CALENDAR_DATE=YYYY-MM-DD: from that day,
+# 12:00), under the prebuilt libfaketime of the pinned `libfaketime` package (tools/calendar_run.py probes it
+# first: the date moved, time.sleep still sleeps). The weekly calendar workflow runs it; so a check that holds only
+# until some day turns red a year before that day.
+CALENDAR_DATE ?=
+test-calendar: $(STAMP)
+	$(PY) -m tools.calendar_run $(if $(CALENDAR_DATE),--date $(CALENDAR_DATE)) -- $(MAKE) --no-print-directory test
 
 # bench/preview.py: median of BENCH_RUNS fresh processes per stack (dev, prod, generated stacks), the import
 # floor and checkov (from .scan-venv, `make scan-venv`, else PATH); writes bench/results.md. Minutes of CPU: run it on a quiet machine.

@@ -3,7 +3,7 @@
 `generated_config(base, services=N, pools=P)` takes a parsed `Pulumi.<stack>.yaml` (prod's, in the
 benchmark) and returns it with `gpu-platform:gpuNodeGroups` replaced by P generated managed node groups
 and `gpu-platform:inferenceServices` replaced by N generated services, written with the keys of
-the stack config contract (README, "Stack configuration"), so the same file deploys. Every
+the stack config contract (docs/configuration.md), so the same file deploys. Every
 other section (cluster, system node group, operator, Karpenter) stays as the base has it, so the numbers
 include whatever the base stack deploys.
 

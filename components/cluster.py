@@ -176,9 +176,9 @@ class Cluster(pulumi.ComponentResource):
     own zones, chosen by zone ID without the IDs EKS refuses (IGW, NAT gateways, route tables; subnets
     tagged for the load balancer controller and Karpenter discovery) and a `pulumi_eks.Cluster` with no
     default node group, authentication mode `API` (access entries, this component's children keyed by
-    principal, components/access.py: deployers, admins and preview roles with cluster-admin, the
-    read-only operations role with AmazonEKSViewPolicy; the identity running the creating `pulumi up`
-    has EKS's creator entry, which pulumi-eks always grants and a later run adopts),
+    principal, components/access.py: deployers and admins with cluster-admin, the pull-request
+    preview roles and the read-only operations role with AmazonEKSViewPolicy; the identity running the
+    creating `pulumi up` has EKS's creator entry, which pulumi-eks always grants and a later run adopts),
     Secrets encrypted with a rotating customer-managed KMS key, all five log types into a
     `/aws/eks/<name>/cluster` group with a retention (adopted when a destroyed cluster left it behind),
     the private endpoint on and the public endpoint limited to `endpointPublicAccessCidrs` (off when
@@ -584,8 +584,20 @@ class Cluster(pulumi.ComponentResource):
         return legacy
 
 
+# The EKS access policy of each principal list (docs/ci-cd.md, "Who can write where"; tests/ci/test_access.py
+# checks that table and that no preview principal can write). The pull-request preview roles get the view
+# policy: a pull request runs its own workflow file and program with them, so they must not be able to write
+# (pulumi-kubernetes previews an object from its inputs when the server-side dry run is forbidden,
+# provider/pkg/provider/provider.go Create 1798-1803, Update 2455-2458 at pulumi/pulumi-kubernetes 94977969).
+ACCESS_POLICY_BY_KEY: dict[str, str] = {
+    "opsReadOnlyPrincipalArn": iam.VIEW_POLICY,
+    "previewPrincipalArns": iam.VIEW_POLICY,
+    "deployerPrincipalArns": iam.CLUSTER_ADMIN_POLICY,
+    "adminPrincipalArns": iam.CLUSTER_ADMIN_POLICY,
+}
+
+
 def access_grants(config: ClusterConfig) -> list[access.AccessGrant]:
-    """The access of every principal of the cluster section: view for the operations role, admin for the rest."""
-    policies = {"opsReadOnlyPrincipalArn": iam.VIEW_POLICY}
-    return [access.AccessGrant(arn, policies.get(str(path[0]), iam.CLUSTER_ADMIN_POLICY))
-            for path, arn in config.principals()]
+    """The access of every principal of the cluster section: view for the operations and preview roles, admin
+    for deployers and admins."""
+    return [access.AccessGrant(arn, ACCESS_POLICY_BY_KEY[str(path[0])]) for path, arn in config.principals()]

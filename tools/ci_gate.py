@@ -81,7 +81,7 @@ def discover_stacks(program_dir: Path) -> list[str]:
 def policy_config_for(stack: str, program_dir: Path) -> Path | None:
     """The stack's own policy config (`policies/config/<stack>.json`), which `make preview` names too.
 
-    Relative to the repository for this repository's program (as the README spells it), else absolute.
+    Relative to the repository for this repository's program (as docs/ci-cd.md spells it), else absolute.
     """
     path = POLICY_CONFIG_DIR / f"{stack}.json"
     if not (program_dir / path).is_file():
@@ -91,7 +91,7 @@ def policy_config_for(stack: str, program_dir: Path) -> Path | None:
 
 def preview_command(stack: str, *, phase: str = "preview", today: date | None, out_dir: Path,
                     program_dir: Path = REPO) -> list[str]:
-    """The CONFIG.md section 3 command line for one stack, as the README and `make preview` spell it.
+    """The CONFIG.md section 3 command line for one stack, as docs/ci-cd.md and `make preview` spell it.
 
     It runs from the repository root (where `tools` is importable); another program is named by --program.
     """

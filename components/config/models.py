@@ -107,9 +107,11 @@ class ClusterConfig(_Model):
     )
     preview_principal_arns: list[PrincipalArn] = Field(
         default_factory=list, alias="previewPrincipalArns",
-        description="IAM roles that run `pulumi preview` on pull requests. Kubernetes authorises a server-side "
-                    "dry run like the write itself, so each gets a cluster-admin access entry: Kubernetes-wise "
-                    "it is a deployer, AWS-wise it stays read-only. Empty: previews reach no Kubernetes object.",
+        description="IAM roles that run `pulumi preview` on pull requests: each gets a view-only access entry "
+                    "(AmazonEKSViewPolicy), because a pull request's own code runs with them. Kubernetes authorises "
+                    "a server-side dry run like the write, so it refuses their dry runs and pulumi-kubernetes "
+                    "previews those objects from their inputs (docs/ci-cd.md). Empty: previews reach no "
+                    "Kubernetes object.",
     )
     deletion_protection: bool = Field(
         default=True, alias="deletionProtection",

@@ -9,7 +9,7 @@ that turns "no date given" into the real date:
   `--today`; a user may set it for a real `pulumi preview` to ask "what will this stack hit by then");
   else the real date.
 
-Tests never rely on the real date: they pass a day (see README, "Tests and the calendar").
+Tests never rely on the real date: they pass a day (see docs/testing.md, "Tests and CI").
 """
 
 from __future__ import annotations

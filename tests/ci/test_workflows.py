@@ -1,4 +1,4 @@
-"""The GitHub workflows validate, are zizmor-clean at every severity, and run what the README documents.
+"""The GitHub workflows validate, are zizmor-clean at every severity, and run what docs/ci-cd.md documents.
 
 Every check runs on the real `.github/workflows/` and on a deliberately bad workflow in tmp_path, so
 each one is shown to catch something.
@@ -22,7 +22,7 @@ import yaml
 from tests.shared import REPO
 
 WORKFLOWS = REPO / ".github" / "workflows"
-README = REPO / "README.md"
+CI_DOC = REPO / "docs" / "ci-cd.md"
 BIN = Path(sys.executable).parent
 
 # Checked out with fetch (github:<owner>/<name>) and `git rev-parse <tag>^{commit}` on 2026-11-30.
@@ -102,10 +102,13 @@ def zizmor_findings(directory: Path) -> list[dict[str, Any]]:
 
 
 def readme_ci_section() -> str:
-    text = README.read_text(encoding="utf-8")
-    start = text.index("\n## CI/CD\n")
-    end = text.find("\n## ", start + 1)
-    return text[start: end if end != -1 else len(text)]
+    """docs/ci-cd.md, the CI/CD documentation, whole."""
+    return CI_DOC.read_text(encoding="utf-8")
+
+
+def ci_documentation() -> str:
+    """docs/ci-cd.md: a command it shows in a code block is documented."""
+    return readme_ci_section()
 
 
 def documented_commands(section: str) -> set[str]:
@@ -261,11 +264,11 @@ def test_no_run_step_interpolates_an_expression_into_the_shell() -> None:
 
 
 def test_every_workflow_command_is_documented_in_the_readme_ci_section() -> None:
-    assert undocumented(workflow_files(), readme_ci_section()) == []
+    assert undocumented(workflow_files(), ci_documentation()) == []
 
 
 def test_an_undocumented_command_is_reported(bad_workflows: Path) -> None:
-    missing = undocumented(workflow_files(bad_workflows), readme_ci_section())
+    missing = undocumented(workflow_files(bad_workflows), ci_documentation())
     assert "bad.yml: curl -fsSL https://example.com/install.sh | sh" in missing
 
 
@@ -399,8 +402,9 @@ def test_prod_deploys_only_when_its_environment_has_a_required_reviewer() -> Non
     prod = jobs(WORKFLOWS / "deploy.yml")["up-prod"]
     runs = [str(s.get("run", "")) for s in prod["steps"]]
     check = runs.index("bash .ci/require-reviewers prod")
-    up = next(i for i, s in enumerate(prod["steps"]) if s.get("with", {}).get("command") == "up")
-    assert check < up and check == 0
+    checkout = next(i for i, s in enumerate(prod["steps"]) if _is_checkout(s))
+    first_command = next(i for i, s in enumerate(prod["steps"]) if "command" in s.get("with", {}))
+    assert checkout < check < first_command, "after the checkout (the script is a repository file), before any pulumi"
     assert prod["permissions"]["actions"] == "read"
     script = (REPO / ".ci" / "require-reviewers").read_text(encoding="utf-8")
     assert 'select(.type == "required_reviewers")' in script and "exit 1" in script
@@ -456,3 +460,56 @@ def test_the_calendar_matrix_commands_are_ones_tools_matrix_accepts() -> None:
                                   capture_output=True, text=True, check=False)
             assert proc.returncode == 0, proc.stderr
             assert all(option in proc.stdout for option in args[1:]), proc.stdout
+
+
+# --- every job starts in an empty workspace ---------------------------------------------------------------------
+
+def _is_checkout(step: dict[str, Any]) -> bool:
+    return str(step.get("uses", "")).startswith("actions/checkout@")
+
+
+def runs_before_checkout(paths: list[Path]) -> list[str]:
+    """Steps that would run something of the repository before the job's checkout put it there.
+
+    A job starts in an empty workspace (or, on a persistent self-hosted runner, in what an earlier run left):
+    until `actions/checkout`, a `run:` step or a local action (`uses: ./...`) finds no file of this commit.
+    A remote action (`uses: owner/repo@sha`) brings its own code and may come first.
+    """
+    found = []
+    for path in paths:
+        for job_id, job in jobs(path).items():
+            for number, step in enumerate(job.get("steps", []), start=1):
+                if _is_checkout(step):
+                    break
+                if "run" in step or str(step.get("uses", "")).startswith("./"):
+                    what = step.get("name") or step.get("run") or step.get("uses")
+                    found.append(f"{path.name}: job {job_id}, step {number} ({what}) runs before actions/checkout")
+    return found
+
+
+def test_no_job_runs_a_repository_file_before_its_checkout() -> None:
+    assert runs_before_checkout(workflow_files()) == []
+    for path in workflow_files():
+        for job_id, job in jobs(path).items():
+            if "steps" in job:  # a job that calls a reusable workflow has none; the callee is checked itself
+                assert any(_is_checkout(s) for s in job["steps"]), f"{path.name}: job {job_id} has no checkout"
+
+
+def test_a_step_before_the_checkout_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "early.yml").write_text("""\
+on: push
+jobs:
+  deploy:
+    runs-on: ubuntu-24.04
+    steps:
+      - uses: actions/setup-python@5fda3b95a4ea91299a34e894583c3862153e4b97
+      - name: guard
+        run: bash .ci/require-reviewers prod
+      - uses: ./.github/actions/local
+      - uses: actions/checkout@3d3c42e5aac5ba805825da76410c181273ba90b1
+      - run: make test
+""", encoding="utf-8")
+    assert runs_before_checkout([tmp_path / "early.yml"]) == [
+        "early.yml: job deploy, step 2 (guard) runs before actions/checkout",
+        "early.yml: job deploy, step 3 (./.github/actions/local) runs before actions/checkout",
+    ]

@@ -110,7 +110,7 @@ def test_every_entry_is_named_by_its_principal():
     assert all(name.split("-access-")[1].startswith(arn.rsplit("/", 1)[1]) for name, arn in names.items())
     policies = {r.inputs["principalArn"]: r.inputs["policyArn"].rsplit("/", 1)[1] for r in result.of_type(ASSOCIATION)}
     assert policies == {A: "AmazonEKSClusterAdminPolicy", CI: "AmazonEKSClusterAdminPolicy",
-                        B: "AmazonEKSClusterAdminPolicy", C: "AmazonEKSViewPolicy"}
+                        B: "AmazonEKSViewPolicy", C: "AmazonEKSViewPolicy"}
 
 
 # --- duplicates are refused in config ---------------------------------------------------------------

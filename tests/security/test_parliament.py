@@ -36,7 +36,7 @@ class Allowed:
     document: str = ""  # the document's name (PolicyDocument.where without the stack), when the entry is for one
 
 
-# The documented allow-list (README "Scanners" repeats it).
+# The documented allow-list (docs/testing.md, "Scanners", repeats it).
 ALLOW = (
     Allowed("MALFORMED", "Statement contains neither Resource nor NotResource", True,
             "parliament 1.6.4 reads every document as an identity policy; a role trust policy names a Principal "

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import urllib.parse
@@ -65,16 +66,57 @@ def test_the_lockfile_pins_every_file_once_at_a_full_commit_and_the_cache_holds_
 def test_make_upstream_downloads_every_pinned_file_from_a_loopback_server(tmp_path):
     files = _pinned_bytes(PINS)
     cache = tmp_path / "cache"
-    venv = Path(sys.executable).parent.parent
     with _serve(files) as (url, seen):
         env = {**os.environ, "GPU_PLATFORM_SHARED": str(tmp_path / "no-shared"), "GPU_PLATFORM_UPSTREAM_URL": url,
                "GPU_PLATFORM_UPSTREAM_CACHE": str(cache), "CI": "true"}
-        proc = subprocess.run(["make", "-s", "-o", f"{venv}/.requirements-installed", "upstream", f"VENV={venv}"],
-                              cwd=REPO, env=env, capture_output=True, text=True, check=False)
+        proc = _make_upstream(env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"{len(PINS)} pinned files" in proc.stdout and f"{len(PINS)} downloaded from {url}" in proc.stdout
+    assert proc.stderr == "" and len(proc.stdout.splitlines()) == 1, "the successful path stays quiet: one line"
     assert sorted(line.split()[1] for line in seen) == sorted(files)
     assert missing(PINS, cache) == []
+
+
+def _make_upstream(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    venv = Path(sys.executable).parent.parent
+    return subprocess.run(["make", "-o", f"{venv}/.requirements-installed", "upstream", f"VENV={venv}"],
+                          cwd=REPO, env=env, capture_output=True, text=True, check=False)
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_make_upstream_offline_with_no_shared_fails_in_five_lines_naming_both_ways_out(tmp_path):
+    """No network (a base where nothing listens) and no ../shared: a few lines, not one per pinned file."""
+    base = f"http://127.0.0.1:{_closed_port()}"
+    shared = tmp_path / "no-shared"
+    env = {**os.environ, "GPU_PLATFORM_SHARED": str(shared), "GPU_PLATFORM_UPSTREAM_URL": base,
+           "GPU_PLATFORM_UPSTREAM_CACHE": str(tmp_path / "cache")}
+    proc = _make_upstream(env)
+    assert proc.returncode != 0
+    lines = proc.stderr.splitlines()
+    assert len(lines) <= 5, proc.stderr
+    assert f"{len(PINS) - 1} more of the {len(PINS)} pinned files refused" in lines[1]
+    tried = lines[2]
+    assert f"GPU_PLATFORM_SHARED): {shared / 'upstream'} does not exist" in tried
+    assert f"then downloads from {base} (GPU_PLATFORM_UPSTREAM_URL): no server answered" in tried
+    assert lines[3].startswith("hint: point GPU_PLATFORM_SHARED at ") and "GPU_PLATFORM_UPSTREAM_URL at " in lines[3]
+    assert missing(PINS, tmp_path / "cache") != []
+
+
+def test_a_server_that_answers_404_is_named_without_the_offline_hint_line_count_growing(tmp_path, capsys):
+    cache = tmp_path / "cache"
+    lock = _lock(tmp_path, SMALL)
+    with _serve({}) as (url, seen):
+        assert main(["fill", "--lock", str(lock), "--cache", str(cache), "--download", "--base-url", url]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(seen) == len(SMALL), "a server that answers is asked for every file"
+    assert len(err) == 4 and err[1] == f"error: {len(SMALL) - 1} more of the {len(SMALL)} pinned files refused " \
+        f"({len(SMALL) - 1} answered with an HTTP error)"
+    assert err[2].endswith(f"then downloads from {url} (GPU_PLATFORM_UPSTREAM_URL): the server refused them")
 
 
 def test_a_download_whose_sha256_differs_is_refused_by_name_and_not_written(tmp_path, capsys):

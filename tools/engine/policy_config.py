@@ -6,7 +6,7 @@ with gojsonschema, formats included (`"format": "date"`).
 Source: https://github.com/pulumi/pulumi/blob/master/pkg/resource/analyzer/config.go (lines 210-265)
 
 The engine accepts any valid enforcement level, `disabled` included. "Raise, never lower" is this
-project's CI rule (README, Policy pack), enforced here for every offline run.
+project's CI rule (docs/policy-pack.md), enforced here for every offline run.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from tools.upstream.fill import fill, missing
+from tools.upstream.fill import Outcome, fill, missing
 from tools.upstream.lock import LOCK_PATH, LockError, cache_dir, load, raw_base, shared_dir
 
 PROG = "python -m tools.upstream"
@@ -60,13 +60,42 @@ def main(argv: Sequence[str] | None = None) -> int:
     outcomes = fill(pins, cache, local=local, base=base, timeout_s=args.timeout)
     counts = Counter(o.action for o in outcomes)
     size = sum(o.pin.size for o in outcomes if o.action != "refused")
-    for outcome in outcomes:
-        if outcome.problem:
-            print(f"error: {outcome.problem}", file=sys.stderr)
+    for line in refusal_lines(outcomes, shared=shared, local=local, base=base):
+        print(line, file=sys.stderr)
     origin = f"copied from {local}" if local else f"downloaded from {base}"
     print(f"{cache}: {len(pins)} pinned files ({size / 1e6:.1f} MB): {counts['kept']} already verified, "
           f"{counts['copied'] + counts['downloaded']} {origin}, {counts['refused']} refused")
     return 1 if counts["refused"] else 0
+
+
+# Refusals named one by one up to this many; beyond, the first one and a count (`make upstream` offline would
+# otherwise print one line per pinned file: 388).
+_NAMED = 2
+_CAUSES = {"sha256": "with other bytes than pinned", "http": "answered with an HTTP error",
+           "unreachable": "found no server", "not-tried": "not tried once the base did not answer"}
+
+
+def refusal_lines(outcomes: Sequence[Outcome], *, shared: Path, local: Path | None, base: str) -> list[str]:
+    """At most four stderr lines: the refusals (two named, then a count) and, when a file could not be fetched,
+    where it was looked for and the two ways out (GPU_PLATFORM_SHARED, GPU_PLATFORM_UPSTREAM_URL)."""
+    refused = [o for o in outcomes if o.action == "refused"]
+    lines = [f"error: {o.problem}" for o in refused[:_NAMED]]
+    if len(refused) > _NAMED:
+        causes = Counter(o.cause for o in refused[1:])
+        lines = [f"error: {refused[0].problem}",
+                 f"error: {len(refused) - 1} more of the {len(outcomes)} pinned files refused ("
+                 + ", ".join(f"{n} {_CAUSES[cause]}" for cause, n in sorted(causes.items())) + ")"]
+    fetch = [o for o in refused if o.cause in {"unreachable", "http", "not-tried"}]
+    if not fetch:
+        return lines
+    copy = f"{local} lacks them" if local is not None else f"{shared / 'upstream'} does not exist"
+    answer = "no server answered" if any(o.cause == "unreachable" for o in fetch) else "the server refused them"
+    lines.append(f"error: tried the local copy (GPU_PLATFORM_SHARED): {copy}; then downloads from {base} "
+                 f"(GPU_PLATFORM_UPSTREAM_URL): {answer}")
+    lines.append("hint: point GPU_PLATFORM_SHARED at a folder whose upstream/ holds the pinned files, or "
+                 "GPU_PLATFORM_UPSTREAM_URL at a reachable mirror of raw.githubusercontent.com; then run "
+                 "`make upstream` again")
+    return lines
 
 
 if __name__ == "__main__":

@@ -4,12 +4,17 @@ A file already in the cache with the pinned sha256 stays. Any other is taken fro
 (`<shared>/upstream/<file>`) where that exists, else downloaded from its pinned commit. Either way its
 bytes must hash to the pin, or it is refused with the file named and nothing is written for it. Files in
 the cache that no pin names are removed, so a reader that lists a folder sees exactly the pinned set.
+
+Offline (no local copy, download base unreachable) the first download that finds no server marks the base
+unreachable and the remaining downloads are not tried: `make upstream` fails in seconds, not after one
+timeout per file (the command line then prints what it tried and the two ways out, tools/upstream/__main__.py).
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
@@ -27,6 +32,10 @@ class FetchError(Exception):
     """A file could not be read from its source; the message names the URL or path."""
 
 
+class UnreachableError(FetchError):
+    """No server answered (DNS, refused connection, timeout): the next download from that base would not either."""
+
+
 def get(url: str, timeout_s: float) -> bytes:
     """GET one https URL (plain http only on loopback, for tests); FetchError on any failure."""
     if not url.startswith(("https://", *_LOOPBACK)):
@@ -40,7 +49,7 @@ def get(url: str, timeout_s: float) -> bytes:
     except urllib.error.HTTPError as err:
         raise FetchError(f"GET {url}: HTTP {err.code}") from err
     except (urllib.error.URLError, TimeoutError, OSError) as err:
-        raise FetchError(f"GET {url}: no answer within {timeout_s:g}s or unreachable ({err})") from err
+        raise UnreachableError(f"GET {url}: no answer within {timeout_s:g}s or unreachable ({err})") from err
     if len(body) > _MAX_FILE:
         raise FetchError(f"GET {url}: larger than {_MAX_FILE} bytes")
     return body
@@ -48,11 +57,16 @@ def get(url: str, timeout_s: float) -> bytes:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What happened to one pin: kept, copied (from the local copy), downloaded, or refused (with why)."""
+    """What happened to one pin: kept, copied (from the local copy), downloaded, or refused (with why).
+
+    `cause` of a refusal: "sha256" (wrong bytes), "http" (the server answered with an error), "unreachable" (no
+    server answered) or "not-tried" (an earlier download found the base unreachable).
+    """
 
     pin: Pin
     action: str
     problem: str = ""
+    cause: str = ""
 
 
 def write_verified(cache: Path, pin: Pin, data: bytes, origin: str) -> str:
@@ -70,7 +84,8 @@ def write_verified(cache: Path, pin: Pin, data: bytes, origin: str) -> str:
     return ""
 
 
-def _one(pin: Pin, cache: Path, local: Path | None, base: str, timeout_s: float) -> Outcome:
+def _one(pin: Pin, cache: Path, local: Path | None, base: str, *, timeout_s: float,
+         unreachable: threading.Event) -> Outcome:
     target = cache / pin.file
     if target.is_file() and sha256_of(target.read_bytes()) == pin.sha256:
         return Outcome(pin, "kept")
@@ -79,20 +94,27 @@ def _one(pin: Pin, cache: Path, local: Path | None, base: str, timeout_s: float)
         data = (local / pin.file).read_bytes()
     else:
         origin, action = pin.url(base), "downloaded"
+        if unreachable.is_set():
+            return Outcome(pin, "refused", f"{pin.file}: not tried, {base} did not answer", "not-tried")
         try:
             data = get(origin, timeout_s)
+        except UnreachableError as err:
+            unreachable.set()
+            return Outcome(pin, "refused", f"{pin.file}: {err}", "unreachable")
         except FetchError as err:
-            return Outcome(pin, "refused", f"{pin.file}: {err}")
+            return Outcome(pin, "refused", f"{pin.file}: {err}", "http")
     problem = write_verified(cache, pin, data, origin)
-    return Outcome(pin, "refused" if problem else action, problem)
+    return Outcome(pin, "refused" if problem else action, problem, "sha256" if problem else "")
 
 
 def fill(pins: Sequence[Pin], cache: Path, *, local: Path | None, base: str, timeout_s: float = 30.0,
          workers: int = 8) -> list[Outcome]:
     """Bring the cache to exactly the pinned files; one Outcome per pin, in pin order."""
     cache.mkdir(parents=True, exist_ok=True)
+    unreachable = threading.Event()
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        outcomes = list(pool.map(lambda p: _one(p, cache, local, base, timeout_s), pins))
+        outcomes = list(pool.map(
+            lambda p: _one(p, cache, local, base, timeout_s=timeout_s, unreachable=unreachable), pins))
     pinned = {cache / p.file for p in pins}
     for path in sorted(cache.rglob("*"), reverse=True):
         if path.is_file() and path not in pinned:

@@ -112,7 +112,7 @@ def load(path: Path = LOCK_PATH) -> list[Pin]:
 
 _HEADER = (
     "Upstream files the tests and `python -m tools.matrix refresh` read. `make upstream` fills .upstream-cache/ "
-    "with them (README, section \"Upstream reference data\"); the files are never committed. "
+    "with them (docs/ci-cd.md, \"Upstream reference data\"); the files are never committed. "
     "`python -m tools.matrix refresh --fetch --write` moves the NVIDIA pins forward."
 )
 

@@ -7,7 +7,7 @@ https://docs.github.com/en/rest/commits/commits#list-commits) lists the commits 
 commit newer than the newest one pinned becomes a new history pin `<UTC commit date>-<short sha>.<ext>`,
 and the "current" copy moves to the newest commit when its bytes changed. Each new file is downloaded
 from its commit, hashed into the pin and written to the cache. The other pins are release tags of the
-charts and CRDs the components install; they move by hand with the component version (README).
+charts and CRDs the components install; they move by hand with the component version (docs/ci-cd.md).
 """
 
 from __future__ import annotations
