@@ -3,7 +3,6 @@ after it when the pool falls back)."""
 
 from __future__ import annotations
 
-import base64
 from typing import Any
 
 import pulumi
@@ -143,10 +142,6 @@ def bottlerocket_branch_settings(branch: str) -> str:
     is overlaid at boot (bottlerocket-kernel-kit PR #536).
     """
     return f'[settings.kernel.drivers.nvidia]\nbranch = "{branch}"\n'
-
-
-def _b64(text: str) -> str:
-    return base64.b64encode(text.encode()).decode()
 
 
 class KarpenterGpuPool(pulumi.ComponentResource):
