@@ -104,9 +104,11 @@ def test_spot_service_linked_role_arn_and_options():
     arn = controller.spot_service_linked_role_arn("aws-cn", "111122223333")
     assert arn == "arn:aws-cn:iam::111122223333:role/aws-service-role/spot.amazonaws.com/AWSServiceRoleForEC2Spot"
     assert controller.spot_role_options("none", arn, None) is None  # type: ignore[arg-type]
-    created = controller.spot_role_options("create", arn, None)  # type: ignore[arg-type]
-    adopted = controller.spot_role_options("adopt", arn, None)  # type: ignore[arg-type]
+    parent: Any = object()  # the controller component: both modes keep the role under it
+    created = controller.spot_role_options("create", arn, parent)
+    adopted = controller.spot_role_options("adopt", arn, parent)
     assert created is not None and adopted is not None
+    assert created.parent is parent and adopted.parent is parent
     assert (created.retain_on_delete, created.import_, created.ignore_changes) == (True, None, None)
     assert (adopted.retain_on_delete, adopted.import_, adopted.ignore_changes) == (
         True, arn, ["description", "tags", "tagsAll"])
@@ -148,6 +150,14 @@ def test_event_pattern_and_queue_name():
     assert interruption.queue_name("gpu-dev") == "gpu-dev-karpenter"
     assert interruption.queue_name("c" * 100) == "c" * 70 + "-karpenter"
     assert len(interruption.queue_name("c" * 100)) == 80  # the SQS limit
+
+
+def test_every_json_document_is_written_with_sorted_keys():
+    """Sorted keys keep the rendered policies and patterns byte-stable, so a preview shows no spurious diff."""
+    event = interruption.InterruptionEvent("spot", "aws.ec2", "EC2 Spot Instance Interruption Warning")
+    for text in (iam.pod_identity_trust_policy(), interruption.event_pattern(event),
+                 interruption.queue_policy("arn:aws:sqs:us-west-2:111122223333:q")):
+        assert text == json.dumps(json.loads(text), sort_keys=True)
 
 
 # --- pool --------------------------------------------------------------------------------------------------
