@@ -211,8 +211,10 @@ def test_cdi_off_leaves_the_toolkit_on_auto_which_is_jit_cdi_from_toolkit_1_18(m
 
 
 def cuda_pack(driver: str, cdi: bool | None, operator: str | None = None) -> tuple[tuple[str, str], ...]:
+    pinned: list[dict[str, object]] = (
+        [{"resource": "gpu-operator", "set": ["version"], "value": operator}] if operator else [])
     patch: list[dict[str, object]] = [
-        *([{"resource": "gpu-operator", "set": ["version"], "value": operator}] if operator else []),
+        *pinned,
         {"resource": "gpu-dev-a10g", "set": ["labels", "gpu-platform.io/os"], "value": "ubuntu-22.04"},
         {"resource": "gpu-operator", "set": ["values", "driver", "version"], "value": driver},
         {"resource": "gpu-inference", "set": ["spec", "template", "spec", "containers", 0, "image"],
