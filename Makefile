@@ -91,10 +91,11 @@ preview: $(RUNTIME_STAMP)
 preview-json: $(RUNTIME_STAMP)
 	$(PY) -m tools.preview $(PREVIEW_ARGS) --json
 
-# Every stack, as CI runs it: out/<stack>/ artefacts, each summary appended to $$GITHUB_STEP_SUMMARY when set,
+# Every stack, as CI runs it (the upstream cache first: the API server checks read its CRDs and chart values.yaml):
+# out/<stack>/ artefacts, each summary appended to $$GITHUB_STEP_SUMMARY when set,
 # exit 1 on a mandatory violation, 2 on a rejected stack.
 gate: TODAY ?= $(GATE_TODAY)
-gate: $(STAMP)
+gate: $(STAMP) upstream
 	$(PY) -m tools.ci_gate --today "$(TODAY)" --out $(or $(OUT),out)
 
 # `pulumi preview --policy-pack policies` runs a local Python pack with policies/venv (PulumiPolicy.yaml

@@ -157,7 +157,11 @@ class GpuOperatorRelease(pulumi.ComponentResource):
             chart=CHART,
             version=config.version,
             repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=CHART_REPOSITORY),
-            namespace=namespace.metadata.name,
+            # The literal name, ordered by `depends_on`: in the first preview the Namespace's outputs are unknown
+            # (the Kubernetes provider is unconfigured and answers `{}`: pulumi/pulumi provider_plugin.go lines
+            # 1430-1440, sdk/python rpc.py lines 1534, 1618-1621), and a `namespace` read from them would make
+            # the policies that read it "can't run" there (docs/gate.md, "First preview").
+            namespace=NAMESPACE,
             values=self.values,
             # A `version` bump is a `helm upgrade`: the new chart's ClusterPolicy can carry fields the CRDs
             # in the cluster do not know yet (the pre-upgrade hook updates them), so Helm must not validate
@@ -194,9 +198,9 @@ class GpuOperatorRelease(pulumi.ComponentResource):
                 self.smoke_tests[pool.name] = CudaSmokeTest(
                     f"{name}-smoke-{pool.name}",
                     pool,
-                    namespace=smoke_namespace.metadata.name,
+                    namespace=SMOKE_TEST_NAMESPACE,  # literal plus depends_on, as the release's namespace above
                     provider=provider,
-                    depends_on=[release, *self.nvidia_drivers.values()],
+                    depends_on=[smoke_namespace, release, *self.nvidia_drivers.values()],
                     opts=pulumi.ResourceOptions(parent=self),
                 )
         self.namespace = namespace.metadata.name

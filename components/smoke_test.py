@@ -216,15 +216,17 @@ class CudaSmokeTest(pulumi.ComponentResource):
                             )
                         ],
                         volumes=[
+                            # The ConfigMap's literal name (ordered by depends_on below): its outputs are
+                            # unknown in a first preview (components/gpu_operator.py, the release's namespace).
                             k8s.core.v1.VolumeArgs(name="probe", config_map=k8s.core.v1.ConfigMapVolumeSourceArgs(
-                                name=script.metadata.name)),
+                                name=f"cuda-smoke-{pool.name}-probe")),
                             k8s.core.v1.VolumeArgs(name="site", empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs()),
                             k8s.core.v1.VolumeArgs(name="tmp", empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs()),
                         ],
                     ),
                 ),
             ),
-            opts=child,
+            opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[*depends_on, script]),
         )
         self.job_name = job.metadata.name
         self.register_outputs({"jobName": self.job_name, "image": self.image, "cuda": self.cuda})

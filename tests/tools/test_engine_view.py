@@ -75,7 +75,7 @@ def test_stack_tags_are_the_project_runtime_description_and_pulumi_tags() -> Non
                     "team": "inference"}
 
 
-def test_reads_and_remote_components_are_not_analyzed_but_reach_the_stack_policies(
+def test_reads_are_not_analyzed_remote_components_only_with_empty_props_and_both_reach_the_stack_policies(
     make_resource: MakeResource,
 ) -> None:
     read = RecordedResource(urn="urn:pulumi:dev::sample::aws:eks/cluster:Cluster::adopted",
@@ -88,7 +88,9 @@ def test_reads_and_remote_components_are_not_analyzed_but_reach_the_stack_polici
     items = {i.res.name: i for i in engine_resources([read, remote], stack="dev", project="sample",
                                                        stack_config={})}
 
-    assert not items["adopted"].analyzed and not items["remote"].analyzed
+    assert not items["adopted"].analyzed
+    # The provider's own registration of the component, `{}` props (tools/engine/view.py): never its inputs.
+    assert items["remote"].analyzed and _plain(items["remote"].inputs) == {}
     assert _plain(items["adopted"].outputs) == {"version": "1.35"}
     assert _plain(items["remote"].outputs) == {"kubeconfigJson": UNKNOWN}  # its outputs, never its inputs
     assert [g["type"] for g in not_seen_offline([read, remote])] == ["eks:index:Cluster"]

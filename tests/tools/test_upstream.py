@@ -259,3 +259,40 @@ def test_refresh_fetch_write_leaves_the_lockfile_alone_when_nothing_moved(tmp_pa
         assert _refresh(url, lock, matrix, monkeypatch) == 0
     assert "the NVIDIA pins are at the newest upstream commits" in capsys.readouterr().out
     assert lock.read_bytes() == LOCK_PATH.read_bytes()
+
+
+def test_an_optional_pin_that_cannot_be_fetched_is_named_once_and_does_not_fail_the_fill(tmp_path, capsys):
+    optional = Pin(**{**CRD.__dict__, "optional": "not in the shared copy"})
+    lock = _lock(tmp_path, [optional, *SMALL[1:]])
+    cache = tmp_path / "cache"
+    files = _pinned_bytes(SMALL[1:])
+    with _serve(files) as (url, _):
+        assert main(["fill", "--lock", str(lock), "--cache", str(cache), "--download", "--base-url", url]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [
+        f"note: optional {CRD.file} not fetched (not in the shared copy); the tests that read it skip: "
+        f"{CRD.file}: GET {url}/{CRD.repository}/{CRD.commit}/{CRD.path}: HTTP 404"]
+    assert f"{len(SMALL) - 1} downloaded from {url}, 0 refused, 1 optional unavailable" in captured.out
+    assert main(["verify", "--lock", str(lock), "--cache", str(cache)]) == 0
+
+
+def test_an_optional_pin_with_other_bytes_is_still_refused(tmp_path, capsys):
+    optional = Pin(**{**CRD.__dict__, "optional": "not in the shared copy"})
+    lock = _lock(tmp_path, [optional])
+    with _serve({f"/{CRD.repository}/{CRD.commit}/{CRD.path}": b"kind: Other\n"}) as (url, _):
+        assert main(["fill", "--lock", str(lock), "--cache", str(tmp_path / "c"), "--download",
+                     "--base-url", url]) == 1
+    assert f"error: {CRD.file}: sha256 " in capsys.readouterr().err
+
+
+def test_the_lockfile_keeps_optional_only_where_it_is_given_and_refuses_an_empty_reason(tmp_path):
+    optional = Pin(**{**CRD.__dict__, "optional": "why"})
+    lock = _lock(tmp_path, [optional, SMALL[1]])
+    text = lock.read_text()
+    assert text.count('"optional"') == 1
+    assert load(lock) == sorted([optional, SMALL[1]], key=lambda p: p.file)
+    raw = json.loads(text)
+    raw["files"][0]["optional"] = " "
+    lock.write_text(json.dumps(raw))
+    with pytest.raises(LockError, match="malformed optional"):
+        load(lock)

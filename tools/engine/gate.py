@@ -67,8 +67,10 @@ __all__ = [
     "run_gate",
 ]
 
-Phase = Literal["preview", "update", "up"]
-PHASES: tuple[Phase, ...] = ("preview", "update", "up")
+Phase = Literal["preview", "update", "up", "analyze"]
+PHASES: tuple[Phase, ...] = ("preview", "update", "up")  # the moments of a deployment
+# `analyze`: `pulumi policy analyze`, the pack over a stack's existing state (tools/engine/analyze.py).
+ALL_PHASES: tuple[Phase, ...] = (*PHASES, "analyze")
 
 @dataclass(frozen=True)
 class PolicyInfo:
@@ -218,6 +220,8 @@ class _Conversation:
         self.not_applicable: dict[tuple[str, str], None] = {}
         self.remediated: list[tuple[str, str]] = []
 
+    apply_remediations = True  # `pulumi policy analyze` reports them without applying (analyze_snapshot.go)
+
     def _remediations(self, req: analyzer_pb2.AnalyzeRequest, answer: Any) -> list[Any]:
         """The remediations the pack answered for `req` (`answer`: the Remediate call's future), applied to `req`.
 
@@ -233,7 +237,7 @@ class _Conversation:
             with _rpc(self.pack, f"Remediate({req.urn})"):
                 raise
         for remediation in response.remediations:
-            if not remediation.diagnostic:
+            if not remediation.diagnostic and self.apply_remediations:
                 req.properties.CopyFrom(remediation.properties)
         return list(response.remediations)
 
@@ -294,20 +298,25 @@ class _Conversation:
         return stack_req
 
     def _offline_only(self, items: Sequence[EngineResource], by_urn: Mapping[str, EngineResource],
-                      seen: Sequence[Violation], root: str) -> list[Violation]:
-        """AnalyzeStack again on what the program knows (`program_view`): the verdicts the engine cannot reach.
+                      seen: Sequence[Violation], root: str,
+                      known: Sequence[EngineResource] | None = None) -> list[Violation]:
+        """AnalyzeStack again on what the program knows: the verdicts the engine cannot reach in this preview.
 
+        `known`: the stack as the first `pulumi up` leaves it (the program run again not as a dry run, every
+        output known: `tools.preview` passes it), which is what the stack policies see after its steps; without
+        it, what the preview's program knew (`program_view`), where an output of an emptied object is unknown.
         They bite at the first `pulumi up` only after every step, when the objects exist and the stack
         policies see them (deployment_executor.go line 410).
         """
+        view = list(known) if known is not None else program_view(items)
         with _rpc(self.pack, "AnalyzeStack (program view)"):
-            response = self.stub.AnalyzeStack(self._stack_request(program_view(items), by_urn),
+            response = self.stub.AnalyzeStack(self._stack_request(view, {i.res.urn: i for i in view}),
                                               timeout=_remaining(self.deadline, self.pack, "AnalyzeStack"))
-        known = {(v.policy, v.urn, v.message) for v in seen}
+        reported = {(v.policy, v.urn, v.message) for v in seen}
         only = []
         for d in response.diagnostics:
             urn = d.urn if d.urn in by_urn else root
-            if (d.policyName, urn, d.message) not in known:
+            if (d.policyName, urn, d.message) not in reported:
                 only.append(Violation(policy=d.policyName, enforcement=_enforcement(d.enforcementLevel, d.policyName),
                                       urn=urn, message=d.message, blocks="after-update", offline_only=True))
         self.violations.extend(only)
@@ -325,6 +334,7 @@ class _Conversation:
         stack_blocks: Blocks = "after-update",
         dry_run: bool = True,
         root_stack_urn: str = "",
+        known: Sequence[EngineResource] | None = None,
     ) -> GateResult:
         stub, pack, deadline = self.stub, self.pack, self.deadline
         self._optional(
@@ -407,7 +417,7 @@ class _Conversation:
                                              timeout=_remaining(deadline, pack, "AnalyzeStack"))
             seen = self._collect(response, root, stack_blocks, stack_urns=by_urn)
             if any(item.emptied for item in items):
-                offline_only = self._offline_only(items, by_urn, seen, root)
+                offline_only = self._offline_only(items, by_urn, seen, root, known)
 
         kinds: dict[int, Literal["resource", "stack", "unknown"]] = {
             analyzer_pb2.POLICY_TYPE_RESOURCE: "resource",

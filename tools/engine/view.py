@@ -26,10 +26,12 @@ pulumi/pulumi commit 1b5949891b3c (pkg/v3.259.0-14), the newest commit the sourc
   with no provider-assigned `metadata.name`, while Analyze still gets its inputs (`first_preview_empty`).
 - Analyze (resource policies) runs for every registration that reaches the step generator, before its
   step: not for reads (pulumi/pulumi pkg/resource/deploy/step_generator.go line 292,
-  GenerateReadSteps, has no analyzer call; line 1469 is the one in generateSteps), and not for a remote
-  component, whose registration goes straight to its provider's Construct (pkg/resource/deploy/
-  source_eval.go lines 2826-2882). Its children, registered by the provider, are analyzed like any
-  resource; offline the provider does not run: pulumi-eks's `Cluster` children are emulated from its
+  GenerateReadSteps, has no analyzer call; line 1469 is the one in generateSteps). A remote component's
+  registration by the program goes straight to its provider's Construct (pkg/resource/deploy/
+  source_eval.go lines 2826-2882) and its inputs are never analyzed; the provider then registers the
+  component itself with `{}` props (sdk/nodejs/resource.ts, ComponentResource), which Analyze sees. Its
+  children, registered by the provider, are analyzed like any resource; offline the provider does not run:
+  pulumi-eks's `Cluster` children are emulated from its
   source (tools/engine/mocks/eks_children.py, `emulated_children`), any other remote component is not
   seen (`not_seen_offline`).
 - AnalyzeStack (stack policies) gets every resource of the new state with its final outputs, reads
@@ -283,6 +285,13 @@ def engine_resources(resources: Sequence[RecordedResource], *, stack: str, proje
         if not_configured:
             out.append(EngineResource(res, inputs, struct_pb2.Struct(), provider_urn, analyzed=not res.remote,
                                       program_outputs=outputs))
+            continue
+        if res.remote and not res.read:
+            # The provider's Construct registers the component itself, with `{}` as its props (a component
+            # that is not remote registers no args: pulumi/pulumi sdk/nodejs/resource.ts, ComponentResource's
+            # constructor, `props: remote || opts?.urn ? args : {}`), and that registration is analyzed like any
+            # component's: resource policies see the type and URN with no property.
+            out.append(EngineResource(res, struct_pb2.Struct(), outputs, provider_urn, analyzed=True))
             continue
         out.append(EngineResource(res, inputs, outputs, provider_urn, analyzed=not res.read and not res.remote,
                                   checked_name=checked))

@@ -30,7 +30,7 @@ from tools.engine import gate
 from tools.engine.pack_process import DUMMY_ENGINE_ADDRESS, GRPC_OPTIONS, PackProcess
 from tools.engine.policy_config import GateError, LoadedPolicyConfig
 from tools.engine.records import RecordedResource
-from tools.engine.view import engine_resources
+from tools.engine.view import EngineResource, engine_resources
 
 
 class WarmPack:
@@ -39,8 +39,8 @@ class WarmPack:
     def __init__(self, *, pack_dir: Path, stack: str, project: str, phase: gate.Phase = "preview",
                  stack_config: Mapping[str, str] | None = None, python: str | None = None,
                  organization: str = "organization", timeout_s: float = 120) -> None:
-        if phase not in gate.PHASES:
-            raise GateError(f"phase {phase!r} is not one of {', '.join(gate.PHASES)}")
+        if phase not in gate.ALL_PHASES:
+            raise GateError(f"phase {phase!r} is not one of {', '.join(gate.ALL_PHASES)}")
         self.pack_dir = Path(pack_dir).resolve()
         self.stack, self.project, self.phase, self.organization = stack, project, phase, organization
         self.timeout_s = timeout_s
@@ -104,12 +104,44 @@ class WarmPack:
                  tb: TracebackType | None) -> None:
         self.close()
 
+    # ------------------------------------------------------------------ `pulumi policy analyze`
+    def analyze(self, items: Sequence[EngineResource], *, stack: str, project: str,
+                policy_config: Mapping[str, Any] | None = None, stack_config: Mapping[str, str] | None = None,
+                config_source: str | None = None, today: date | None = None,
+                tags: Mapping[str, str] | None = None) -> gate.GateResult:
+        """The pack over an existing state (`tools.engine.analyze`): every item analyzed with its inputs as a dry
+        run, remediations reported and not applied, AnalyzeStack with every item's outputs."""
+        if config_source is None:
+            config_source = (str(policy_config.source) if isinstance(policy_config, LoadedPolicyConfig)
+                             else "policy config")
+        deadline = time.monotonic() + self.timeout_s
+        stub, pack = self._connect(deadline)
+        conversation = gate._Conversation(stub, pack, deadline)
+        conversation.apply_remediations = False
+        try:
+            return conversation.run(
+                items, pack_dir=self.pack_dir,
+                configure=analyzer_pb2.AnalyzerStackConfigureRequest(
+                    stack=stack, project=project, organization=self.organization, dry_run=True,
+                    config=dict(stack_config or {}), tags=dict(tags or {}),
+                ),
+                policy_config=policy_config, config_source=config_source, today=today,
+                stack_blocks="after-update", dry_run=True,
+                root_stack_urn=f"urn:pulumi:{stack}::{project}::pulumi:pulumi:Stack::{project}-{stack}",
+            )
+        except GateError:
+            if not self.alive:
+                self.close()
+            raise
+
     # ------------------------------------------------------------------ one preview
     def judge(self, resources: Sequence[RecordedResource], *, stack: str, project: str, phase: gate.Phase,
               policy_config: Mapping[str, Any] | None = None, stack_config: Mapping[str, str] | None = None,
               config_source: str | None = None, today: date | None = None,
-              tags: Mapping[str, str] | None = None, skip_preview: bool = False) -> gate.GateResult:
-        """Ask the pack about every resource and the stack (see `gate.run_gate` for the arguments)."""
+              tags: Mapping[str, str] | None = None, skip_preview: bool = False,
+              known: Sequence[RecordedResource] | None = None) -> gate.GateResult:
+        """Ask the pack about every resource and the stack (see `gate.run_gate` for the arguments; `known`: the
+        stack as the first `pulumi up` leaves it, for the offline-only verdicts of a first preview)."""
         if (stack, project, phase) != (self.stack, self.project, self.phase):
             raise GateError(f"this pack was started for {self.project}/{self.stack} ({self.phase}), not "
                             f"{project}/{stack} ({phase}); start another")
@@ -136,6 +168,8 @@ class WarmPack:
                 stack_blocks="after-update" if (skip_preview or not dry_run) else "before-create",
                 dry_run=dry_run,
                 root_stack_urn=f"urn:pulumi:{stack}::{project}::pulumi:pulumi:Stack::{project}-{stack}",
+                known=None if known is None else engine_resources(known, stack=stack, project=project,
+                                                                  stack_config=stack_config or {}, dry_run=False),
             )
         except GateError:
             if not self.alive:

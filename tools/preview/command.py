@@ -54,7 +54,7 @@ from pulumi.runtime.proto import engine_pb2
 from pulumi.runtime.stack import run_in_stack
 
 from policies.gpu_guard.calendar import TODAY_ENV
-from tools.engine.gate import PHASES, Phase
+from tools.engine.gate import ALL_PHASES, Phase
 from tools.engine.mocks.monitor import (
     DEFAULT_REGION,
     MockValueError,
@@ -67,6 +67,7 @@ from tools.engine.records import Violation
 from tools.engine.view import emulated_children, not_seen_offline, stack_tags
 from tools.engine.warm_pack import WarmPack
 from tools.preview.model import GateReport, LogEntry, Recording, StackConfig, real_up_refusals
+from tools.preview.verdicts import api_server_verdict
 
 REPO = Path(__file__).resolve().parents[2]
 PACK_DIR = REPO / "policies"
@@ -275,12 +276,20 @@ def _rejection(exc: BaseException, project: Project) -> str:
     return f"the program {project.main} failed: {type(exc).__name__}: {exc}{location}"
 
 
+CLUSTER_TYPES = frozenset({"eks:index:Cluster", "aws:eks/cluster:Cluster"})
+
+
 def run_program(project: Project, stack: str, config: StackConfig, phase: Phase = "preview",
-                today: datetime.date | None = None) -> Recording:
+                today: datetime.date | None = None, *, changed: Sequence[str] = (),
+                cluster_replaced: bool = False) -> Recording:
     """Run the program once under the recording mocks, as the engine runs it in `phase`.
 
     `preview` and `update` are dry runs (`pulumi.runtime.is_dry_run()` is true, as in `pulumi preview`);
     in `preview` every computed output is unknown. `up` is not a dry run and every output is known.
+    In `update`, `changed` resources (logical names or URNs) have unknown computed outputs and
+    `cluster_replaced` replaces the EKS cluster: its id and outputs (endpoint, CA, kubeconfig) are unknown,
+    so a Kubernetes provider built from them is unconfigured and its objects answer `{}`
+    (docs/gate.md, "A preview of a changed stack").
     """
     prefix = f"{project.name}:"
     project_config: dict[str, Any] = {}
@@ -291,7 +300,8 @@ def run_program(project: Project, stack: str, config: StackConfig, phase: Phase 
             except json.JSONDecodeError:
                 project_config[key[len(prefix):]] = raw
     mocks = RecordingMocks(region=config.values.get("aws:region", DEFAULT_REGION), config=project_config,
-                           unknown_outputs=phase == "preview")
+                           unknown_outputs=phase == "preview", dry_run=phase != "up", changed=frozenset(changed),
+                           replaced_types=CLUSTER_TYPES if cluster_replaced else frozenset())
     monitor = RecordingMonitor(mocks)
     engine = RecordingEngine()
     pulumi_settings.configure(
@@ -339,6 +349,8 @@ def run_program(project: Project, stack: str, config: StackConfig, phase: Phase 
         logs=tuple(engine.entries),
         phase=phase,
         tags=stack_tags(project.name, "python", project.description, config.values),
+        change={"clusterReplaced": cluster_replaced, "changed": sorted(changed)} if cluster_replaced or changed
+        else {},
     )
 
 
@@ -393,11 +405,14 @@ def early_pack(project: str, stack: str, config: StackConfig, phase: Phase) -> I
 
 def run_policy_gate(recording: Recording, config: StackConfig, policy_config: Path | None,
                     loaded: Mapping[str, Any] | None, today: datetime.date, *,
-                    skip_preview: bool = False, pack: WarmPack | None = None) -> GateReport:
+                    skip_preview: bool = False, pack: WarmPack | None = None,
+                    known: Recording | None = None) -> GateReport:
     """Hand every resource to the policy pack in policies/, as `pulumi preview --policy-pack` would.
 
     `loaded` is `policy_config` as `read_policy_config` returned it; `today` is the run's `judging_day`.
     `pack`: a pack process already started for this stack and phase (`early_pack`), else one is started here.
+    `known`: in a first preview, the program's `up` recording (`known_recording`), from which the offline-only
+    verdicts are computed.
     """
     if not (REPO / "tools" / "engine" / "gate.py").is_file():
         return GateReport(ran=False, detail="no policy pack ran: tools/engine/gate.py does not exist yet")
@@ -408,7 +423,8 @@ def run_policy_gate(recording: Recording, config: StackConfig, policy_config: Pa
         if pack is not None:
             result = pack.judge(list(recording.resources), stack=recording.stack, project=recording.project,
                                 phase=recording.phase, policy_config=loaded, stack_config=config.values,
-                                today=today, tags=recording.tags, skip_preview=skip_preview)
+                                today=today, tags=recording.tags, skip_preview=skip_preview,
+                                known=None if known is None else list(known.resources))
         else:
             result = gate.run_gate(
                 list(recording.resources),
@@ -436,6 +452,56 @@ def run_policy_gate(recording: Recording, config: StackConfig, policy_config: Pa
     )
 
 
+def known_recording(project: Project, stack: str, config: StackConfig,
+                    today: datetime.date) -> Recording | None:
+    """The program run as the first `pulumi up` runs it (not a dry run, every output known): the stack the stack
+    policies see after its steps, from which a first preview's offline-only verdicts are computed. In the first
+    preview itself, objects under the unconfigured Kubernetes provider answer `{}` and what depends on their
+    outputs is unknown (tools/engine/mocks/monitor.py), so the preview's own recording cannot judge them.
+    None when the program fails that way: the offline-only verdicts then read the preview's recording.
+    """
+    try:
+        return run_program(project, stack, config, "up", today)
+    except PreviewError:
+        return None
+
+
+def run_analyze(project: Project, stack: str, config: StackConfig, policy_config: Path | None,
+                loaded: Mapping[str, Any] | None, *, today: datetime.date,
+                state: Path | None) -> tuple[Recording, GateReport]:
+    """`pulumi policy analyze` (tools/engine/analyze.py): the pack over an exported state (`state`), or over the
+    state the program's first `pulumi up` leaves. No program runs for an exported state, as in the CLI."""
+    from tools.engine.analyze import export_items, load_export, state_items  # noqa: PLC0415
+
+    if state is not None:
+        try:
+            stack_name, project_name, resources = load_export(state)
+        except GateError as exc:
+            raise PreviewError(f"--state: {exc}") from None
+        items = export_items(resources)
+        recording = Recording(project=project_name, stack=stack_name, resources=tuple(resources), stack_outputs={},
+                              logs=(), phase="analyze", tags=stack_tags(project_name, "python", None, {}))
+        what = f"the exported state {state}"
+    else:
+        recording = replace(run_program(project, stack, config, "up", today), phase="analyze")
+        items = state_items(recording.resources, stack=stack, project=project.name, stack_config=config.values)
+        what = "the state the first `pulumi up` leaves"
+    with early_pack(recording.project, recording.stack, config, "analyze") as pack:
+        if pack is None:
+            return recording, GateReport(ran=False, detail=f"no policy pack ran: {PACK_DIR}/PulumiPolicy.yaml is "
+                                                           "missing")
+        try:
+            # The CLI loads the packs with no stack config (policy_analyze.go, LoadLocalPolicyPackAnalyzers).
+            result = pack.analyze(items, stack=recording.stack, project=recording.project, policy_config=loaded,
+                                  stack_config={}, today=today, tags=recording.tags)
+        except GateError as exc:
+            raise PreviewError(f"policy gate: {exc}") from exc
+    used = f" with {policy_config}" if policy_config is not None else ""
+    return recording, GateReport(ran=True, detail=f"policy pack {result.pack_name} ran over {what}{used}",
+                                 violations=tuple(result.violations), pack=result.pack_name,
+                                 policies=len(result.policies), not_applicable=tuple(result.not_applicable))
+
+
 def run_up(project: Project, stack: str, config: StackConfig, policy_config: Path | None,
            loaded: Mapping[str, Any] | None, *, today: datetime.date,
            skip_preview: bool) -> tuple[Recording, GateReport]:
@@ -450,8 +516,9 @@ def run_up(project: Project, stack: str, config: StackConfig, policy_config: Pat
     if not skip_preview:
         with early_pack(project.name, stack, config, "preview") as pack:
             first = run_program(project, stack, config, "preview", today)
+            known = known_recording(project, stack, config, today)
             preview_report = run_policy_gate(first, config, policy_config, loaded, today, skip_preview=False,
-                                             pack=pack)
+                                             pack=pack, known=known)
         engine_mandatory = [v for v in preview_report.violations if v.enforcement == "mandatory" and not v.offline_only]
         if engine_mandatory:
             kept = tuple(v for v in preview_report.violations if not v.offline_only)
@@ -476,6 +543,7 @@ def document(recording: Recording, report: GateReport) -> dict[str, Any]:
     return {
         "stack": recording.stack,
         "phase": recording.phase,
+        "change": recording.change or None,
         "resources": [r.as_json() for r in sorted(recording.resources, key=lambda r: r.urn)],
         "violations": [v.as_json() for v in _sorted_violations(report.violations)],
         "not_seen_offline": not_seen_offline(recording.resources),
@@ -483,6 +551,7 @@ def document(recording: Recording, report: GateReport) -> dict[str, Any]:
         "realUpRefused": real_up_refusals(recording.logs),
         "policyPack": report.as_json(),
         "offlineOnly": report.as_json()["offlineOnly"],
+        "apiServer": report.api_server,
     }
 
 
@@ -498,10 +567,20 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--stack", default="dev", help="read Pulumi.STACK.yaml from the program folder (default dev)")
     parser.add_argument("--config-file", type=Path, help="use this Pulumi.<stack>.yaml-format file instead")
     parser.add_argument("--program", type=Path, default=REPO, help="the Pulumi program folder (default: this repo)")
-    parser.add_argument("--phase", choices=PHASES, default="preview",
+    parser.add_argument("--phase", choices=ALL_PHASES, default="preview",
                         help="preview: first preview of a new stack, computed outputs unknown, Kubernetes objects "
                              "without properties (default); update: preview of an existing stack; up: the first "
-                             "`pulumi up` (the CLI's preview, then the update; see --skip-preview)")
+                             "`pulumi up` (the CLI's preview, then the update; see --skip-preview); analyze: "
+                             "`pulumi policy analyze` over the stack's existing state (see --state)")
+    parser.add_argument("--state", type=Path, metavar="FILE",
+                        help="with --phase analyze: a `pulumi stack export` document to analyze (as `pulumi policy "
+                             "analyze --file`); without it, the state the program's first `pulumi up` leaves")
+    parser.add_argument("--cluster-replaced", action="store_true",
+                        help="with --phase update: the preview of a change that replaces the EKS cluster (its "
+                             "endpoint, CA and kubeconfig unknown, every Kubernetes object on its provider `{}`)")
+    parser.add_argument("--changed", action="append", default=[], metavar="NAME",
+                        help="with --phase update: a resource (logical name or URN) the change updates, whose "
+                             "computed outputs are unknown in the preview; repeat for several")
     parser.add_argument("--skip-preview", action="store_true",
                         help="how `pulumi up` runs: with --skip-preview (the Automation API, pulumi/actions) stack "
                              "policies act only after every step; without (the CLI default) a preview with the pack "
@@ -558,17 +637,34 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"available: {', '.join(stacks) or 'none'}"
             )
         config = load_stack_config(config_path, project.name, program_dir)
+        if args.state is not None and args.phase != "analyze":
+            raise PreviewError(f"--state {args.state}: a stack export is analyzed with --phase analyze, not "
+                               f"--phase {args.phase}")
+        if (args.cluster_replaced or args.changed) and args.phase != "update":
+            raise PreviewError(f"--cluster-replaced and --changed describe a change previewed on an existing stack; "
+                               f"they need --phase update, not --phase {args.phase}")
         policy_config = args.policy_config.resolve() if args.policy_config else None
         loaded = read_policy_config(policy_config)
         today = judging_day(args.today, loaded, policy_config)
-        if args.phase == "up":
+        if args.phase == "analyze":
+            recording, report = run_analyze(project, args.stack, config, policy_config, loaded, today=today,
+                                            state=args.state.resolve() if args.state else None)
+        elif args.phase == "up":
             recording, report = run_up(project, args.stack, config, policy_config, loaded, today=today,
                                        skip_preview=args.skip_preview)
         else:
             with early_pack(project.name, args.stack, config, args.phase) as pack:
-                recording = run_program(project, args.stack, config, args.phase, today)
+                recording = run_program(project, args.stack, config, args.phase, today, changed=args.changed,
+                                        cluster_replaced=args.cluster_replaced)
+                known = (known_recording(project, args.stack, config, today)
+                         if args.phase == "preview" or recording.change else None)
                 report = run_policy_gate(recording, config, policy_config, loaded, today,
-                                         skip_preview=args.skip_preview, pack=pack)
+                                         skip_preview=args.skip_preview, pack=pack, known=known)
+        # On an update the objects exist; a replaced cluster's objects are created anew on the new one. `analyze`
+        # reads a state the API server already accepted: no request is made.
+        if args.phase != "analyze":
+            report = api_server_verdict(recording, report,
+                                        has_old=args.phase == "update" and not args.cluster_replaced)
     except PreviewError as exc:
         return _reject(str(exc), stderr)
 

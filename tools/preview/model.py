@@ -37,6 +37,8 @@ class Recording:
     logs: tuple[LogEntry, ...]
     phase: Phase = "preview"
     tags: dict[str, str] = field(default_factory=dict)
+    # `--phase update` of a changed stack: {"clusterReplaced": bool, "changed": [names]}; empty: unchanged.
+    change: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,9 @@ class GateReport:
     not_applicable: tuple[tuple[str, str], ...] = ()
     cancelled_at: str = ""  # `up`: the resource whose mandatory violation cancelled the update
     stopped_by_preview: bool = False  # `up` (CLI): the preview it runs first failed; nothing was created
+    # tools.apiserver's report (`ApiServerReport.as_json`): what the API server and Helm would say of every object
+    # and release; its rejections and advisories are in `violations` too (policy `apiserver-<rule>`).
+    api_server: dict[str, Any] | None = None
 
     @property
     def offline_only(self) -> dict[str, dict[str, Any]]:

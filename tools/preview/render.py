@@ -217,8 +217,24 @@ def run_notes(report: GateReport) -> list[str]:
                      "(pulumi/pulumi pkg/backend/apply.go lines 287-303)")
     if report.cancelled_at:
         notes.append(f"`pulumi up` cancelled at {report.cancelled_at}: a mandatory resource violation; later "
-                     "resources were not analyzed and no stack policy ran (deployment_executor.go lines 309-315)")
+                     "resources were not analyzed and no stack policy ran (deployment_executor.go lines 309-315), "
+                     "but the steps already dispatched ran to completion: resources before it may exist "
+                     "(step_executor.go, WaitForCompletion waits for every in-flight chain)")
     return notes
+
+
+def api_server_line(report: GateReport) -> str:
+    """What the API server and Helm checks covered (tools.apiserver); their verdicts are among the violations."""
+    api = report.api_server
+    if not api:
+        return ""
+    skipped = len(api.get("transitionRulesSkipped") or [])
+    line = (f"API server and Helm: {api['objects']} objects checked against Kubernetes {api['kubernetesVersion']} "
+            f"and the upstream CRDs (CEL rules included), {api['releases']} Helm releases against their charts' "
+            f"values.yaml: {len(api['rejected'])} rejected")
+    if skipped:
+        line += f"; {skipped} transition rules (oldSelf) not run on create, as the API server does not"
+    return line + "".join(f"; {note}" for note in api.get("notes") or [])
 
 
 def summary_markdown(summary: Summary, report: GateReport, config: StackConfig) -> str:
@@ -253,6 +269,8 @@ def summary_markdown(summary: Summary, report: GateReport, config: StackConfig) 
     else:
         lines.append("No Helm releases.")
     lines += ["", "## Policy pack", "", f"{report.detail} (phase `{summary.phase}`)."]
+    if api_server_line(report):
+        lines += ["", api_server_line(report) + "."]
     if report.ran:
         if report.violations:
             lines += ["", *_md_table(
@@ -401,6 +419,8 @@ def print_summary(stream: TextIO, recording: Recording, report: GateReport, conf
                                                   for r in summary.releases))
 
     console.print(f"Policy pack: {report.detail} (phase {summary.phase})")
+    if api_server_line(report):
+        console.print(api_server_line(report))
     if report.ran:
         mandatory, advisory, pending = findings(report)
         for v in [*mandatory, *advisory, *(pending if verbose else [])]:

@@ -47,6 +47,8 @@ from typing import Any, TextIO
 from tools.engine.policy_config import GateError
 from tools.engine.records import RecordedResource, Violation
 from tools.preview import command
+from tools.preview.model import GateReport
+from tools.preview.verdicts import api_server_verdict
 from tools.preview.worker import Outcome
 
 SKIPPED_DIRS = frozenset({".git", ".venv", "venv", "node_modules", "__pycache__", "tests", "out", "mutants",
@@ -307,7 +309,11 @@ class Watcher:
                                          project=recording.project, phase=recording.phase,
                                          policy_config=self.loaded, stack_config=config.values,
                                          today=self._today(), tags=recording.tags)
-                verdict = verdict_of(recording.resources, result.violations)
+                # The API server's and Helm's verdict too, as a one-shot preview gives it (`api_server_verdict`).
+                with_api = api_server_verdict(
+                    recording, GateReport(ran=True, detail="", violations=tuple(result.violations)),
+                    has_old=recording.phase == "update")
+                verdict = verdict_of(recording.resources, with_api.violations)
             except GateError as exc:
                 verdict = Verdict(rejected=f"policy gate: {exc}")
         for line in diff_lines(self.previous, verdict):

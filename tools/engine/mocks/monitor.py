@@ -16,6 +16,16 @@ answer (data sources are read during preview). A resource's own inputs stay what
 Source: https://github.com/pulumi/pulumi/blob/master/pkg/resource/deploy/step_generator.go (a create in
 preview: the new state's outputs are the provider's preview of the create, computed values unknown)
 
+A registration under a provider the engine leaves unconfigured in that preview (one whose inputs hold an
+unknown other than `version`: the Kubernetes provider built from a new cluster's kubeconfig) gets an empty
+object back, as the engine answers it: the unconfigured provider's preview Create returns an empty map
+(pulumi/pulumi@1b5949891b pkg/resource/plugin/provider_plugin.go lines 1064-1080 and 1430-1440; stored as
+the outputs by pkg/resource/deploy/step.go lines 445/459). The Python SDK then resolves every output the
+response lacks as unknown in a dry run, the program's own literal inputs included (sdk/python/lib/pulumi/
+runtime/rpc.py in 3.272.0, lines 1534-1551: inputs fill missing outputs only outside a dry run; 1618-1621:
+a missing output is unknown in a dry run). So `Release(namespace=ns.metadata.name)` registers with an
+unknown `namespace` there. The recording keeps what the program sent and what the object would hold.
+
 The pulumi SDK's own MockMonitor drops `parent`, `protect`, dependencies and the raw Struct, which is why
 the monitor methods are overridden here.
 Source: https://github.com/pulumi/pulumi/blob/master/sdk/python/lib/pulumi/runtime/mocks.py
@@ -160,6 +170,11 @@ class RecordingMocks(Mocks):
     config: Mapping[str, Any] = field(default_factory=dict)
     invokes: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     unknown_outputs: bool = False
+    dry_run: bool = True  # a preview: a registration under an unconfigured provider answers `{}` (docstring)
+    # A preview of a changed stack (`--phase update`): resources (logical name or URN) whose update makes their
+    # computed outputs unknown, and resource types that are replaced (id unknown too: "the cluster is replaced").
+    changed: frozenset[str] = frozenset()
+    replaced_types: frozenset[str] = frozenset()
 
     def context(self, region: str | None = None) -> MockContext:
         return MockContext(region=region or self.region, account=self.account, partition=self.partition,
@@ -175,16 +190,29 @@ class RecordingMocks(Mocks):
         self.invokes.append((token, args))
         return handler(args, self.context(region))
 
+    def is_changed(self, req: ResourceRequest) -> bool:
+        """A resource this preview updates or replaces (`changed`, `replaced_types`)."""
+        return req.type in self.replaced_types or req.name in self.changed or req.urn in self.changed
+
     def answer_resource(self, req: ResourceRequest) -> tuple[str, dict[str, Any]]:
-        """(id, outputs) of a created resource; in a first preview the id is "" and computed outputs unknown."""
+        """(id, outputs) of a created resource; in a first preview the id is "" and computed outputs unknown.
+
+        A changed resource in the preview of an existing stack is answered the same way, its id kept unless its
+        type is replaced: the engine previews an update or a replacement without calling the provider's Update
+        or Create, so what the provider computes is unknown (pulumi/pulumi pkg/resource/deploy/step.go, the
+        preview of UpdateStep and CreateStep/ReplaceStep).
+        """
         outputs = outputs_for(req)
-        if self.unknown_outputs and not req.type.startswith("pulumi:providers:"):
+        changed = self.is_changed(req)
+        if (self.unknown_outputs or changed) and not req.type.startswith("pulumi:providers:"):
             # The engine previews a create without calling the provider's Create: what the program sent is
             # known, everything the provider computes is not; a remote component's outputs all wait.
             keep = {} if req.remote else dict(req.inputs)
             keep.update(_checked_names(req, outputs))
+            unknown_id = self.unknown_outputs or req.type in self.replaced_types
+            kept_id = "" if unknown_id or not req.custom else str(outputs.get("id") or f"{req.name}-{req.h(length=8)}")
             outputs = {k: keep.get(k, UNKNOWN) for k in outputs if k != "id"}
-            return "", outputs
+            return kept_id, outputs
         if not req.custom:
             return "", outputs
         id_ = str(outputs.get("id") or f"{req.name}-{req.h(length=8)}")
@@ -218,6 +246,16 @@ def _checked_names(req: ResourceRequest, outputs: Mapping[str, Any]) -> dict[str
         given = req.inputs.get("metadata")
         return {"metadata": {**(given if isinstance(given, Mapping) else {}), "name": metadata["name"]}}
     return {}
+
+
+def _has_unknown(value: Any) -> bool:
+    if isinstance(value, str):
+        return value == UNKNOWN
+    if isinstance(value, Mapping):
+        return any(_has_unknown(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_has_unknown(v) for v in value)
+    return False
 
 
 def _qualified_type(parent: str, type_: str) -> str:
@@ -266,6 +304,13 @@ class RecordingMonitor(MockMonitor):
                 f"{_qualified_type(parent, spec.type or request.type)}::{spec.name or request.name}"
             )
         return tuple(dict.fromkeys(urns))
+
+    def _unconfigured(self, provider_ref: str) -> bool:
+        """The resource's explicit provider holds an unknown input other than `version` (provider_plugin.go
+        lines 1064-1080): the engine leaves it unconfigured in this preview. A default provider is configured
+        from the stack's config, which holds no unknown."""
+        provider = self.recorded.get(provider_ref.rsplit("::", 1)[0]) if provider_ref else None
+        return provider is not None and any(_has_unknown(v) for k, v in provider.inputs.items() if k != "version")
 
     def _region_for(self, provider_ref: str) -> str | None:
         return self._provider_regions.get(provider_ref.rsplit("::", 1)[0]) if provider_ref else None
@@ -333,6 +378,9 @@ class RecordingMonitor(MockMonitor):
         state.pop("id", None)
         self._record(RecordedResource(**base, id=id_, outputs=state))
         self.resources[urn] = MockMonitor.ResourceRegistration(urn, id_, state)
+        if self.mocks.dry_run and request.custom and self._unconfigured(request.provider):
+            # The engine's answer (module docstring): `{}`, and the SDK makes every output unknown.
+            return resource_pb2.RegisterResourceResponse(urn=urn, id=id_, object=struct_pb2.Struct())
         if request.remote and request.type == "eks:index:Cluster" and not uncovered(inputs):
             # pulumi-eks's Construct registers the cluster's children through the engine, in a preview too.
             construct_cluster(urn, request.name, inputs, outputs=state, partition=req.ctx.partition,
