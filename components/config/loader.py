@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -71,7 +72,10 @@ def _matrix_problems(stack: StackConfig, today: date | None) -> tuple[list[Probl
                 if finding.rule == "kubernetes-version-lifecycle":
                     continue  # reported once for the cluster above
                 path, value = _finding_target(stack, pool, finding.rule, finding.nearest, instance_type)
-                add(finding.level, Problem(path, value, finding.message, finding.nearest))
+                nearest = tuple(c for c in finding.nearest
+                                if _suggestion_passes(matrix, pool, path, c, operator=operator,
+                                                      kubernetes=control_plane, today=when))
+                add(finding.level, Problem(path, value, finding.message, nearest))
     if stack.karpenter is not None:
         for i, karpenter_pool in enumerate(stack.karpenter.pools):
             problem = _max_gpus_problem(matrix, karpenter_pool.instance_types, karpenter_pool.max_gpus, i)
@@ -94,7 +98,40 @@ def pool_findings(
         operator=operator if pool.driver_source == "operator" else None,
         kubernetes=kubernetes, kubelet=pool.kubelet_version, instance_type=instance_type,
         precompiled=pool.use_precompiled, image_version=pool.image_version, today=today,
+        branch_pin=pool.branch_pin,
     ))
+
+
+def _suggestion_passes(
+    matrix: Any, pool: GpuPool, path: Path, candidate: str, *, operator: str | None, kubernetes: str, today: date,
+) -> bool:
+    """Would the pool pass every matrix check with `candidate` at `path`? A "nearest valid choice" one rule
+    offers (the GPU's minimum driver: 575.57.08) may be refused by another (the operator has no R575), so every
+    suggestion is re-checked against the whole pool before it is shown. Paths outside the pool keep theirs."""
+    key = path[-1] if path else None
+    if path[: len(pool.path)] != pool.path:
+        return True
+    if key == "driverVersion" or path == pool.driver_path:
+        changed = dataclasses.replace(pool, driver_version=candidate)
+    elif key == "kubeletVersion":
+        changed = dataclasses.replace(pool, kubelet_version=candidate)
+    elif key == "imageVersion":
+        changed = dataclasses.replace(pool, image_version=candidate)
+    elif isinstance(key, int) and path[-2:-1] == ("instanceTypes",):
+        types = list(pool.instance_types)
+        types[key] = candidate
+        changed = dataclasses.replace(pool, instance_types=tuple(types))
+    else:
+        return True
+    try:
+        return not any(
+            f.level == "mandatory" and f.rule != "kubernetes-version-lifecycle"
+            for instance_type in changed.instance_types
+            for f in pool_findings(matrix, changed, operator=operator, kubernetes=kubernetes,
+                                   instance_type=instance_type, today=today)
+        )
+    except ValueError:  # a candidate that does not parse in that place is no suggestion
+        return False
 
 
 def _max_gpus_problem(matrix: Any, instance_types: Sequence[str], max_gpus: int, index: int) -> Problem | None:
@@ -117,6 +154,10 @@ def _finding_target(
     """The key a matrix finding blames: driver, OS, kubelet, operator version or an instance type."""
     if rule == "instance-type-known":
         return (*pool.path, "instanceTypes", pool.instance_types.index(instance_type)), instance_type
+    if rule == "node-image-published" and pool.image_version is not None and nearest \
+            and all(n.startswith("v") for n in nearest):
+        # The suggestions are image releases (v1.68.0): the key to change is the pinned release.
+        return (*pool.path, "imageVersion"), pool.image_version
     if rule in ("kubelet-version-skew", "node-image-published"):
         return (*pool.path, "kubeletVersion"), pool.kubelet_version
     if rule in ("operator-kubernetes-supported", "operator-known"):
