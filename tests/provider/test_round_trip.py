@@ -1,0 +1,172 @@
+"""The package through the provider protocol: GetSchema, then Construct of a KarpenterGpuPool and an
+InferenceService from the dev stack's own sections, under the recording mock monitor. The children the plugin
+registers are the ones the program registers for the same sections (type, name, inputs), the policy pack
+gives them the same verdicts, and a bad input is refused with the stack file's one line, adapted to the input.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import grpc
+import pytest
+from pulumi.runtime import rpc
+from pulumi.runtime.proto import provider_pb2
+from pulumi.runtime.sync_await import _sync_await
+
+from policies.gpu_guard.base import all_policies
+from provider import hosted
+from provider.args import renamed_aliases
+from tests.components.harness import Run, _start, run, stack_values
+from tests.policies.harness import run_policy
+from tests.provider.engine import MonitorServer, ProviderProcess
+from tools.engine.mocks.monitor import RecordingMonitor
+from tools.engine.records import RecordedResource
+
+STACK_URN = "urn:pulumi:dev::gpu-platform::pulumi:pulumi:Stack::gpu-platform-dev"
+assert hosted.COMPONENTS  # builds every Args type, so RENAMED covers the nested models
+RENAMED = renamed_aliases()
+KARPENTER_URN = "urn:pulumi:dev::gpu-platform::gpu-platform:components:KarpenterController::karpenter"
+
+
+def schema_keys(value: Any) -> Any:
+    """Stack-file keys as a consumer's SDK sends them (the schema's spelling: diskSizeGiB -> diskSizeGib)."""
+    if isinstance(value, dict):
+        return {RENAMED.get(k, k): schema_keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [schema_keys(v) for v in value]
+    return value
+
+
+@pytest.fixture(scope="module")
+def program() -> Run:
+    return run(stack_values("dev"))
+
+
+@pytest.fixture(scope="module")
+def values() -> dict[str, Any]:
+    return stack_values("dev")
+
+
+@pytest.fixture
+def plugin(program: Run) -> Iterator[tuple[ProviderProcess, RecordingMonitor]]:
+    _, monitor = _start(stack_values("dev"), "dev", "us-west-2")
+    server = MonitorServer(monitor)
+    process = ProviderProcess(server.address)
+    try:
+        yield process, monitor
+    finally:
+        process.stop()
+        server.stop()
+
+
+def construct(process: ProviderProcess, monitor_address: str, type_: str, name: str, inputs: Mapping[str, Any],
+              dependencies: list[str]) -> Any:
+    request = provider_pb2.ConstructRequest(
+        project="gpu-platform", stack="dev", dryRun=True, parallel=4, monitorEndpoint=monitor_address,
+        type=type_, name=name, parent=STACK_URN, dependencies=dependencies, config={"aws:region": "us-west-2"},
+        inputs=_sync_await(rpc.serialize_properties(dict(inputs), {})))
+    return process.stub.Construct(request)
+
+
+def descendants(resources: list[RecordedResource], root: RecordedResource) -> list[RecordedResource]:
+    below = {root.urn}
+    found = []
+    for res in resources:
+        if res.parent in below:
+            below.add(res.urn)
+            found.append(res)
+    return found
+
+
+def shape(resources: list[RecordedResource]) -> list[tuple[str, str, str]]:
+    return sorted((r.type, r.name, json.dumps(r.inputs, sort_keys=True)) for r in resources)
+
+
+def verdicts(resources: list[RecordedResource]) -> dict[str, list[str]]:
+    fixture = [{"type": r.type, "name": r.name, "props": r.inputs} for r in resources if r.custom]
+    out: dict[str, list[str]] = {}
+    for policy in all_policies():
+        outcome = run_policy(policy, fixture, None)
+        if outcome.messages:
+            out[policy.name] = sorted(outcome.messages)
+    return out
+
+
+def _component(program: Run, type_: str, name: str) -> RecordedResource:
+    return next(r for r in program.resources if r.type == type_ and r.name == name)
+
+
+def pool_inputs(values: Mapping[str, Any], program: Run) -> dict[str, Any]:
+    node_class = next(r for r in program.resources if r.type == "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass")
+    return dict(schema_keys({
+        "cluster": values["cluster"], "karpenterVersion": values["karpenter"]["version"],
+        "pool": values["karpenter"]["pools"][0], "gpuOperator": values["gpuOperator"],
+        "access": {"endpoint": "https://example.eks.amazonaws.com", "certificateAuthorityData": "Y2E=",
+                   "serviceIpv4Cidr": "172.20.0.0/16", "privateSubnetIds": ["subnet-1", "subnet-2"],
+                   "clusterSecurityGroupId": "sg-1"},
+        "instanceProfileName": node_class.inputs["spec"]["instanceProfile"], "kubeconfig": "{}",
+    }))
+
+
+def service_inputs(values: Mapping[str, Any], program: Run) -> dict[str, Any]:
+    scaled = next(r for r in program.resources if r.type == "kubernetes:keda.sh/v1alpha1:ScaledObject")
+    return dict(schema_keys({
+        "cluster": values["cluster"], "service": values["inferenceServices"][0], "gpuOperator": values["gpuOperator"],
+        "karpenterVersion": values["karpenter"]["version"], "pools": values["karpenter"]["pools"],
+        "nodeGroups": values["gpuNodeGroups"], "zones": ["us-west-2a", "us-west-2b"],
+        "prometheusUrl": scaled.inputs["spec"]["triggers"][0]["metadata"]["serverAddress"], "kubeconfig": "{}",
+    }))
+
+
+def test_get_schema_answers_the_inferred_schema(plugin) -> None:
+    process, _ = plugin
+    schema = json.loads(process.schema())
+    assert sorted(schema["resources"]) == sorted(
+        f"gpu-platform:index:{n}" for n in ("SystemNodeGroup", "GpuManagedNodeGroup", "KarpenterGpuPool",
+                                            "GpuOperatorRelease", "InferenceService"))
+
+
+@pytest.mark.parametrize(("kind", "name", "inner", "inputs", "dependencies"), [
+    ("KarpenterGpuPool", "gpu-dev-gpu-spot", "gpu-platform:components:KarpenterGpuPool", pool_inputs,
+     [KARPENTER_URN]),
+    ("InferenceService", "triton-dev", "gpu-platform:inference:InferenceService", service_inputs, []),
+])
+def test_construct_registers_the_children_the_program_registers(plugin, program, values, kind, name, inner, inputs,
+                                                                dependencies) -> None:
+    process, monitor = plugin
+    address = plugin[0].process.args[-1]
+    response = construct(process, address, f"gpu-platform:index:{kind}", name, inputs(values, program), dependencies)
+    assert response.urn == f"urn:pulumi:dev::gpu-platform::gpu-platform:index:{kind}::{name}"
+    registered = monitor.resources_in_order()
+    wrapper_inner = next(r for r in registered if r.type == inner and r.name == name)
+    constructed = descendants(registered, wrapper_inner)
+    in_program = descendants(program.resources, _component(program, inner, name))
+    assert constructed, "Construct registered no children"
+    assert shape(constructed) == shape(in_program)
+    assert verdicts(constructed) == verdicts(in_program)
+
+
+def test_a_bad_input_gets_the_stack_files_line_adapted_to_the_input(plugin, program, values) -> None:
+    process, _ = plugin
+    address = process.process.args[-1]
+    bad = pool_inputs(values, program)
+    bad["pool"] = {**bad["pool"], "maxGpus": 0}
+    with pytest.raises(grpc.RpcError) as caught:
+        construct(process, address, "gpu-platform:index:KarpenterGpuPool", "gpu-dev-gpu-spot", bad, [KARPENTER_URN])
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    stack = {**values, "karpenter": {**values["karpenter"],
+                                     "pools": [{**values["karpenter"]["pools"][0], "maxGpus": 0}]}}
+    from components.config import ConfigError, load_stack_config  # noqa: PLC0415
+
+    with pytest.raises(ConfigError) as from_file:
+        load_stack_config(stack, stack_file="Pulumi.dev.yaml")
+    file_line = str(from_file.value)
+    assert file_line.startswith("Pulumi.dev.yaml: karpenter.pools[0].maxGpus = 0: ")
+    expected = file_line.replace("Pulumi.dev.yaml: karpenter.pools[0].maxGpus",
+                                 'KarpenterGpuPool "gpu-dev-gpu-spot": pool.maxGpus')
+    details = caught.value.trailing_metadata()
+    assert expected in str(details) or expected in caught.value.details(), (caught.value.details(), details)
+    assert "\n" not in expected
