@@ -61,6 +61,9 @@ class GpuPlatformProvider(ComponentProvider):
         rejected = first_problem(component, name, mapped, karpenter_version=mapped.get("karpenter_version"))
         if rejected is not None:
             raise InputPropertyError(*rejected)
+        refusal = hosted.missing_dependency(component, name, options)
+        if refusal is not None:
+            raise InputPropertyError("dependsOn", refusal)
         return super().construct(name, resource_type, inputs, options)
 
 

@@ -88,13 +88,26 @@ def _dependencies(opts: pulumi.ResourceOptions | None) -> list[pulumi.Resource]:
     return [d for d in items if isinstance(d, pulumi.Resource)]
 
 
-def _require_dependency(component: str, name: str, opts: pulumi.ResourceOptions | None, what: str) -> list[
-        pulumi.Resource]:
-    found = _dependencies(opts)
-    if not found:
-        raise ConfigError(f"{resource_label(component, name)}: dependsOn = []: {what} must exist first; "
-                          f"fix: set dependsOn to {what}")
-    return found
+# What a component's dependsOn must name: the objects the program orders it after by reference.
+REQUIRED_DEPENDENCIES = {
+    "GpuManagedNodeGroup": "the system node group",
+    "KarpenterGpuPool": "Karpenter's CRDs and controller release",
+}
+
+
+def missing_dependency(component: str, name: str, opts: pulumi.ResourceOptions | None) -> str | None:
+    """The one-line refusal of a component created without the dependsOn it needs; None when it has it."""
+    what = REQUIRED_DEPENDENCIES.get(component)
+    if what is None or _dependencies(opts):
+        return None
+    return f"{resource_label(component, name)}: dependsOn = []: {what} must exist first; fix: set dependsOn to {what}"
+
+
+def _require_dependency(component: str, name: str, opts: pulumi.ResourceOptions | None) -> list[pulumi.Resource]:
+    refusal = missing_dependency(component, name, opts)
+    if refusal is not None:
+        raise ConfigError(refusal)
+    return _dependencies(opts)
 
 
 def _provider(name: str, kubeconfig: pulumi.Input[str], parent: pulumi.Resource) -> k8s.Provider:
@@ -172,7 +185,7 @@ class GpuManagedNodeGroup(pulumi.ComponentResource):
                  opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(f"{PACKAGE}:index:GpuManagedNodeGroup", name, None, opts)
         stack = validate("GpuManagedNodeGroup", name, args)
-        system = _require_dependency("GpuManagedNodeGroup", name, opts, "the system node group")
+        system = _require_dependency("GpuManagedNodeGroup", name, opts)
         cluster = _view(stack.cluster, dict(args["access"]), None, system[0])
         inner = _GpuManagedNodeGroup(name, stack.gpu_node_groups[0], stack.gpu_pools()[0], cluster,
                                      opts=pulumi.ResourceOptions(parent=self))
@@ -216,7 +229,7 @@ class KarpenterGpuPool(pulumi.ComponentResource):
     def __init__(self, name: str, args: KarpenterGpuPoolArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(f"{PACKAGE}:index:KarpenterGpuPool", name, None, opts)
         stack = validate("KarpenterGpuPool", name, args, karpenter_version=args.get("karpenter_version"))
-        karpenter = _require_dependency("KarpenterGpuPool", name, opts, "Karpenter's CRDs and controller release")
+        karpenter = _require_dependency("KarpenterGpuPool", name, opts)
         provider = _provider(name, args["kubeconfig"], self)
         cluster = _view(stack.cluster, dict(args["access"]), provider, None)
         controller = cast(KarpenterController, types.SimpleNamespace(

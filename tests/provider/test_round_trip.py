@@ -13,9 +13,10 @@ from typing import Any
 import grpc
 import pytest
 from pulumi.runtime import rpc
-from pulumi.runtime.proto import provider_pb2
+from pulumi.runtime.proto import errors_pb2, provider_pb2, status_pb2
 from pulumi.runtime.sync_await import _sync_await
 
+from components.config import ConfigError, load_stack_config
 from policies.gpu_guard.base import all_policies
 from provider import hosted
 from provider.args import renamed_aliases
@@ -86,7 +87,9 @@ def shape(resources: list[RecordedResource]) -> list[tuple[str, str, str]]:
 
 
 def verdicts(resources: list[RecordedResource]) -> dict[str, list[str]]:
-    fixture = [{"type": r.type, "name": r.name, "props": r.inputs} for r in resources if r.custom]
+    """Every policy's messages over the resources, as the pack judges a stack (custom resources, protect)."""
+    fixture = [{"type": r.type, "name": r.name, "props": r.inputs, "protect": r.protect}
+               for r in resources if r.custom]
     out: dict[str, list[str]] = {}
     for policy in all_policies():
         outcome = run_policy(policy, fixture, None)
@@ -146,27 +149,61 @@ def test_construct_registers_the_children_the_program_registers(plugin, program,
     in_program = descendants(program.resources, _component(program, inner, name))
     assert constructed, "Construct registered no children"
     assert shape(constructed) == shape(in_program)
-    assert verdicts(constructed) == verdicts(in_program)
+    # The dev stack as the program builds it, and with this component's children as Construct registered them:
+    # the pack gives the same verdicts (protect, retainOnDelete and every input travelled through Construct).
+    rest = [r for r in program.resources if r not in in_program]
+    assert verdicts(rest + constructed) == verdicts(program.resources)
+    assert [(r.protect, r.retain_on_delete, r.ignore_changes) for r in sorted(constructed, key=lambda r: r.name)] == [
+        (r.protect, r.retain_on_delete, r.ignore_changes) for r in sorted(in_program, key=lambda r: r.name)]
 
 
-def test_a_bad_input_gets_the_stack_files_line_adapted_to_the_input(plugin, program, values) -> None:
+BAD_POOLS = [
+    ({"maxGpus": 0}, "maxGpus"),  # a model bound
+    ({"os": "bottlerockt"}, "os"),  # a choice, with the nearest one
+    ({"instanceTypes": ["g6.xlarge", "p5.48xlarge"], "maxGpus": 4}, "maxGpus"),  # the matrix: 8 GPUs > limit 4
+]
+
+
+@pytest.mark.parametrize(("change", "key"), BAD_POOLS)
+def test_a_bad_input_gets_the_stack_files_line_adapted_to_the_input(plugin, program, values, change, key) -> None:
     process, _ = plugin
-    address = process.process.args[-1]
-    bad = pool_inputs(values, program)
-    bad["pool"] = {**bad["pool"], "maxGpus": 0}
-    with pytest.raises(grpc.RpcError) as caught:
-        construct(process, address, "gpu-platform:index:KarpenterGpuPool", "gpu-dev-gpu-spot", bad, [KARPENTER_URN])
-    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     stack = {**values, "karpenter": {**values["karpenter"],
-                                     "pools": [{**values["karpenter"]["pools"][0], "maxGpus": 0}]}}
-    from components.config import ConfigError, load_stack_config  # noqa: PLC0415
-
+                                     "pools": [{**values["karpenter"]["pools"][0], **change}]}}
     with pytest.raises(ConfigError) as from_file:
         load_stack_config(stack, stack_file="Pulumi.dev.yaml")
     file_line = str(from_file.value)
-    assert file_line.startswith("Pulumi.dev.yaml: karpenter.pools[0].maxGpus = 0: ")
-    expected = file_line.replace("Pulumi.dev.yaml: karpenter.pools[0].maxGpus",
-                                 'KarpenterGpuPool "gpu-dev-gpu-spot": pool.maxGpus')
-    details = caught.value.trailing_metadata()
-    assert expected in str(details) or expected in caught.value.details(), (caught.value.details(), details)
-    assert "\n" not in expected
+    assert file_line.startswith(f"Pulumi.dev.yaml: karpenter.pools[0].{key} = ") and "\n" not in file_line
+    bad = pool_inputs(values, program)
+    bad["pool"] = {**bad["pool"], **change}
+    with pytest.raises(grpc.RpcError) as caught:
+        construct(process, process.process.args[-1], "gpu-platform:index:KarpenterGpuPool", "gpu-dev-gpu-spot", bad,
+                  [KARPENTER_URN])
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    errors = input_property_errors(caught.value)
+    assert errors == [(f"pool.{key}", file_line.replace(
+        "Pulumi.dev.yaml: karpenter.pools[0].", 'KarpenterGpuPool "gpu-dev-gpu-spot": pool.'))]
+
+
+def test_a_missing_dependency_is_refused_before_anything_is_registered(plugin, program, values) -> None:
+    process, monitor = plugin
+    before = len(monitor.resources_in_order())
+    with pytest.raises(grpc.RpcError) as caught:
+        construct(process, process.process.args[-1], "gpu-platform:index:KarpenterGpuPool", "gpu-dev-gpu-spot",
+                  pool_inputs(values, program), [])
+    assert input_property_errors(caught.value) == [("dependsOn", (
+        'KarpenterGpuPool "gpu-dev-gpu-spot": dependsOn = []: Karpenter\'s CRDs and controller release must exist '
+        "first; fix: set dependsOn to Karpenter's CRDs and controller release"))]
+    assert len(monitor.resources_in_order()) == before
+
+
+def input_property_errors(error: grpc.RpcError) -> list[tuple[str, str]]:
+    """The (property path, reason) pairs of the InputPropertiesError detail, what the CLI prints per property
+    (pulumi v3.259.0 pkg/resource/deploy/source_eval.go:2190-2212)."""
+    metadata = dict(error.trailing_metadata() or ())  # type: ignore[attr-defined]
+    status = status_pb2.Status.FromString(metadata["grpc-status-details-bin"])
+    found: list[tuple[str, str]] = []
+    for detail in status.details:
+        errors = errors_pb2.InputPropertiesError()
+        assert detail.Unpack(errors)
+        found += [(e.property_path, e.reason) for e in errors.errors]
+    return found
