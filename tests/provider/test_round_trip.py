@@ -199,7 +199,7 @@ def test_a_missing_dependency_is_refused_before_anything_is_registered(plugin, p
 def input_property_errors(error: grpc.RpcError) -> list[tuple[str, str]]:
     """The (property path, reason) pairs of the InputPropertiesError detail, what the CLI prints per property
     (pulumi v3.259.0 pkg/resource/deploy/source_eval.go:2190-2212)."""
-    metadata = dict(error.trailing_metadata() or ())  # type: ignore[attr-defined]
+    metadata = dict(error.trailing_metadata() or ())
     status = status_pb2.Status.FromString(metadata["grpc-status-details-bin"])
     found: list[tuple[str, str]] = []
     for detail in status.details:
