@@ -1,11 +1,15 @@
 # gpu-platform: the two commands that work on a fresh clone are `make preview` and `make test`.
-# Everything runs from a local virtualenv (.venv) with the pinned requirements-dev.txt.
+# Everything runs from a local virtualenv (.venv): `make preview` installs the runtime (requirements.txt) only,
+# `make test` adds the development tools (requirements-dev.txt).
 
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
-# Written after a successful install; newer than both requirements files = nothing to install.
+# Written after a successful install; newer than its requirements files = nothing to install.
 STAMP := $(VENV)/.requirements-installed
+RUNTIME_STAMP := $(VENV)/.runtime-installed
+# pip prints each package it collects and installs (no --quiet: a first install takes a minute or more).
+PIP_INSTALL = $(PY) -m pip install --disable-pip-version-check --progress-bar off
 STACK ?= dev
 PHASE ?= preview
 PYTEST_ARGS ?=
@@ -15,7 +19,7 @@ OUT ?=
 # tools/ci_gate.py (`make gate`) builds the same command line for every stack; tests/ci checks both agree.
 POLICY_CONFIG := $(wildcard policies/config/$(STACK).json)
 PREVIEW_ARGS = --stack $(STACK) --phase $(PHASE) $(if $(TODAY),--today $(TODAY)) \
-	$(if $(POLICY_CONFIG),--policy-config $(POLICY_CONFIG)) $(if $(OUT),--out $(OUT))
+	$(if $(POLICY_CONFIG),--policy-config $(POLICY_CONFIG)) $(if $(OUT),--out $(OUT)) $(if $(VERBOSE),--verbose)
 # The date the offline gate (`make gate`, the pull-request and deploy workflows) judges lifecycles at, so a
 # pull request's result does not change with the calendar. `make gate TODAY=` judges at the real date (the
 # weekly calendar workflow does). Move it forward on purpose, in its own commit.
@@ -31,8 +35,8 @@ help:
 	@echo "make gate           the offline gate of CI: every stack, lifecycles judged at GATE_TODAY (TODAY= for the real date)"
 	@echo "make lint           ruff check and mypy only"
 	@echo "make test-calendar  make test with the clock a year ahead (libfaketime from requirements-dev.txt; CALENDAR_DATE=)"
-	@echo "make venv           create .venv and install requirements-dev.txt"
-	@echo "make program-venv   create .venv with requirements.txt only: what pulumi preview/up run (the cloud jobs)"
+	@echo "make venv           create .venv with requirements.txt and requirements-dev.txt (what make test uses)"
+	@echo "make program-venv   create .venv with requirements.txt only: what make preview and pulumi preview/up run"
 	@echo "make upstream       fill .upstream-cache/ with the files upstream.lock.json pins (sha256-checked); the tests"
 	@echo "                    read them there (from \$$GPU_PLATFORM_SHARED or ../shared when present, else downloaded)"
 	@echo "make pack-venv      create policies/venv, the policy pack's own virtualenv (Python 3.10+), as the CLI expects"
@@ -43,17 +47,18 @@ help:
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): requirements.txt requirements-dev.txt | $(PY)
-	$(PY) -m pip install --disable-pip-version-check --quiet -r requirements-dev.txt
+$(STAMP): requirements.txt requirements-dev.txt $(RUNTIME_STAMP) | $(PY)
+	@echo "== installing the development tools into $(VENV) (requirements-dev.txt: pytest, mypy, ruff, hypothesis, mutmut, zizmor, ...; about 300 MB more)"
+	$(PIP_INSTALL) -r requirements-dev.txt
 	@touch $(STAMP)
 
 venv: $(STAMP)
 
 # The Pulumi program's runtime only (requirements.txt): what `pulumi preview` / `pulumi up` need in .venv
 # (Pulumi.yaml `virtualenv: .venv`). The cloud jobs install this, not the development tools.
-RUNTIME_STAMP := $(VENV)/.runtime-installed
 $(RUNTIME_STAMP): requirements.txt | $(PY)
-	$(PY) -m pip install --disable-pip-version-check --quiet -r requirements.txt
+	@echo "== installing the runtime into $(VENV) (requirements.txt: the Pulumi SDKs, pulumi-policy, pydantic, ...; about 450 MB, a minute or two the first time)"
+	$(PIP_INSTALL) -r requirements.txt
 	@touch $(RUNTIME_STAMP)
 
 program-venv: $(RUNTIME_STAMP)
@@ -78,10 +83,12 @@ $(SCAN_STAMP): requirements-scan.txt
 
 scan-venv: $(SCAN_STAMP)
 
-preview: $(STAMP)
+# The offline preview needs the runtime only (tools/, components/, policies/ import nothing of requirements-dev.txt).
+preview: $(RUNTIME_STAMP)
+	@echo "== offline preview of stack $(STACK), phase $(PHASE) (no AWS account, no Pulumi CLI; about 5 s after the first run)"
 	$(PY) -m tools.preview $(PREVIEW_ARGS)
 
-preview-json: $(STAMP)
+preview-json: $(RUNTIME_STAMP)
 	$(PY) -m tools.preview $(PREVIEW_ARGS) --json
 
 # Every stack, as CI runs it: out/<stack>/ artefacts, each summary appended to $$GITHUB_STEP_SUMMARY when set,
@@ -103,7 +110,9 @@ pack-venv: $(PACK_VENV)/bin/python
 	else $(PACK_VENV)/bin/python -m pip install --disable-pip-version-check --quiet -r policies/requirements.txt; fi
 
 lint: $(STAMP)
+	@echo "== ruff check . (seconds)"
 	$(PY) -m ruff check .
+	@echo "== mypy . (the first run type-checks the Pulumi SDKs too and prints nothing for 1-2 minutes; later runs use .mypy_cache)"
 	$(PY) -m mypy .
 
 # pytest exit 5 means "no tests collected". That is a failure here (a suite that runs nothing proves
@@ -111,6 +120,7 @@ lint: $(STAMP)
 test: lint
 	@xdist=""; if $(PY) -c "import xdist" 2>/dev/null; then xdist="-n auto"; fi; \
 	if [ -z "$$CHECKOV" ] && [ -x $(SCAN_VENV)/bin/checkov ]; then export CHECKOV=$$PWD/$(SCAN_VENV)/bin/checkov; fi; \
+	echo "== pytest $$xdist $(PYTEST_ARGS) (about 2,800 tests: several minutes on 2 cores; a skip summary ends it)"; \
 	status=0; $(PY) -m pytest $$xdist $(PYTEST_ARGS) || status=$$?; \
 	if [ $$status -eq 5 ]; then \
 	  if [ -n "$$(find tests -name 'test_*.py' -print -quit 2>/dev/null)" ]; then \

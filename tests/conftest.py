@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from tests.shared import REPO
+from tests.skip_summary import reason_of, summary_lines
 
 TINY_PROGRAM = REPO / "tests" / "tools" / "fixtures" / "tiny_program"
 STACKS = ("dev", "prod")
@@ -89,3 +90,14 @@ def stack_preview(request: pytest.FixtureRequest, run_preview: RunPreview) -> Pr
     stack: str = request.param
     real_stack_file(stack)
     return run_preview(*shipped_args(stack), out=True)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The run ends with the skip summary (tests/skip_summary.py), after pytest's own counts: what did not run,
+    why, and how to run it. xdist workers report their skips to the controller, which prints it once."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None or hasattr(config, "workerinput"):
+        return
+    reasons = [reason_of(report.longrepr) for report in reporter.stats.get("skipped", [])]
+    for line in summary_lines(reasons):
+        reporter.write_line(line, yellow=True, bold=line.startswith("skip summary"))

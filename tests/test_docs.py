@@ -90,3 +90,22 @@ def test_a_broken_link_is_reported(tmp_path: Path) -> None:
 def test_heading_anchors_follow_github() -> None:
     assert slug("Offline preview: `python -m tools.preview`") == "offline-preview-python--m-toolspreview"
     assert slug("Environments, secrets and the AWS role") == "environments-secrets-and-the-aws-role"
+
+
+def test_the_readme_is_short_and_its_first_screen_holds_the_quick_start() -> None:
+    lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 250
+    first = "\n".join(lines[:40])
+    for needed in ("Prerequisites", "Python 3.11", "`make`", "What a `pulumi up` of the dev stack creates",
+                   "make preview", "make test", "verdict: PASS", "docs/README.md"):
+        assert needed in first, needed
+    # PHASE=up is the offline emulation of an update, never "a real `pulumi up`" that could touch AWS.
+    assert not any("runs" in line and "a real `pulumi up`" in line for line in lines)
+
+
+def test_license_contributing_and_security_exist() -> None:
+    license_text = (REPO / "LICENSE").read_text(encoding="utf-8")
+    assert "Apache License" in license_text and "Version 2.0, January 2004" in license_text
+    assert "END OF TERMS AND CONDITIONS" in license_text
+    for name in ("CONTRIBUTING.md", "SECURITY.md"):
+        assert (REPO / name).stat().st_size > 1000, name

@@ -110,8 +110,9 @@ def test_human_summary_lists_counts_and_the_policy_pack(run_preview):
     run = run_preview(*TINY)
     assert run.returncode == 0, run.explain()
     assert "Offline preview of stack dev" in run.stdout
-    assert "aws:iam/role:Role" in run.stdout
+    assert "Resources by provider: " in run.stdout and "aws:iam/role:Role" not in run.stdout
     assert "Policy pack:" in run.stdout
+    assert "aws:iam/role:Role" in run_preview(*TINY, "--verbose").stdout
 
 
 def test_config_file_option_replaces_the_stack_file(run_preview):

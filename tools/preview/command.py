@@ -6,7 +6,7 @@ real policy pack through `tools.engine.gate` (started the way the engine starts 
 
     python -m tools.preview [--stack dev] [--config-file FILE] [--program DIR]
                             [--phase preview|update|up] [--skip-preview] [--today YYYY-MM-DD]
-                            [--policy-config FILE] [--out DIR] [--json]
+                            [--policy-config FILE] [--out DIR] [--json] [--verbose]
 
 `--phase` picks the engine moment to reproduce: `preview` (default), a first `pulumi preview` of a
 stack that does not exist yet (a dry run, every computed output unknown, Kubernetes objects reach the
@@ -514,6 +514,9 @@ def _parser() -> argparse.ArgumentParser:
                              "named (make preview names policies/config/STACK.json)")
     parser.add_argument("--out", type=Path, help="write resources.json, manifests/*.yaml and summary.md here")
     parser.add_argument("--json", action="store_true", help="print one JSON document on stdout and nothing else")
+    parser.add_argument("--verbose", "-v", action="store_true",
+                        help="human output in full: every resource type, each pending advisory, what only the "
+                             "offline gate judged, the emulated children (--json always holds all of it)")
     return parser
 
 
@@ -522,6 +525,13 @@ def _iso_date(text: str) -> datetime.date:
         return datetime.date.fromisoformat(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a date; write it as YYYY-MM-DD (e.g. 2026-11-30)") from None
+
+
+def stack_file_warning(file_name: str, message: str) -> str:
+    """A warning the program logged: each is about a value of the stack file (components/deploy_checks.py, the
+    config loader, the image holds), so it says so and names the file once (the message's own, when it names it)."""
+    names_file = message.split(": ", 1)[0].endswith(file_name)
+    return f"stack file warning: {message}" if names_file else f"stack file warning: {file_name}: {message}"
 
 
 def _reject(message: str, stderr: TextIO) -> int:
@@ -570,11 +580,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         render.write_out(out_dir, doc, recording, report, config)
     for entry in recording.logs:
         if entry.severity == "warning" and not real_up_refusals([entry]):  # those: once, in the summary
-            print(f"warning: {entry.message}", file=stderr)
+            print(stack_file_warning(config.path.name, entry.message), file=stderr)
     if args.json:
         stdout.write(dumps(doc))
     else:
-        render.print_summary(stdout, recording, report, config, out_dir)
+        render.print_summary(stdout, recording, report, config, out_dir, verbose=args.verbose)
     mandatory = [v for v in report.violations if v.enforcement == "mandatory"]
     return EXIT_MANDATORY if mandatory else EXIT_OK
 

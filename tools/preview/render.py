@@ -22,9 +22,16 @@ from rich.table import Table
 from policies.gpu_guard import inventory
 from policies.gpu_guard.rules.gpu_nodes_tainted import is_gpu_pool
 from tools.engine.mocks.eks_children import PULUMI_EKS_DESCRIBE
-from tools.engine.records import RecordedResource
+from tools.engine.records import RecordedResource, Violation
 from tools.engine.view import emulated_children, not_seen_offline
-from tools.preview.model import REAL_UP_REFUSED, GateReport, Recording, StackConfig, real_up_refusals
+from tools.preview.model import (
+    PENDING_SUFFIX,
+    REAL_UP_REFUSED,
+    GateReport,
+    Recording,
+    StackConfig,
+    real_up_refusals,
+)
 
 HELM_TYPES = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v4:Chart", "kubernetes:helm.sh/v3:Chart")
 # Kubernetes provider types that are not one API object (components that expand into many, or Helm).
@@ -295,23 +302,81 @@ def write_out(out_dir: Path, doc: Mapping[str, Any], recording: Recording, repor
     (out_dir / "summary.md").write_text(summary_markdown(summarize(recording), report, config), encoding="utf-8")
 
 
+VERBOSE_HINT = "--verbose, or make preview VERBOSE=1"
+
+
+def is_pending(violation: Violation) -> bool:
+    return violation.enforcement == "advisory" and violation.policy.endswith(PENDING_SUFFIX)
+
+
+def findings(report: GateReport) -> tuple[list[Violation], list[Violation], list[Violation]]:
+    """(mandatory, advisory, pending): the pending advisories apart, they say when a policy judges, not a defect."""
+    ordered = sorted(report.violations, key=lambda v: (v.enforcement != "mandatory", v.policy, v.urn))
+    mandatory = [v for v in ordered if v.enforcement == "mandatory"]
+    advisory = [v for v in ordered if v.enforcement != "mandatory" and not is_pending(v)]
+    return mandatory, advisory, [v for v in ordered if is_pending(v)]
+
+
+def pending_line(report: GateReport, phase: str) -> str | None:
+    """The pending advisories of one phase as one line: how many policies wait, on what, and until when."""
+    _, _, pending = findings(report)
+    if not pending:
+        return None
+    policies = sorted({v.policy.removesuffix(PENDING_SUFFIX) for v in pending})
+    offline = report.offline_only
+    judged = [p for p in policies if p in offline]
+    found = sum(len(offline[p]["verdicts"]) for p in judged)
+    verdict = (f"; the offline gate judged them from the program's values: "
+               f"{f'{found} finding(s), listed above' if found else 'no violation'}") if judged else ""
+    return (f"pending in phase {phase}: {len(policies)} stack policies wait for Kubernetes objects that have no "
+            f"properties before the cluster exists, and judge them during the first `pulumi up`{verdict} "
+            f"(each: {VERBOSE_HINT})")
+
+
+def verdict_line(report: GateReport) -> str:
+    """The last line of the human output: the counts, and what the exit status (`command.main`) means."""
+    mandatory, advisory, pending = findings(report)
+    counts = f"{len(mandatory)} mandatory, {len(advisory)} advisory finding(s), {len(pending)} pending"
+    if not report.ran:
+        return f"verdict: NOT JUDGED, exit 0: {report.detail}"
+    if mandatory:
+        return f"verdict: FAIL, exit 1 (a mandatory finding blocks `pulumi up`): {counts}"
+    return f"verdict: PASS, exit 0 (no mandatory finding; nothing here blocks `pulumi up`): {counts}"
+
+
+def _by_provider(counts: Sequence[tuple[str, int]]) -> str:
+    providers: Counter[str] = Counter()
+    for type_, n in counts:
+        providers[type_.split(":", 1)[0]] += n
+    return ", ".join(f"{n} {provider}" for provider, n in sorted(providers.items()))
+
+
 def print_summary(stream: TextIO, recording: Recording, report: GateReport, config: StackConfig,
-                  out_dir: Path | None) -> None:
+                  out_dir: Path | None, *, verbose: bool = False) -> None:
+    """The human output: what the stack creates, its GPU pools and services, the findings, and the verdict last.
+
+    `verbose` adds every resource type, each pending advisory in full, what only the offline gate judged in
+    this phase and the emulated children of remote components; `--json` always holds all of it.
+    """
     summary = summarize(recording)
     console = Console(file=stream, highlight=False, soft_wrap=False, width=max(100, Console(file=stream).width))
     total = sum(n for _, n in summary.counts)
-    console.print(f"[bold]Offline preview[/bold] of stack [bold]{summary.stack}[/bold] ({config.path}): "
-                  f"{total} resources, {summary.objects} Kubernetes objects")
+    console.print(f"[bold]Offline preview[/bold] of stack [bold]{summary.stack}[/bold] ({config.path.name}, phase "
+                  f"{summary.phase}): {total} resources, {summary.objects} Kubernetes objects")
     for message in summary.refused:
-        console.print(f"[bold red]{REAL_UP_REFUSED}[/bold red]{message}\n(The offline gate runs in no real "
-                      "account, so it judges the update all the same; fix the stack file before a real `pulumi up`.)")
+        console.print(f"[bold red]stack file warning: {REAL_UP_REFUSED}[/bold red]{message}\n(The offline gate runs "
+                      "in no real account, so it judges the update all the same; fix the stack file before a real "
+                      "`pulumi up`.)")
 
-    counts = Table(title="Resources by type", title_justify="left")
-    counts.add_column("type")
-    counts.add_column("count", justify="right")
-    for type_, n in summary.counts:
-        counts.add_row(type_, str(n))
-    console.print(counts)
+    if verbose:
+        counts = Table(title="Resources by type", title_justify="left")
+        counts.add_column("type")
+        counts.add_column("count", justify="right")
+        for type_, n in summary.counts:
+            counts.add_row(type_, str(n))
+        console.print(counts)
+    else:
+        console.print(f"Resources by provider: {_by_provider(summary.counts)} (by type: {VERBOSE_HINT})")
 
     if summary.pools:
         pools = Table(title="GPU pools", title_justify="left")
@@ -337,25 +402,34 @@ def print_summary(stream: TextIO, recording: Recording, report: GateReport, conf
 
     console.print(f"Policy pack: {report.detail} (phase {summary.phase})")
     if report.ran:
-        for v in sorted(report.violations, key=lambda v: (v.enforcement != "mandatory", v.policy, v.urn)):
+        mandatory, advisory, pending = findings(report)
+        for v in [*mandatory, *advisory, *(pending if verbose else [])]:
             colour = "red" if v.enforcement == "mandatory" else "yellow"
             where = v.urn.rsplit("::", 1)[-1]
-            console.print(f"  [{colour}]{v.enforcement}[/{colour}] ({v.blocks} at up) {v.policy}: {where}: {v.message}")
-        if not report.violations:
-            console.print("  no violations")
+            only = " (offline only)" if v.offline_only else ""
+            console.print(f"  [{colour}]{v.enforcement}[/{colour}] ({v.blocks} at up){only} {v.policy}: {where}: "
+                          f"{v.message}")
+        if not mandatory and not advisory:
+            console.print("  no mandatory or advisory finding")
         for policy, reason in report.not_applicable:
             console.print(f"  [yellow]could not judge[/yellow] {policy}: {reason}")
         for line in run_notes(report):
             console.print(f"  [red]{line}[/red]")
-        for policy, entry in sorted(report.offline_only.items()):
-            verdicts = "; ".join(f"{v['enforcement']}: {v['message']}" for v in entry["verdicts"]) or "no violation"
-            console.print(f"  [cyan]offline only[/cyan] {policy} (the real engine sent `{{}}` in this phase): "
-                          f"{verdicts}")
-    for line in emulated_lines(summary.emulated):
-        console.print(f"[cyan]Emulated offline[/cyan] {line}")
+        pending_phase = "preview" if report.stopped_by_preview else summary.phase
+        if not verbose and (grouped := pending_line(report, pending_phase)) is not None:
+            console.print(f"  [cyan]{grouped}[/cyan]")
+        if verbose:
+            for policy, entry in sorted(report.offline_only.items()):
+                verdicts = "; ".join(f"{v['enforcement']}: {v['message']}" for v in entry["verdicts"]) or "no violation"
+                console.print(f"  [cyan]offline only[/cyan] {policy} (the real engine sent `{{}}` in this phase): "
+                              f"{verdicts}")
+    if verbose:
+        for line in emulated_lines(summary.emulated):
+            console.print(f"[cyan]Emulated offline[/cyan] {line}")
     for gap in summary.not_seen_offline:
         console.print(f"[yellow]Not seen offline[/yellow] {gap['type']} {gap['urn']}: the real preview judges "
                       f"{gap['judged_by_real_preview']}; {gap['why']}")
     if out_dir is not None:
         console.print(f"Wrote {out_dir}/resources.json, {out_dir}/manifests/ ({summary.objects} files), "
                       f"{out_dir}/summary.md")
+    console.print(verdict_line(report), soft_wrap=True, style="bold")

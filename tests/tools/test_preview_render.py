@@ -1,0 +1,115 @@
+"""The human output of `python -m tools.preview` reads like a verdict; `--json` keeps everything.
+
+The shipped dev stack's first preview fits on a screen (at most 60 lines), its 15 pending advisories are one
+line, the offline-only details and emulated children wait for `--verbose`, the program's warnings say they are
+about the stack file, and the last line is the verdict with the counts and what the exit status means.
+"""
+
+from __future__ import annotations
+
+from tests.conftest import SHIPPED_DAY, TINY_PROGRAM, RunPreview
+from tests.shared import REPO
+from tools.engine.records import Violation
+from tools.preview.command import stack_file_warning
+from tools.preview.model import GateReport
+from tools.preview.render import findings, pending_line, verdict_line
+
+DEV = ("--stack", "dev", "--phase", "preview", "--today", SHIPPED_DAY)
+PASS = "verdict: PASS, exit 0 (no mandatory finding; nothing here blocks `pulumi up`): "
+FAIL = "verdict: FAIL, exit 1 (a mandatory finding blocks `pulumi up`): "
+
+
+def _pending(policy: str, urn: str = "urn:pulumi:dev::p::kubernetes:apps/v1:Deployment::d") -> Violation:
+    return Violation(f"{policy}-pending", "advisory", urn, f"{policy} waits on 1 Kubernetes object(s)")
+
+
+def _pending_policies(run_preview: RunPreview) -> list[str]:
+    """The dev stack's pending advisories, from --json (15 on 2026-12-01: every stack policy that reads objects)."""
+    return [v["policy"] for v in run_preview(*DEV, "--json").json()["violations"] if v["policy"].endswith("-pending")]
+
+
+def test_the_dev_preview_fits_a_screen_and_ends_with_the_verdict(run_preview: RunPreview) -> None:
+    run = run_preview(*DEV)
+    assert run.returncode == 0, run.explain()
+    lines = run.stdout.splitlines()
+    assert len(lines) <= 60, run.stdout
+    pending_count = len(_pending_policies(run_preview))
+    assert pending_count >= 10
+    assert lines[-1] == PASS + f"0 mandatory, 0 advisory finding(s), {pending_count} pending"
+    pending = [line for line in lines if f"pending in phase preview: {pending_count} stack policies" in line]
+    assert len(pending) == 1
+    text = " ".join(run.stdout.split())
+    assert "--verbose, or make preview VERBOSE=1" in text
+    for detail in ("-pending", "offline only ", "Emulated offline", "Resources by type"):
+        assert detail not in run.stdout, detail
+
+
+def test_the_readme_quotes_the_dev_verdict_as_it_is(run_preview: RunPreview) -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert run_preview(*DEV).stdout.splitlines()[-1] in readme.splitlines()
+
+
+def test_verbose_shows_each_pending_advisory_the_offline_only_verdicts_and_the_emulated_children(
+    run_preview: RunPreview,
+) -> None:
+    run = run_preview(*DEV, "--verbose")
+    assert run.returncode == 0, run.explain()
+    text = " ".join(run.stdout.split())
+    assert text.count("-pending: ") == len(_pending_policies(run_preview))
+    assert text.count("offline only ") == len(run_preview(*DEV, "--json").json()["offlineOnly"])
+    assert "Emulated offline" in text and "Resources by type" in text
+    assert run.stdout.splitlines()[-1] == run_preview(*DEV).stdout.splitlines()[-1]
+
+
+def test_json_keeps_every_pending_advisory_and_offline_only_verdict(run_preview: RunPreview) -> None:
+    doc = run_preview(*DEV, "--json").json()
+    pending = {v["policy"].removesuffix("-pending") for v in doc["violations"] if v["policy"].endswith("-pending")}
+    assert len(pending) >= 10 and pending <= {entry["policy"] for entry in doc["offlineOnly"]}
+    assert doc["emulated_children"]
+
+
+def test_the_programs_warnings_are_labelled_as_about_the_stack_file(run_preview: RunPreview) -> None:
+    run = run_preview(*DEV)
+    warnings = run.stderr.splitlines()
+    assert warnings, run.stderr
+    assert all(line.startswith("stack file warning: Pulumi.dev.yaml: ") for line in warnings), warnings
+    # A message that names the file already keeps its own name, once.
+    assert stack_file_warning("Pulumi.x.yaml", "/a/Pulumi.x.yaml: k = 1: why; fix") == (
+        "stack file warning: /a/Pulumi.x.yaml: k = 1: why; fix")
+    assert stack_file_warning("Pulumi.x.yaml", "GPU pool 'p': no imageId") == (
+        "stack file warning: Pulumi.x.yaml: GPU pool 'p': no imageId")
+
+
+def test_a_mandatory_violation_ends_with_the_fail_verdict_and_exit_1(run_preview: RunPreview) -> None:
+    run = run_preview("--program", str(TINY_PROGRAM), "--stack", "untainted")
+    assert run.returncode == 1, run.explain()
+    last = run.stdout.splitlines()[-1]
+    assert last.startswith(FAIL) and "0 pending" in last
+    assert " ".join(run.stdout.split()).count("mandatory (before-create at up) gpu-nodes-tainted") == 1
+
+
+def test_the_verdict_counts_mandatory_advisory_and_pending_apart() -> None:
+    report = GateReport(ran=True, detail="ran", violations=(
+        Violation("gpu-nodes-tainted", "mandatory", "urn:a", "m"),
+        Violation("gpu-driver-branch-lifecycle", "advisory", "urn:b", "a"),
+        _pending("one-driver-per-pool"), _pending("one-driver-per-pool", "urn:c"), _pending("kubelet-version-skew"),
+    ))
+    mandatory, advisory, pending = findings(report)
+    assert (len(mandatory), len(advisory), len(pending)) == (1, 1, 3)
+    assert verdict_line(report) == FAIL + "1 mandatory, 1 advisory finding(s), 3 pending"
+    assert verdict_line(GateReport(ran=True, detail="ran")) == PASS + "0 mandatory, 0 advisory finding(s), 0 pending"
+    assert verdict_line(GateReport(ran=False, detail="no policy pack ran: x")) == (
+        "verdict: NOT JUDGED, exit 0: no policy pack ran: x")
+
+
+def test_the_pending_line_counts_policies_not_advisories_and_says_what_the_offline_gate_found() -> None:
+    offline = Violation("one-driver-per-pool", "mandatory", "urn:p", "two drivers", offline_only=True)
+    report = GateReport(ran=True, detail="ran", violations=(
+        _pending("one-driver-per-pool"), _pending("one-driver-per-pool", "urn:c"), _pending("kubelet-version-skew"),
+        offline,
+    ))
+    line = pending_line(report, "preview")
+    assert line is not None
+    assert line.startswith("pending in phase preview: 2 stack policies wait for Kubernetes objects")
+    assert "the offline gate judged them from the program's values: 1 finding(s), listed above" in line
+    assert pending_line(GateReport(ran=True, detail="ran"), "update") is None
