@@ -6,7 +6,9 @@ gives them the same verdicts, and a bad input is refused with the stack file's o
 
 from __future__ import annotations
 
+import base64
 import json
+import shlex
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -83,7 +85,18 @@ def descendants(resources: list[RecordedResource], root: RecordedResource) -> li
 
 
 def shape(resources: list[RecordedResource]) -> list[tuple[str, str, str]]:
-    return sorted((r.type, r.name, json.dumps(r.inputs, sort_keys=True)) for r in resources)
+    """(type, name, inputs) of each resource; an input that is a sibling's cloud-assigned id names the sibling
+    (the mocks derive ids from URNs, and the package's children sit one component deeper)."""
+    ids = {r.id: f"<id of {r.name}>" for r in resources if r.id}
+
+    def named(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: named(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [named(v) for v in value]
+        return ids.get(value, value) if isinstance(value, str) else value
+
+    return sorted((r.type, r.name, json.dumps(named(r.inputs), sort_keys=True)) for r in resources)
 
 
 def verdicts(resources: list[RecordedResource]) -> dict[str, list[str]]:
@@ -124,6 +137,47 @@ def service_inputs(values: Mapping[str, Any], program: Run) -> dict[str, Any]:
     }))
 
 
+def _one(program: Run, type_: str, name: str) -> RecordedResource:
+    return next(r for r in program.resources if r.type == type_ and r.name == name)
+
+
+def system_inputs(values: Mapping[str, Any], program: Run) -> dict[str, Any]:
+    group = _one(program, "aws:eks/nodeGroup:NodeGroup", "gpu-dev-system-node-group")
+    return dict(schema_keys({
+        "cluster": values["cluster"], "systemNodeGroup": values.get("systemNodeGroup", {}),
+        "nodeRoleArn": group.inputs["nodeRoleArn"], "subnetIds": group.inputs["subnetIds"],
+    }))
+
+
+def bootstrap_flags(program: Run, template: str) -> dict[str, str]:
+    """The flags of the bootstrap.sh call in a launch template's user data (what the cluster handed the pool)."""
+    user_data = base64.b64decode(_one(program, "aws:ec2/launchTemplate:LaunchTemplate", template).inputs["userData"])
+    words = shlex.split(user_data.decode().replace("\\\n", " "))
+    return {words[i]: words[i + 1] for i in range(len(words) - 1) if words[i].startswith("--")}
+
+
+def node_group_inputs(values: Mapping[str, Any], program: Run) -> dict[str, Any]:
+    group = _one(program, "aws:eks/nodeGroup:NodeGroup", "gpu-dev-l4-spot-node-group")
+    flags = bootstrap_flags(program, "gpu-dev-l4-spot-launch-template")
+    return dict(schema_keys({
+        "cluster": values["cluster"], "nodeGroup": values["gpuNodeGroups"][0], "gpuOperator": values["gpuOperator"],
+        "access": {"endpoint": flags["--apiserver-endpoint"], "certificateAuthorityData": flags["--b64-cluster-ca"],
+                   "serviceIpv4Cidr": "172.20.0.0/16", "privateSubnetIds": group.inputs["subnetIds"],
+                   "clusterSecurityGroupId": "sg-unused", "nodeRoleArn": group.inputs["nodeRoleArn"]},
+    }))
+
+
+def operator_inputs(values: Mapping[str, Any], program: Run) -> dict[str, Any]:
+    return dict(schema_keys({
+        "cluster": values["cluster"], "gpuOperator": values["gpuOperator"], "nodeGroups": values["gpuNodeGroups"],
+        "karpenterVersion": values["karpenter"]["version"], "pools": values["karpenter"]["pools"], "kubeconfig": "{}",
+    }))
+
+
+SYSTEM_URN = ("urn:pulumi:dev::gpu-platform::gpu-platform:components:Cluster$gpu-platform:components:SystemNodeGroup"
+              "::gpu-dev-system")
+
+
 def test_get_schema_answers_the_inferred_schema(plugin) -> None:
     process, _ = plugin
     schema = json.loads(process.schema())
@@ -136,6 +190,10 @@ def test_get_schema_answers_the_inferred_schema(plugin) -> None:
     ("KarpenterGpuPool", "gpu-dev-gpu-spot", "gpu-platform:components:KarpenterGpuPool", pool_inputs,
      [KARPENTER_URN]),
     ("InferenceService", "triton-dev", "gpu-platform:inference:InferenceService", service_inputs, []),
+    ("SystemNodeGroup", "gpu-dev-system", "gpu-platform:components:SystemNodeGroup", system_inputs, []),
+    ("GpuManagedNodeGroup", "gpu-dev-l4-spot", "gpu-platform:components:GpuManagedNodeGroup", node_group_inputs,
+     [SYSTEM_URN]),
+    ("GpuOperatorRelease", "gpu-operator", "gpu-platform:components:GpuOperatorRelease", operator_inputs, []),
 ])
 def test_construct_registers_the_children_the_program_registers(plugin, program, values, kind, name, inner, inputs,
                                                                 dependencies) -> None:
