@@ -61,6 +61,9 @@ class GpuPlatformProvider(ComponentProvider):
         rejected = first_problem(component, name, mapped, karpenter_version=mapped.get("karpenter_version"))
         if rejected is not None:
             raise InputPropertyError(*rejected)
+        missing = hosted.missing_input(component, name, mapped)
+        if missing is not None:
+            raise InputPropertyError(*missing)
         refusal = hosted.missing_dependency(component, name, options)
         if refusal is not None:
             raise InputPropertyError("dependsOn", refusal)

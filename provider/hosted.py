@@ -103,6 +103,16 @@ def missing_dependency(component: str, name: str, opts: pulumi.ResourceOptions |
     return f"{resource_label(component, name)}: dependsOn = []: {what} must exist first; fix: set dependsOn to {what}"
 
 
+def missing_input(component: str, name: str, args: dict[str, Any]) -> tuple[str, str] | None:
+    """(input path, one-line refusal) of an input a component needs beyond its schema's required ones."""
+    access = args.get("access") or {}
+    if component == "GpuManagedNodeGroup" and not access.get("node_role_arn"):
+        return "access.nodeRoleArn", (f"{resource_label(component, name)}: access.nodeRoleArn = (missing): a managed "
+                                      "node group needs its node IAM role; fix: set access.nodeRoleArn to the role "
+                                      "the cluster's node groups use (it needs an EC2_LINUX access entry)")
+    return None
+
+
 def _require_dependency(component: str, name: str, opts: pulumi.ResourceOptions | None) -> list[pulumi.Resource]:
     refusal = missing_dependency(component, name, opts)
     if refusal is not None:
@@ -185,6 +195,9 @@ class GpuManagedNodeGroup(pulumi.ComponentResource):
                  opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(f"{PACKAGE}:index:GpuManagedNodeGroup", name, None, opts)
         stack = validate("GpuManagedNodeGroup", name, args)
+        missing = missing_input("GpuManagedNodeGroup", name, dict(args))
+        if missing is not None:
+            raise ConfigError(missing[1])
         system = _require_dependency("GpuManagedNodeGroup", name, opts)
         cluster = _view(stack.cluster, dict(args["access"]), None, system[0])
         inner = _GpuManagedNodeGroup(name, stack.gpu_node_groups[0], stack.gpu_pools()[0], cluster,

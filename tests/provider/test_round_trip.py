@@ -254,6 +254,18 @@ def test_a_missing_dependency_is_refused_before_anything_is_registered(plugin, p
     assert len(monitor.resources_in_order()) == before
 
 
+def test_a_node_group_without_its_node_role_is_refused(plugin, program, values) -> None:
+    process, _ = plugin
+    inputs = node_group_inputs(values, program)
+    del inputs["access"]["nodeRoleArn"]
+    with pytest.raises(grpc.RpcError) as caught:
+        construct(process, process.process.args[-1], "gpu-platform:index:GpuManagedNodeGroup", "gpu-dev-l4-spot",
+                  inputs, [SYSTEM_URN])
+    [(path, reason)] = input_property_errors(caught.value)
+    assert path == "access.nodeRoleArn"
+    assert reason.startswith('GpuManagedNodeGroup "gpu-dev-l4-spot": access.nodeRoleArn = (missing): ')
+
+
 def input_property_errors(error: grpc.RpcError) -> list[tuple[str, str]]:
     """The (property path, reason) pairs of the InputPropertiesError detail, what the CLI prints per property
     (pulumi v3.259.0 pkg/resource/deploy/source_eval.go:2190-2212)."""
