@@ -303,19 +303,35 @@ def load_stack_config(
     driver branch, extended-support Kubernetes) are logged as warnings, never raised.
     """
     file_name = stack_file or stack_file_name()
-    config, problems = parse_stack_config(_raw_values(cfg))
+    config, problems, advisories = check_stack(_raw_values(cfg), region=_aws_region(cfg), check_matrix=check_matrix,
+                                               today=today)
     if config is None:
         raise_problems(problems, file_name)
-    service_problems = _service_problems(config, _aws_region(cfg))
-    if service_problems:
-        raise_problems(service_problems, file_name)
-    if check_matrix:
-        mandatory, advisories = _matrix_problems(config, today)
-        if mandatory:
-            raise_problems(mandatory, file_name)
-        for advisory in advisories:
-            pulumi.log.warn(advisory.render(file_name))
+    for advisory in advisories:
+        pulumi.log.warn(advisory.render(file_name))
     return config
+
+
+def check_stack(
+    raw: Mapping[str, Any], *, region: str | None, check_matrix: bool = True, today: date | None = None,
+) -> tuple[StackConfig | None, list[Problem], list[Problem]]:
+    """Every check of `load_stack_config`, in its order, without raising: (config or None, problems, advisories).
+
+    The one validation path: the stack file (`load_stack_config`) and the component package (provider/, each
+    component's Args as the stack sections they stand for) both call it and render its problems.
+    """
+    config, problems = parse_stack_config(raw)
+    if config is None:
+        return None, problems, []
+    service_problems = _service_problems(config, region)
+    if service_problems:
+        return None, service_problems, []
+    if not check_matrix:
+        return config, [], []
+    mandatory, advisories = _matrix_problems(config, today)
+    if mandatory:
+        return None, mandatory, []
+    return config, [], advisories
 
 
 def matrix_advisories(config: StackConfig, *, stack_file: str, today: date | None = None) -> list[str]:
