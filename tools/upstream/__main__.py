@@ -64,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for line in refusal_lines(outcomes, shared=shared, local=local, base=base):
         print(line, file=sys.stderr)
     for o in outcomes:
-        if o.action == "unavailable":
+        if o.action == "unavailable" and not counts["refused"]:  # offline, the refusal lines already say why
             print(f"note: optional {o.pin.file} not fetched ({o.pin.optional}); the tests that read it skip: "
                   f"{o.problem}", file=sys.stderr)
     origin = f"copied from {local}" if local else f"downloaded from {base}"
