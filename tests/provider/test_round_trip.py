@@ -133,7 +133,8 @@ def service_inputs(values: Mapping[str, Any], program: Run) -> dict[str, Any]:
         "cluster": values["cluster"], "service": values["inferenceServices"][0], "gpuOperator": values["gpuOperator"],
         "karpenterVersion": values["karpenter"]["version"], "pools": values["karpenter"]["pools"],
         "nodeGroups": values["gpuNodeGroups"], "zones": ["us-west-2a", "us-west-2b"],
-        "prometheusUrl": scaled.inputs["spec"]["triggers"][0]["metadata"]["serverAddress"], "kubeconfig": "{}",
+        "prometheusUrl": next(t for t in scaled.inputs["spec"]["triggers"]
+                              if t["type"] == "prometheus")["metadata"]["serverAddress"], "kubeconfig": "{}",
     }))
 
 
