@@ -121,7 +121,8 @@ class AutoscalingConfig(_Model):
     )
     fallback_replicas: int | None = Field(
         default=None, ge=1, le=1000, alias="fallbackReplicas",
-        description="Replicas KEDA holds while Prometheus cannot be queried (default: minReplicas, at least 1).",
+        description="Replicas KEDA holds while Prometheus cannot be queried (default: minReplicas, at least 1); "
+                    "only with minReplicas 1 or more (a fallback would wake a service that sleeps at zero).",
     )
     cooldown_seconds: int = Field(
         default=300, ge=30, le=86400, alias="cooldownSeconds",
@@ -133,14 +134,20 @@ class AutoscalingConfig(_Model):
                     "zero when its query reads only its own metrics (Triton's nv_*).",
     )
 
-    def triggers(self, prometheus_url: str, wake_replicas: int) -> list[dict[str, Any]]:
+    def triggers(self, prometheus_url: str, wake_replicas: int, scales_to_zero: bool) -> list[dict[str, Any]]:
         """The ScaledObject's triggers: the cron window first (when set), then the Prometheus query.
 
-        `ignoreNullValues: "false"`: an empty answer (a lost Triton scrape target) is an error, so KEDA holds
-        `fallback.replicas` instead of reading 0 and scaling the service down (kedacore/keda @ v2.20.2
-        pkg/scalers/prometheus_scaler.go:56, :267-272; fallback: https://keda.sh/docs/2.20/reference/scaledobject-spec/#fallback).
-        At zero replicas an error never activates the trigger, so it does not wake the service either
-        (pkg/scaling/executor/scale_scaledobjects.go:86-92): the cron window does.
+        `ignoreNullValues` (kedacore/keda @ v2.20.2 pkg/scalers/prometheus_scaler.go:56, :268-272):
+        - a service that scales to zero gets "true": at zero replicas the `nv_*` query is empty, and it must read
+          as 0 (inactive). As an error it would count toward `fallback`, and once the fallback is active KEDA
+          treats the trigger as active in its polling loop (pkg/fallback/fallback.go:142-170,
+          pkg/scaling/scale_handler.go:1003, :1023) and scales the target from zero
+          (pkg/scaling/executor/scale_scaledobjects.go:63-73; commit e414cb457, released in v2.19.0): the
+          service would wake minutes after every scale-in. Such a service has no `fallback` either
+          (components/inference/scaling.py); the cron window wakes it.
+        - a service that keeps at least one replica gets "false": an empty answer (a lost Triton scrape target)
+          is an error, so KEDA holds `fallback.replicas` instead of reading 0 and scaling the service down
+          (https://keda.sh/docs/2.20/reference/scaledobject-spec/#fallback).
         """
         out: list[dict[str, Any]] = []
         if self.wake_schedule is not None:
@@ -155,7 +162,7 @@ class AutoscalingConfig(_Model):
                 "query": self.query,
                 "threshold": self.threshold,
                 "activationThreshold": self.activation_threshold,
-                "ignoreNullValues": "false",
+                "ignoreNullValues": "true" if scales_to_zero else "false",
             },
         })
         return out
@@ -352,7 +359,7 @@ class InferenceServiceConfig(_Model):
             "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": self.name},
             "minReplicaCount": self.min_replicas,
             "maxReplicaCount": self.max_replicas,
-            "triggers": autoscaling.triggers(prometheus_url, self.wake_replicas()),
+            "triggers": autoscaling.triggers(prometheus_url, self.wake_replicas(), self.min_replicas == 0),
         }
 
     @property

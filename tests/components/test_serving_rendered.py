@@ -98,13 +98,25 @@ def test_triton_gets_a_writable_home_and_the_model_files_its_group():
     assert spec["securityContext"]["fsGroupChangePolicy"] == "OnRootMismatch"
 
 
-def test_dev_wakes_on_its_cron_window_and_a_lost_metric_is_an_error():
-    triggers = dev().one(SCALED_OBJECT).inputs["spec"]["triggers"]
+def test_dev_wakes_on_its_cron_window_and_sleeps_outside_it():
+    # minReplicas 0: no fallback and ignoreNullValues "true". At zero the nv_* query is empty; as an error it
+    # would count toward fallback, and KEDA v2.20.2 treats an active fallback as an active trigger in the
+    # polling loop (pkg/scaling/scale_handler.go:1003), so the service would wake minutes after each scale-in.
+    spec = dev().one(SCALED_OBJECT).inputs["spec"]
+    triggers = spec["triggers"]
     assert triggers[0] == {"type": "cron", "metadata": {"timezone": "UTC", "start": "0 7 * * 1-5",
                                                         "end": "0 19 * * 1-5", "desiredReplicas": "1"}}
-    assert triggers[1]["metadata"]["ignoreNullValues"] == "false"
-    prod_triggers = prod().one(SCALED_OBJECT).inputs["spec"]["triggers"]
-    assert [t["type"] for t in prod_triggers] == ["prometheus"]
+    assert spec["minReplicaCount"] == 0
+    assert "fallback" not in spec
+    assert triggers[1]["metadata"]["ignoreNullValues"] == "true"
+
+
+def test_prod_at_one_or_more_keeps_the_fallback_and_a_lost_metric_is_an_error():
+    spec = prod().one(SCALED_OBJECT).inputs["spec"]
+    assert spec["minReplicaCount"] >= 1
+    assert spec["fallback"] == {"failureThreshold": 3, "replicas": 4}
+    assert [t["type"] for t in spec["triggers"]] == ["prometheus"]
+    assert spec["triggers"][0]["metadata"]["ignoreNullValues"] == "false"
 
 
 def _dev(**changes: Any) -> dict[str, Any]:
