@@ -45,7 +45,8 @@ def fallback_replicas(config: InferenceServiceConfig, autoscaling: AutoscalingCo
 def scaled_object(config: InferenceServiceConfig, autoscaling: AutoscalingConfig,
                   prometheus_url: str) -> dict[str, Any]:
     spec = config.scaled_object_spec(autoscaling, prometheus_url)
-    fallback = ({"fallback": {"failureThreshold": FALLBACK_FAILURES, "replicas": fallback_replicas(config, autoscaling)}}
+    fallback = ({"fallback": {"failureThreshold": FALLBACK_FAILURES,
+                              "replicas": fallback_replicas(config, autoscaling)}}
                 if config.min_replicas >= 1 else {})
     return {
         "apiVersion": "keda.sh/v1alpha1",
