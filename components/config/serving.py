@@ -70,16 +70,52 @@ def _eks_addon_version(value: str) -> str:
     return value
 
 
-# A standard five-field cron expression, as KEDA's cron scaler parses it (robfig/cron standard parser):
-# minute hour day-of-month month day-of-week. Source: https://keda.sh/docs/2.20/scalers/cron/
+# A standard five-field cron expression, as KEDA's cron scaler parses it: robfig/cron v3.0.1 (kedacore/keda @
+# v2.20.2 go.mod) with Minute | Hour | Dom | Month | Dow (pkg/scalers/cron_scaler.go:39). Each field is a
+# comma-separated list of `*` or `?`, a number or name, or a range `a-b`, each with an optional `/step`; the
+# bounds and names are robfig/cron's (spec.go `minutes` ... `dow`; parser.go getRange, parseIntOrName). It knows
+# no `L`, `W` or `#`. Source: https://keda.sh/docs/2.20/scalers/cron/, https://pkg.go.dev/github.com/robfig/cron/v3
 _CRON_RE = re.compile(r"^\S+( \S+){4}$")
-_CRON_FIELD_RE = re.compile(r"^[0-9A-Za-z*/,?-]+$")
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_DAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
+_CRON_FIELDS: tuple[tuple[str, int, int, dict[str, int]], ...] = (
+    ("minute", 0, 59, {}), ("hour", 0, 23, {}), ("day-of-month", 1, 31, {}),
+    ("month", 1, 12, {m: i + 1 for i, m in enumerate(_MONTHS)}),
+    ("day-of-week", 0, 6, {d: i for i, d in enumerate(_DAYS)}),
+)
+
+
+def _cron_value(text: str, low: int, high: int, names: dict[str, int]) -> int | None:
+    value = names.get(text.lower())
+    if value is None and text.isdigit():
+        value = int(text)
+    return value if value is not None and low <= value <= high else None
+
+
+def _cron_field_ok(field: str, low: int, high: int, names: dict[str, int]) -> bool:
+    for part in field.split(","):
+        span, _, step = part.partition("/")
+        if "/" in part and not (step.isdigit() and int(step) > 0):
+            return False
+        if span in ("*", "?"):
+            continue
+        ends = span.split("-")
+        values = [v for v in (_cron_value(e, low, high, names) for e in ends) if v is not None]
+        if len(ends) > 2 or len(values) != len(ends) or values != sorted(values):
+            return False
+    return True
 
 
 def _cron(value: str) -> str:
-    if not _CRON_RE.match(value) or not all(_CRON_FIELD_RE.match(f) for f in value.split()):
+    if not _CRON_RE.match(value):
         raise ConfigIssue("a cron expression has five fields: minute hour day-of-month month day-of-week",
                           nearest=["0 7 * * 1-5"])
+    for field, (name, low, high, names) in zip(value.split(), _CRON_FIELDS, strict=True):
+        if not _cron_field_ok(field, low, high, names):
+            raise ConfigIssue(
+                f"the {name} field {field!r} is not one KEDA's cron parser (robfig/cron standard) accepts: "
+                f"numbers {low}-{high}{' or names' if names else ''}, *, ?, ranges a-b, steps /n and lists; "
+                "no L, W or #", nearest=["0 7 * * 1-5"])
     return value
 
 
@@ -108,6 +144,16 @@ class WakeScheduleConfig(_Model):
     timezone: TimeZone = Field(default="UTC", description="IANA time zone of start and end.")
     start: Cron = Field(description="Cron expression: when the window opens (the service wakes).")
     end: Cron = Field(description="Cron expression: when the window closes (KEDA may scale to zero after cooldown).")
+
+    @model_validator(mode="after")
+    def _start_is_not_end(self) -> WakeScheduleConfig:
+        # KEDA refuses the trigger: "start and end can not have exactly same time input"
+        # (kedacore/keda @ v2.20.2 pkg/scalers/cron_scaler.go:48-50), so the ScaledObject never works.
+        if self.start == self.end:
+            raise ConfigIssue("KEDA's cron trigger refuses a window whose start and end are the same expression",
+                              value=self.end, path=("end",), nearest=["0 19 * * 1-5"],
+                              fix="set end to when the window closes, after start")
+        return self
 
 
 class AutoscalingConfig(_Model):

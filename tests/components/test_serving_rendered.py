@@ -179,6 +179,16 @@ def test_without_fsr_the_budget_uses_the_lazy_rate_or_the_initialization_rate():
     ({"modelVolume__throughputMiBps": 1000}, "1000 MiB/s needs at least 4000 IOPS on gp3"),
     ({"modelVolume__kmsKeyArn": "alias/model"}, "a KMS key ARN looks like"),
     ({"autoscaling__wakeSchedule__start": "7am"}, "a cron expression has five fields"),
+    # robfig/cron's standard parser (KEDA's cron scaler) knows no L, W or #, and checks each field's bounds.
+    ({"autoscaling__wakeSchedule__start": "0 7 L * *"}, "the day-of-month field 'L' is not one KEDA's cron parser"),
+    ({"autoscaling__wakeSchedule__start": "0 7 15W * *"}, "the day-of-month field '15W' is not one"),
+    ({"autoscaling__wakeSchedule__start": "0 7 * * 5#3"}, "the day-of-week field '5#3' is not one"),
+    ({"autoscaling__wakeSchedule__start": "0 24 * * 1-5"}, "the hour field '24' is not one"),
+    ({"autoscaling__wakeSchedule__start": "0 7 * * 1-7"}, "the day-of-week field '1-7' is not one"),
+    ({"autoscaling__wakeSchedule__start": "*/0 7 * * *"}, "the minute field '*/0' is not one"),
+    # KEDA refuses start == end (kedacore/keda @ v2.20.2 pkg/scalers/cron_scaler.go:48-50).
+    ({"autoscaling__wakeSchedule__end": "0 7 * * 1-5"},
+     "KEDA's cron trigger refuses a window whose start and end are the same expression"),
     ({"autoscaling__wakeSchedule__timezone": "Mars/Olympus"}, "an IANA time zone name"),
 ])
 def test_bad_volume_and_schedule_input_is_refused_with_its_key(changes: dict[str, Any], text: str):
@@ -189,6 +199,11 @@ def test_bad_volume_and_schedule_input_is_refused_with_its_key(changes: dict[str
     assert isinstance(error, ConfigError)
     assert text in str(error), str(error)
     assert result.registered == []
+
+
+@pytest.mark.parametrize("start", ["0 7 * * MON-FRI", "*/15 7-18 ? * *", "30 6 1,15 jan-jun 0", "0 0/2 * * *"])
+def test_robfig_cron_expressions_are_accepted(start: str):
+    assert run(_dev(autoscaling__wakeSchedule__start=start)).one(SCALED_OBJECT)
 
 
 def test_a_customer_managed_key_encrypts_the_volumes_and_the_driver_may_use_it():
