@@ -247,7 +247,8 @@ class ModelVolumeConfig(_Model):
         default=None, ge=100, le=300, alias="volumeInitializationRate",
         description="MiB/s at which each restored volume is filled from the snapshot (EBS provisioned "
                     "initialization rate, billed per restore); an alternative to Fast Snapshot Restore for "
-                    "services that scale out rarely.",
+                    "services that scale out rarely. Set beside fastSnapshotRestore, it wins: the volume is "
+                    "initialized at this rate, not with FSR.",
     )
     snapshot_size_gib: int | None = Field(
         default=None, ge=1, le=65536, alias="snapshotSizeGiB",

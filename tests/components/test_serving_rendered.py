@@ -174,6 +174,16 @@ def test_without_fsr_the_budget_uses_the_lazy_rate_or_the_initialization_rate():
     assert accepted.one(STORAGE_CLASS).inputs["parameters"]["volumeInitializationRate"] == "300"
 
 
+def test_an_initialization_rate_beside_fsr_is_budgeted_at_the_rate_not_at_fsr():
+    # CreateVolume initializes at the given rate instead of FSR when both are given (API_CreateVolume.html,
+    # VolumeInitializationRate); the EBS CSI driver passes the rate (v1.64.0 pkg/cloud/cloud.go:930-931).
+    values = copy.deepcopy(stack_values("prod"))
+    assert values["inferenceServices"][0]["modelVolume"]["fastSnapshotRestore"] is True
+    values["inferenceServices"][0]["modelVolume"]["volumeInitializationRate"] = 100
+    _, error = run_rejected(values, stack="prod")  # 150 GiB at 100 MiB/s: 1536 s, 2364 s with the margin
+    assert "at 100 MiB/s (the provisioned volume initialization rate): 1536 s, 2364 s" in str(error)
+
+
 @pytest.mark.parametrize(("changes", "text"), [
     ({"modelVolume__iops": 16000}, "16000 IOPS exceed gp3's 500 IOPS per GiB for a 20 GiB volume (10000)"),
     ({"modelVolume__throughputMiBps": 1000}, "1000 MiB/s needs at least 4000 IOPS on gp3"),
