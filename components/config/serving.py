@@ -44,6 +44,7 @@ from components.inference import budget
 from policies.gpu_guard.wakes import wake_message
 
 DEFAULT_MODEL_REPOSITORY = "/models"
+STARTUP_MAX_SECONDS = 7200  # the most `startupSeconds` may be (its field's bound)
 _EKS_ADDON_VERSION_RE = re.compile(r"^v\d+\.\d+\.\d+-eksbuild\.\d+$")
 
 
@@ -341,7 +342,7 @@ class InferenceServiceConfig(_Model):
         description="How long a stopping replica keeps serving in-flight requests (Triton --exit-timeout-secs).",
     )
     startup_seconds: int = Field(
-        default=600, ge=30, le=7200, alias="startupSeconds",
+        default=600, ge=30, le=STARTUP_MAX_SECONDS, alias="startupSeconds",
         description="How long a new replica may take to load its models before it is restarted.",
     )
     cpu: str = Field(default="2", description="CPU request per replica.")
@@ -384,6 +385,15 @@ class InferenceServiceConfig(_Model):
             return self
         rate, how = volume.restore_rate()
         needed = budget.startup_needed(volume.snapshot_gib, rate)
+        if needed > STARTUP_MAX_SECONDS:
+            # No startupSeconds can cover the read (the field stops at STARTUP_MAX_SECONDS): only a faster read can.
+            raise ConfigIssue(
+                f"a new replica reads its {volume.snapshot_gib} GiB snapshot at {rate} MiB/s ({how}): "
+                f"{budget.read_seconds(volume.snapshot_gib, rate)} s, {needed} s with the margin, more than the "
+                f"{STARTUP_MAX_SECONDS} s startupSeconds may allow, so the startup probe kills every replica while "
+                "the model loads",
+                value=self.startup_seconds, path=("startupSeconds",),
+                fix=self._faster_read_fix(volume))
         if self.startup_seconds < needed:
             raise ConfigIssue(
                 f"a new replica reads its {volume.snapshot_gib} GiB snapshot at {rate} MiB/s ({how}): "
@@ -394,6 +404,25 @@ class InferenceServiceConfig(_Model):
                 fix="raise startupSeconds, or make the read faster: modelVolume.throughputMiBps (gp3, up to 2000), "
                     "fastSnapshotRestore, or volumeInitializationRate")
         return self
+
+    @staticmethod
+    def _faster_read_fix(volume: ModelVolumeConfig) -> str:
+        """The read rates that bring the startup budget under STARTUP_MAX_SECONDS, each with the budget it needs."""
+        gib, options = volume.snapshot_gib, []
+        fsr_rate = min(budget.GP3_MAX_MIBPS, budget.FSR_MAX_MIBPS)
+        fsr = budget.startup_needed(gib, fsr_rate)
+        if fsr <= STARTUP_MAX_SECONDS and volume.volume_initialization_rate is None:
+            options.append(f"modelVolume.fastSnapshotRestore: true with modelVolume.throughputMiBps: {fsr_rate} "
+                           f"(startupSeconds {fsr})")
+        init_rate = budget.INIT_MAX_MIBPS
+        init = budget.startup_needed(gib, init_rate)
+        if init <= STARTUP_MAX_SECONDS:
+            options.append(f"modelVolume.volumeInitializationRate: {init_rate} with throughputMiBps at least "
+                           f"{init_rate} (startupSeconds {init})")
+        if not options:
+            return (f"no EBS restore rate reads {gib} GiB within {STARTUP_MAX_SECONDS} s: make the snapshot smaller "
+                    "(one model repository per service)")
+        return "make the read faster: " + ", or ".join(options)
 
     def wake_replicas(self) -> int:
         """Replicas the wake window holds: minReplicas, at least one."""

@@ -34,6 +34,7 @@ GP3_BASE_IOPS, GP3_MAX_IOPS = 3000, 80000
 GP3_IOPS_PER_GIB = 500
 GP3_IOPS_PER_MIBPS = 4  # at most 0.25 MiB/s per provisioned IOPS
 FSR_MAX_MIBPS = 1000
+INIT_MAX_MIBPS = 300  # the provisioned volume initialization rate's ceiling (initalize-volume.html; 100-300)
 LAZY_MIBPS = 100
 # The default throughput reads the whole snapshot in this long; capped where FSR still gives full speed.
 TARGET_READ_SECONDS = 300

@@ -174,6 +174,26 @@ def test_without_fsr_the_budget_uses_the_lazy_rate_or_the_initialization_rate():
     assert accepted.one(STORAGE_CLASS).inputs["parameters"]["volumeInitializationRate"] == "300"
 
 
+def test_a_read_no_startup_seconds_can_cover_names_a_faster_read_not_a_refused_value():
+    # 1000 GiB lazily at 100 MiB/s needs 15420 s, above startupSeconds' own cap (7200): suggesting 15420 would
+    # be refused in turn, so the fix is a faster read.
+    values = copy.deepcopy(stack_values("prod"))
+    volume = values["inferenceServices"][0]["modelVolume"]
+    volume.update(sizeGiB=1000, snapshotSizeGiB=1000, fastSnapshotRestore=False)
+    result, error = run_rejected(values, stack="prod")
+    message = str(error)
+    assert ("a new replica reads its 1000 GiB snapshot at 100 MiB/s (lazy loading from S3, planned at 100 MiB/s): "
+            "10240 s, 15420 s with the margin, more than the 7200 s startupSeconds may allow") in message
+    assert "nearest valid choice" not in message and "15420;" not in message
+    assert ("fix: make the read faster: modelVolume.fastSnapshotRestore: true with modelVolume.throughputMiBps: "
+            "1000 (startupSeconds 1596), or modelVolume.volumeInitializationRate: 300 with throughputMiBps at least "
+            "300 (startupSeconds 5181)") in message
+    assert result.registered == []
+    volume.update(volumeInitializationRate=300, throughputMiBps=300)
+    values["inferenceServices"][0]["startupSeconds"] = 5181
+    assert run(values, stack="prod").one(STORAGE_CLASS)
+
+
 def test_an_initialization_rate_beside_fsr_is_budgeted_at_the_rate_not_at_fsr():
     # CreateVolume initializes at the given rate instead of FSR when both are given (API_CreateVolume.html,
     # VolumeInitializationRate); the EBS CSI driver passes the rate (v1.64.0 pkg/cloud/cloud.go:930-931).
