@@ -18,6 +18,13 @@ How fast a restored volume can be read:
 - With a provisioned volume initialization rate (100-300 MiB/s), at that rate
   (https://docs.aws.amazon.com/ebs/latest/userguide/initalize-volume.html), even where FSR is enabled: the rate
   takes the place of FSR for that volume (restore_rate).
+  FSR has a quota: volume-creation credits, one bucket per snapshot per Availability Zone, of MIN(10, 1024 /
+  snapshot GiB) credits (at least 1), refilled at that many per hour; each volume created from the snapshot in
+  that zone spends one, and a volume created with the bucket empty gets no FSR and restores lazily
+  (https://docs.aws.amazon.com/ebs/latest/userguide/ebs-fast-snapshot-restore.html, "Volume creation credits").
+  prod's 150 GiB snapshot: 6 credits per zone per hour. The budget plans every replica at the FSR rate, so a
+  burst of new replicas beyond the bucket in one zone reads at the lazy rate below and may outlast
+  `startupSeconds` (docs/runbook.md entry 9).
 - Otherwise blocks load lazily from S3 at a rate AWS documents only as one that "fluctuates" (same page).
   The budget plans it at LAZY_MIBPS = 100 MiB/s, the slowest rate AWS documents for filling a restored
   volume (the provisioned initialization rate's floor); a stack that needs a guarantee sets
