@@ -21,6 +21,7 @@ from rich.table import Table
 
 from policies.gpu_guard import inventory
 from policies.gpu_guard.rules.gpu_nodes_tainted import is_gpu_pool
+from tools.apiserver.check import is_kubernetes_object, kubernetes_object
 from tools.engine.mocks.eks_children import PULUMI_EKS_DESCRIBE
 from tools.engine.records import RecordedResource, Violation
 from tools.engine.view import emulated_children, not_seen_offline
@@ -34,38 +35,11 @@ from tools.preview.model import (
 )
 
 HELM_TYPES = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v4:Chart", "kubernetes:helm.sh/v3:Chart")
-# Kubernetes provider types that are not one API object (components that expand into many, or Helm).
-NOT_OBJECTS = re.compile(r"^kubernetes:(helm\.sh|yaml|kustomize)(/|:)")
 
 # --------------------------------------------------------------------------------------------------
-# Kubernetes objects
+# Kubernetes objects: what the provider sends to the API server, as the API-server check reads them
+# (tools/apiserver/check.py: is_kubernetes_object, kubernetes_object)
 # --------------------------------------------------------------------------------------------------
-
-
-def is_kubernetes_object(res: RecordedResource) -> bool:
-    """A `kubernetes:<group>/<version>:<Kind>` resource that the provider sends to the API server as one object."""
-    return res.custom and res.type.startswith("kubernetes:") and not NOT_OBJECTS.match(res.type)
-
-
-def api_version_of(type_token: str) -> str:
-    """`kubernetes:apps/v1:Deployment` -> `apps/v1`; `kubernetes:core/v1:Service` -> `v1`."""
-    group_version = type_token.split(":")[1]
-    return group_version.removeprefix("core/")
-
-
-def kubernetes_object(res: RecordedResource) -> dict[str, Any]:
-    """The object the provider would apply: the inputs, with the name the provider gave it when auto-named."""
-    obj = {k: v for k, v in res.inputs.items() if not k.startswith("__")}
-    obj.setdefault("apiVersion", api_version_of(res.type))
-    obj.setdefault("kind", res.type.rsplit(":", 1)[-1])
-    metadata = dict(obj.get("metadata") or {})
-    if not metadata.get("name"):
-        out_name = (res.outputs.get("metadata") or {}).get("name") if isinstance(res.outputs, Mapping) else None
-        metadata["name"] = out_name or res.name
-    obj["metadata"] = metadata
-    ordered: dict[str, Any] = {k: obj[k] for k in ("apiVersion", "kind", "metadata") if k in obj}
-    ordered.update({k: v for k, v in obj.items() if k not in ordered})
-    return ordered
 
 
 def kubernetes_objects(resources: Iterable[RecordedResource]) -> list[tuple[RecordedResource, dict[str, Any]]]:
