@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -14,6 +15,17 @@ Blocks = Literal["before-create", "after-update"]
 # What the engine sends for a value that is unknown during preview; the recorder keeps it verbatim.
 # Source: https://github.com/pulumi/pulumi/blob/master/sdk/go/common/resource/plugin/rpc.go (UnknownStringValue)
 UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+
+
+def has_unknown(value: Any) -> bool:
+    """Whether an unknown output (UNKNOWN) sits anywhere in `value` (strings, mappings, lists and tuples)."""
+    if isinstance(value, str):
+        return value == UNKNOWN
+    if isinstance(value, Mapping):
+        return any(has_unknown(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(has_unknown(v) for v in value)
+    return False
 
 
 @dataclass(frozen=True)

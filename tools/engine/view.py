@@ -60,7 +60,7 @@ from pulumi.runtime.proto import analyzer_pb2
 
 from tools.engine.mocks.eks_children import uncovered
 from tools.engine.mocks.monitor import SIG_KEY, SIG_OUTPUT, SIG_RESOURCE, SIG_SECRET, STACK_TYPE
-from tools.engine.records import UNKNOWN, RecordedResource
+from tools.engine.records import UNKNOWN, RecordedResource, has_unknown
 
 PROVIDER_PREFIX = "pulumi:providers:"
 
@@ -213,22 +213,12 @@ def default_provider(package: str, version: str, stack: str, project: str,
                             inputs=inputs, properties=_as_struct(inputs), id=UNKNOWN, outputs=dict(inputs))
 
 
-def _has_unknown(value: Any) -> bool:
-    if isinstance(value, str):
-        return value == UNKNOWN
-    if isinstance(value, Mapping):
-        return any(_has_unknown(v) for v in value.values())
-    if isinstance(value, list | tuple):
-        return any(_has_unknown(v) for v in value)
-    return False
-
-
 def unconfigured(provider: RecordedResource) -> bool:
     """A provider the engine leaves unconfigured: an input other than `version` holds an unknown.
 
     Source: pulumi/pulumi pkg/resource/plugin/provider_plugin.go lines 1064-1081 (Configure).
     """
-    return any(_has_unknown(v) for k, v in provider.inputs.items() if k != "version")
+    return any(has_unknown(v) for k, v in provider.inputs.items() if k != "version")
 
 
 def _with_checked_names(res: RecordedResource, inputs: struct_pb2.Struct) -> tuple[struct_pb2.Struct, bool]:

@@ -40,7 +40,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tools.engine.records import UNKNOWN
+from tools.engine.records import UNKNOWN, has_unknown
 
 PULUMI_EKS_REPO = "https://github.com/pulumi/pulumi-eks"
 PULUMI_EKS_COMMIT = "7bf0c1b1"
@@ -142,19 +142,9 @@ class Child:
 Register = Callable[[Child], tuple[str, dict[str, Any]]]
 
 
-def _has_unknown(value: Any) -> bool:
-    if isinstance(value, str):
-        return value == UNKNOWN
-    if isinstance(value, Mapping):
-        return any(_has_unknown(v) for v in value.values())
-    if isinstance(value, list | tuple):
-        return any(_has_unknown(v) for v in value)
-    return False
-
-
 def applied(*sources: Any, build: Callable[[], Any]) -> Any:
     """`pulumi.all(sources).apply(build)`: unknown as a whole when a source holds an unknown (a preview)."""
-    return UNKNOWN if any(_has_unknown(s) for s in sources) else build()
+    return UNKNOWN if any(has_unknown(s) for s in sources) else build()
 
 
 def sha1hash(text: str) -> str:

@@ -61,7 +61,7 @@ from tools.engine.mocks.values import (
     stable_hex,
     stable_uuid,
 )
-from tools.engine.records import UNKNOWN, RecordedResource
+from tools.engine.records import UNKNOWN, RecordedResource, has_unknown
 
 # pulumi-eks's Cluster and the log-group lookup of components/cluster.py (see tools/engine/mocks/eks.py).
 register_outputs("eks:index:Cluster", answer_eks_cluster)
@@ -248,16 +248,6 @@ def _checked_names(req: ResourceRequest, outputs: Mapping[str, Any]) -> dict[str
     return {}
 
 
-def _has_unknown(value: Any) -> bool:
-    if isinstance(value, str):
-        return value == UNKNOWN
-    if isinstance(value, Mapping):
-        return any(_has_unknown(v) for v in value.values())
-    if isinstance(value, list | tuple):
-        return any(_has_unknown(v) for v in value)
-    return False
-
-
 def _qualified_type(parent: str, type_: str) -> str:
     if parent:
         parent_type = parent.split("::")[2]
@@ -310,7 +300,7 @@ class RecordingMonitor(MockMonitor):
         lines 1064-1080): the engine leaves it unconfigured in this preview. A default provider is configured
         from the stack's config, which holds no unknown."""
         provider = self.recorded.get(provider_ref.rsplit("::", 1)[0]) if provider_ref else None
-        return provider is not None and any(_has_unknown(v) for k, v in provider.inputs.items() if k != "version")
+        return provider is not None and any(has_unknown(v) for k, v in provider.inputs.items() if k != "version")
 
     def _region_for(self, provider_ref: str) -> str | None:
         return self._provider_regions.get(provider_ref.rsplit("::", 1)[0]) if provider_ref else None
