@@ -78,7 +78,7 @@ class GpuManagedNodeGroup(pulumi.ComponentResource):
 
     The image is the Canonical Ubuntu EKS AMI for the pool's OS and kubelet version: `imageId` when the
     stack pins one (nodes roll only when it changes), else the one Canonical's public SSM parameter
-    (`.../ebs-gp2/ami-id` for 22.04, `.../ebs-gp3/ami-id` for 24.04, from the compatibility matrix)
+    (`.../ebs-gp2/ami-id` for 22.04, `.../ebs-gp3/ami-id` for 24.04 and 26.04, from the compatibility matrix)
     names at the first deploy, held afterwards (the launch template ignores later image changes) until the
     pool's kubelet version changes, when the pool rolls to that version's current image
     (components/image_roll.py).

@@ -29,9 +29,14 @@ def _gpu_toleration() -> dict[str, str]:
 
 
 def needs_per_pool_drivers(config: GpuOperatorConfig, pools: Sequence[GpuPool]) -> bool:
-    """True when operator-managed pools need different drivers (version or precompiled) from the default."""
+    """True when operator-managed pools need different drivers (version or precompiled) from the default, or run
+    more than one OS release: the ClusterPolicy driver tags its one image with the OS of the first GPU node the
+    operator lists, while an NVIDIADriver resolves the tag per node pool.
+    Source: https://github.com/NVIDIA/gpu-operator/blob/v26.7.0/controllers/state_manager.go#L579-L611
+    (getGPUNodeOSInfo, client.Limit(1)); internal/state/nodepool.go:60-104 and driver.go:551-558 (NVIDIADriver)."""
     wanted = {(p.driver_version, p.use_precompiled) for p in pools}
-    return bool(wanted) and wanted != {(config.driver_version, config.use_precompiled)}
+    several_os = len({p.os for p in pools}) > 1
+    return bool(wanted) and (several_os or wanted != {(config.driver_version, config.use_precompiled)})
 
 
 def helm_values(config: GpuOperatorConfig, pools: Sequence[GpuPool]) -> dict[str, Any]:

@@ -26,7 +26,7 @@ SYSTEM_ROLE = "system"
 GPU_RESOURCE = "nvidia.com/gpu"
 
 DriverSource = Literal["operator", "image"]
-NodeOs = Literal["ubuntu-22.04", "ubuntu-24.04", "bottlerocket", "al2023"]
+NodeOs = Literal["ubuntu-22.04", "ubuntu-24.04", "ubuntu-26.04", "bottlerocket", "al2023"]
 
 # Operating systems whose node image ships the NVIDIA driver (and container toolkit).
 BAKED_DRIVER_OS: frozenset[str] = frozenset({"bottlerocket", "al2023"})

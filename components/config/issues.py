@@ -14,8 +14,8 @@ CONFIG_FILE_ENV = "GPU_PLATFORM_CONFIG_FILE"
 PathPart: TypeAlias = str | int
 Path: TypeAlias = tuple[PathPart, ...]
 
-OperatorOs = Literal["ubuntu-22.04", "ubuntu-24.04"]
-PoolOs = Literal["ubuntu-22.04", "ubuntu-24.04", "bottlerocket", "al2023"]
+OperatorOs = Literal["ubuntu-22.04", "ubuntu-24.04", "ubuntu-26.04"]
+PoolOs = Literal["ubuntu-22.04", "ubuntu-24.04", "ubuntu-26.04", "bottlerocket", "al2023"]
 CapacityType = Literal["on-demand", "spot"]
 _UNSET: Any = object()
 
@@ -55,8 +55,22 @@ class ConfigIssues(ValueError):
         self.issues = list(issues)
 
 
-def _close(value: str, choices: Iterable[str]) -> list[str]:
-    return difflib.get_close_matches(value, list(choices), n=1, cutoff=0.5)
+# The node OS a misspelt OS value is steered to when several are equally close ("ubuntu", "ubuntu-20.04"): the one
+# whose Canonical EKS images cover EKS 1.31-1.36 and whose driver images cover R570 to R610 (matrix.yaml
+# node_images, driver_images). Ubuntu 26.04 starts at EKS 1.35 and R595, so it fits fewer stacks: a suggestion
+# that a stack on R580 or EKS 1.34 would then fail is no fix.
+PREFERRED_NODE_OS = "ubuntu-24.04"
+
+
+def _close(value: str, choices: Iterable[str], preferred: str | None = None) -> list[str]:
+    """The choice nearest to `value` (none below a 0.5 similarity). Among equally near ones `preferred` wins when
+    it is one of them, else the one difflib ranks first."""
+    found = difflib.get_close_matches(value, list(choices), n=len(list(choices)) or 1, cutoff=0.5)
+    if not found:
+        return []
+    best = difflib.SequenceMatcher(None, value, found[0]).ratio()
+    ties = [c for c in found if difflib.SequenceMatcher(None, value, c).ratio() == best]
+    return [preferred if preferred in ties else found[0]]
 
 
 def _format_path(path: Sequence[PathPart]) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import typing
 from collections.abc import Mapping, Sequence
 from datetime import date
@@ -122,10 +123,14 @@ def _finding_target(
         return ("gpuOperator", "version"), stack.gpu_operator.version if stack.gpu_operator else None
     if rule == "driver-branch-supported" and nearest and all(n in _OS_CHOICES for n in nearest):
         return (*pool.path, "os"), pool.os
+    if rule == "driver-branch-supported" and nearest and all(_OPERATOR_RELEASE.match(n) for n in nearest):
+        # the operator release does not list the pool's OS: the fix is another release (matrix/operators.py)
+        return ("gpuOperator", "version"), stack.gpu_operator.version if stack.gpu_operator else None
     return pool.driver_path, pool.driver_version
 
 
 _OS_CHOICES = frozenset(typing.get_args(PoolOs))
+_OPERATOR_RELEASE = re.compile(r"^v\d+\.\d+\.\d+$")
 
 
 def _arn_region(arn: str) -> str:

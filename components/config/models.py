@@ -219,7 +219,7 @@ class GpuNodeGroupConfig(_Model):
     instance_types: list[InstanceType] = Field(
         min_length=1, alias="instanceTypes", description="GPU instance types, in order of preference."
     )
-    os: OperatorOs = Field(default="ubuntu-24.04", description="Node OS: ubuntu-22.04 | ubuntu-24.04.")
+    os: OperatorOs = Field(default="ubuntu-24.04", description="Node OS: ubuntu-22.04 | ubuntu-24.04 | ubuntu-26.04.")
     kubelet_version: KubeVersion | None = Field(
         default=None, alias="kubeletVersion",
         description="Kubelet (node image) Kubernetes version; default: the cluster version.",
@@ -268,8 +268,8 @@ class KarpenterPoolConfig(_Model):
     """One entry of `gpu-platform:karpenter.pools`: a Karpenter NodePool + EC2NodeClass for GPU nodes."""
 
     name: PoolName = Field(description="Pool name: NodePool name and gpu-platform.io/pool label value.")
-    os: PoolOs = Field(description="bottlerocket | al2023 (driver baked in) or ubuntu-22.04 | ubuntu-24.04 "
-                                   "(driver installed by the operator).")
+    os: PoolOs = Field(description="bottlerocket | al2023 (driver baked in) or ubuntu-22.04 | ubuntu-24.04 | "
+                                   "ubuntu-26.04 (driver installed by the operator).")
     driver_version: DriverVersionStr = Field(
         alias="driverVersion",
         description="Baked images: the branch the image ships (\"580\"); Ubuntu: the full driver version.",

@@ -13,7 +13,16 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from components.config.issues import _UNSET, ConfigIssue, ConfigIssues, Path, PathPart, _close, _format_path
+from components.config.issues import (
+    _UNSET,
+    PREFERRED_NODE_OS,
+    ConfigIssue,
+    ConfigIssues,
+    Path,
+    PathPart,
+    _close,
+    _format_path,
+)
 from components.config.models import StackConfig
 
 
@@ -167,7 +176,7 @@ def _problem_from_error(error: Mapping[str, Any]) -> list[Problem]:
     if kind == "literal_error":
         choices = _literal_choices(annotation) or re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
         return [Problem(loc, value, f"must be one of {', '.join(choices)}",
-                        tuple(_close(str(value), choices) or choices))]
+                        tuple(_close(str(value), choices, PREFERRED_NODE_OS) or choices))]
     if kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
         bound = ctx.get("ge", ctx.get("le", ctx.get("gt", ctx.get("lt"))))
         words = {"greater_than_equal": ">=", "less_than_equal": "<=", "greater_than": ">", "less_than": "<"}

@@ -121,8 +121,8 @@ def test_an_unknown_architecture_has_no_node_image():
     assert [(f.level, f.message) for f in MATRIX.node_image_findings("ubuntu-24.04", "1.35", "s390x",
                                                                      today=TODAY)] == [(
         "mandatory",
-        "no node image is recorded for OS ubuntu-24.04 on s390x; use one of ubuntu-22.04, ubuntu-24.04, bottlerocket, "
-        "al2023.")]
+        "no node image is recorded for OS ubuntu-24.04 on s390x; use one of ubuntu-22.04, ubuntu-24.04, ubuntu-26.04, "
+        "bottlerocket, al2023.")]
 
 
 def test_a_node_image_carries_its_parameter_release_list_and_baked_branch_of_the_day():

@@ -502,3 +502,21 @@ def test_stack_outputs_are_exported():
     assert outputs["smokeTests"]["l4-spot"]["image"] == "python:3.12-slim-bookworm"
     assert outputs["systemNodeSelector"] == {"gpu-platform.io/role": "system"}
     assert outputs["gpuNodeGroups"] == {"l4-spot": "l4-spot"}
+
+
+def test_pools_of_two_ubuntu_releases_get_one_nvidiadriver_each_even_on_one_driver():
+    """Issue 32: ClusterPolicy tags its one driver image with the OS of the first GPU node the operator lists
+    (gpu-operator v26.7.0 controllers/state_manager.go:579-611); an NVIDIADriver resolves it per node pool."""
+    from components.config.models import GpuOperatorConfig, GpuPool  # noqa: PLC0415 - this test only
+    from components.gpu_operator import needs_per_pool_drivers  # noqa: PLC0415 - this test only
+
+    config = GpuOperatorConfig.model_validate({"version": "v26.7.0", "driverVersion": "595.91.07"})
+
+    def pool(name: str, os: str) -> GpuPool:
+        return GpuPool(name=name, kind="managed-node-group", os=os, driver_version="595.91.07",
+                       kubelet_version="1.35", instance_types=("g6.xlarge",), use_precompiled=False,
+                       path=("gpuNodeGroups", 0), driver_path=("gpuOperator", "driverVersion"))
+
+    assert needs_per_pool_drivers(config, [pool("a", "ubuntu-24.04"), pool("b", "ubuntu-24.04")]) is False
+    assert needs_per_pool_drivers(config, [pool("a", "ubuntu-24.04"), pool("b", "ubuntu-26.04")]) is True
+    assert needs_per_pool_drivers(config, []) is False

@@ -450,11 +450,12 @@ def test_an_ami_id_is_pinned_in_its_canonical_form():
 
 GENERIC_RULES: list[tuple[str, Any, str, tuple[str, ...], str | None]] = [
     ("karpenter.pools.0.capacityTypes", ["Spot"], "must be one of on-demand, spot", ("spot",), None),
-    ("karpenter.pools.0.os", "ubuntu", "must be one of ubuntu-22.04, ubuntu-24.04, bottlerocket, al2023",
+    ("karpenter.pools.0.os", "ubuntu", "must be one of ubuntu-22.04, ubuntu-24.04, ubuntu-26.04, bottlerocket, al2023",
      ("ubuntu-24.04",), None),
     ("inferenceServices.0.ingress.scheme", "Internal", "must be one of internet-facing, internal", ("internal",),
      None),
-    ("gpuNodeGroups.0.os", "ubuntu-20.04", "must be one of ubuntu-22.04, ubuntu-24.04", ("ubuntu-24.04",), None),
+    ("gpuNodeGroups.0.os", "ubuntu-20.04", "must be one of ubuntu-22.04, ubuntu-24.04, ubuntu-26.04", ("ubuntu-24.04",),
+     None),
     ("gpuNodeGroups.0.capacityType", "Spot", "must be one of on-demand, spot", ("spot",), None),
     ("systemNodeGroup.amiType", "AL2_x86_64", "must be one of AL2023_x86_64_STANDARD", ("AL2023_x86_64_STANDARD",),
      None),
@@ -517,11 +518,14 @@ def test_the_valid_stack_passes_the_matrix_with_no_advisory():
     ("gpuNodeGroups.0.kubeletVersion", "1.30",
      'gpuNodeGroups[0].kubeletVersion = "1.30": kubelet 1.30 is 5 minor versions older than the control plane 1.35'),
     ("gpuOperator.version", "v24.9.0",
-     'gpuNodeGroups[0].os = "ubuntu-24.04": GPU Operator v24.9.0 does not support ubuntu-24.04 (supported: '
-     "ubuntu-22.04); use one of those or a newer operator release; nearest valid choice: ubuntu-22.04"),
-    ("gpuOperator.version", "v24.9.0",
-     'gpuOperator.version = "v24.9.0": GPU Operator v24.9.0 does not support ubuntu-24.04; nearest valid choice: '
-     'ubuntu-22.04'),
+     'gpuOperator.version = "v24.9.0": GPU Operator v24.9.0 supports Kubernetes 1.25-1.28 on Amazon EKS, not 1.35'),
+    ("gpuNodeGroups.0.os", "ubuntu-26.04",
+     'gpuOperator.driverVersion = "580.173.02": driver 580.173.02 has no published image '
+     "nvcr.io/nvidia/driver:580.173.02-ubuntu26.04 (NVIDIA builds 580.173.02 only for ubuntu22.04, ubuntu24.04, not "
+     "ubuntu26.04; the container would sit in ImagePullBackOff; R580 was never built for ubuntu26.04); also GPU "
+     "Operator v26.7.0 does not support driver branch R580 (driver 580.173.02) on ubuntu-26.04; it supports R595, "
+     "R610 there. NVIDIA never built R580 for ubuntu-26.04; its driver images start at R595; nearest valid choice: "
+     "595.91.07, 610.57.04"),
     ("gpuOperator.driverVersion", "535.309.01",
      'gpuOperator.driverVersion = "535.309.01": driver 535.309.01 has no published image '
      "nvcr.io/nvidia/driver:535.309.01-ubuntu24.04"),
@@ -530,6 +534,30 @@ def test_the_valid_stack_passes_the_matrix_with_no_advisory():
 ])
 def test_a_matrix_finding_blames_the_key_that_causes_it(path, value, blamed):
     assert f"Pulumi.dev.yaml: {blamed}" in _matrix_rejection(_set(VALID, path, value))
+
+
+def test_an_ubuntu_26_04_pool_on_r595_passes_and_only_the_operator_support_statement_is_advisory():
+    """Issue 32: R595 on Ubuntu 26.04 under EKS 1.35 passes; an operator release that predates NVIDIA's 26.04
+    support statement (v26.3.3) is an advisory blamed on gpuOperator.version, suggesting v26.7.0 (which passes)."""
+    r595 = _set(_set(VALID, "gpuNodeGroups.0.os", "ubuntu-26.04"), "gpuOperator.driverVersion", "595.91.07")
+    config = load_stack_config(r595, stack_file="Pulumi.dev.yaml", check_matrix=True, today=MATRIX_TODAY)
+    assert matrix_advisories(config, stack_file="Pulumi.dev.yaml", today=MATRIX_TODAY) == []
+    older = _set(r595, "gpuOperator.version", "v26.3.3")
+    config = load_stack_config(older, stack_file="Pulumi.dev.yaml", check_matrix=True, today=MATRIX_TODAY)
+    (advisory,) = matrix_advisories(config, stack_file="Pulumi.dev.yaml", today=MATRIX_TODAY)
+    assert advisory.startswith(
+        'Pulumi.dev.yaml: gpuOperator.version = "v26.3.3": GPU Operator v26.3.3 does not list ubuntu-26.04 as a '
+        "supported OS (it lists ubuntu-22.04, ubuntu-24.04; NVIDIA lists ubuntu-26.04 from v26.7.0 on)."
+    )
+    assert advisory.endswith("; nearest valid choice: v26.7.0")
+
+
+def test_an_ubuntu_26_04_pool_under_eks_1_34_has_no_canonical_image():
+    pool = _set(_set(VALID, "gpuNodeGroups.0.os", "ubuntu-26.04"), "gpuOperator.driverVersion", "595.91.07")
+    message = _matrix_rejection(_set(pool, "cluster.kubernetesVersion", "1.34"))
+    assert 'gpuNodeGroups[0].kubeletVersion = "1.34": no ubuntu-26.04 EKS node image is published for Kubernetes ' \
+        "1.34" in message
+    assert "upgrade the control plane to 1.35, or use ubuntu-24.04 (1.34)" in message
 
 
 # --------------------------------------------------------------------------------------------------
@@ -865,7 +893,7 @@ def test_promql_a_broken_query_is_refused_naming_what_breaks_it(query: str, mess
      "existing, vpcCidr, availabilityZones, singleNatGateway, endpointPublicAccessCidrs, opsReadOnlyPrincipalArn, "
      "adminPrincipalArns, deployerPrincipalArns, previewPrincipalArns, deletionProtection, supportType"),
     ("gpuNodeGroups.0.os", "ubuntu-20.04", 'gpuNodeGroups[0].os = "ubuntu-20.04": must be one of ubuntu-22.04, '
-     "ubuntu-24.04; nearest valid choice: ubuntu-24.04"),
+     "ubuntu-24.04, ubuntu-26.04; nearest valid choice: ubuntu-24.04"),
     ("karpenter.pools.0.capacityTypes", ["spott"], 'karpenter.pools[0].capacityTypes[0] = "spott": must be one of '
      "on-demand, spot; nearest valid choice: spot"),
     ("systemNodeGroup.minSize", -1, "systemNodeGroup.minSize = -1: must be >= 1; nearest valid choice: 1"),

@@ -40,8 +40,8 @@ def test_the_dev_pool_is_valid():
 
 
 def test_unknown_os():
-    message = rejection(dev_with(os="ubuntu-26.04"))
-    assert message.startswith('Pulumi.dev.yaml: karpenter.pools[0].os = "ubuntu-26.04": must be one of')
+    message = rejection(dev_with(os="ubuntu-20.04"))
+    assert message.startswith('Pulumi.dev.yaml: karpenter.pools[0].os = "ubuntu-20.04": must be one of')
     assert "bottlerocket" in message
 
 

@@ -186,6 +186,9 @@ class UpstreamReading:
     precompiled: dict[str, list[tuple[date, tuple[int, ...]]]]
     history: bool
     origin: str
+    # Live reading only: per image OS tag, the kernel lines and flavours the registry's precompiled tags
+    # `<branch>-<kernel line>.<patch>-<abi>-<flavour>-<os_tag>` carry (e.g. 595-7.0.0-1008-aws-ubuntu26.04).
+    kernels: dict[str, tuple[frozenset[str], frozenset[str]]] = field(default_factory=dict)
 
     def operator(self, version: str) -> OperatorListing | None:
         """The listing of `v25.3.0`: its own column, else the column of its major line (`25.3.x`)."""

@@ -41,6 +41,10 @@ DOCS_BASE = "https://raw.githubusercontent.com/NVIDIA/cloud-native-docs/main/gpu
 CI_URL = "https://raw.githubusercontent.com/NVIDIA/gpu-driver-container/main/.common-ci.yml"
 DRIVER_REPOSITORY = "nvcr.io/nvidia/driver"
 _TAG = re.compile(r"^(\d{3}\.\d{2,3}\.\d{2})-(ubuntu\d{2}\.\d{2})$")
+# Precompiled tags: `<branch>-<kernel>-<os_tag>`, the kernel as `uname -r` prints it (GetPrecompiledImagePath,
+# https://github.com/NVIDIA/gpu-operator/blob/v26.7.0/controllers/object_controls.go#L3391-L3394), e.g.
+# 595-7.0.0-1008-aws-ubuntu26.04 (gpu-driver-container issue #853).
+_PRECOMPILED_TAG = re.compile(r"^(\d{3})-(\d+\.\d+)\.\d+-\d+-([a-z][a-z0-9-]*?)-(ubuntu\d{2}\.\d{2})$")
 _MAX_FILE = 8 * 1024 * 1024
 _IMAGE_OS_TAGS = tuple(OS_TAG.values())
 
@@ -49,7 +53,7 @@ _IMAGE_OS_TAGS = tuple(OS_TAG.values())
 class Difference:
     """One field where matrix.yaml and the upstream reading disagree."""
 
-    section: str  # operators | driver_images | precompiled_builds
+    section: str  # operators | driver_images | precompiled_builds | precompiled_kernels
     key: str  # the row: v26.3.1, ubuntu22.04
     field: str
     matrix: Any
@@ -179,6 +183,30 @@ def compare(data: MatrixData, reading: UpstreamReading) -> list[Difference]:
         elif not reading.history and (not rows or list(rows[-1].branches) != list(steps[-1][1])):
             current = [mine_steps[-1]] if mine_steps else []
             found.append(Difference("precompiled_builds", os_tag, "current branches", current, [theirs_steps[-1]]))
+    found.extend(_kernel_differences(data, reading))
+    return found
+
+
+def _kernel_differences(data: MatrixData, reading: UpstreamReading) -> list[Difference]:
+    """Kernel lines and flavours the registry's precompiled tags carry that `precompiled_kernels` lacks.
+
+    Only additions are reported: the registry keeps the tags of kernels it no longer builds for, so a line
+    or flavour missing from it says nothing. A new row or a wider one is a hand edit (its source, a note).
+    """
+    found: list[Difference] = []
+    rows = {row.os_tag: row for row in data.precompiled_kernels}
+    for os_tag, (lines, flavours) in sorted(reading.kernels.items()):
+        if os_tag not in _IMAGE_OS_TAGS:
+            continue
+        row = rows.get(os_tag)
+        for name, theirs, mine in (
+            ("kernel_lines", lines, set(row.kernel_lines) if row else set()),
+            ("flavours", flavours, set(row.flavours) if row else set()),
+        ):
+            if not theirs <= mine:
+                found.append(
+                    Difference("precompiled_kernels", os_tag, name, sorted(mine) or None, sorted(mine | theirs), False)
+                )
     return found
 
 
@@ -235,14 +263,30 @@ def fetch_reading(
         match = _TAG.match(tag)
         if match:
             images.setdefault(match.group(2), {}).setdefault(match.group(1), day)
-    return UpstreamReading(
-        operators=read_life_cycle(life),
-        kubernetes=read_platform(life, platform),
-        driver_images=images,
-        precompiled={os_tag: [(day, branches)] for os_tag, branches in precompiled.items()},
-        history=False,
-        origin=f"{docs_base}, {ci_url}, {registry or 'https://nvcr.io'}",
+    return _with_kernels(
+        UpstreamReading(
+            operators=read_life_cycle(life),
+            kubernetes=read_platform(life, platform),
+            driver_images=images,
+            precompiled={os_tag: [(day, branches)] for os_tag, branches in precompiled.items()},
+            history=False,
+            origin=f"{docs_base}, {ci_url}, {registry or 'https://nvcr.io'}",
+        ),
+        tags,
     )
+
+
+def _with_kernels(reading: UpstreamReading, tags: Iterable[str]) -> UpstreamReading:
+    """The reading with the kernel lines and flavours of every precompiled tag, per image OS tag."""
+    lines: dict[str, set[str]] = {}
+    flavours: dict[str, set[str]] = {}
+    for tag in tags:
+        match = _PRECOMPILED_TAG.match(tag)
+        if match:
+            lines.setdefault(match.group(4), set()).add(match.group(2))
+            flavours.setdefault(match.group(4), set()).add(match.group(3))
+    reading.kernels = {os_tag: (frozenset(lines[os_tag]), frozenset(flavours[os_tag])) for os_tag in lines}
+    return reading
 
 
 # --------------------------------------------------------------------------------------------------------

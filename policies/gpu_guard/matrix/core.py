@@ -60,13 +60,18 @@ class Matrix(ImageQueries):
             findings.extend(self.operator_branch_support(operator, os, driver, precompiled=precompiled))
             if kubernetes is not None:
                 findings.extend(self.operator_kubernetes(operator, kubernetes, os))
+                op = self.operator(operator)
+                if op is not None and os not in BAKED_DRIVER_OS and os not in op.kubernetes:
+                    findings.extend(self.operator_kubernetes(operator, kubernetes))  # no range for the OS: EKS's
         findings.extend(self.branch_lifecycle(driver, today))
         if kubernetes is not None:
             findings.extend(self.eks_lifecycle(kubernetes, today))
             if kubelet is not None:
                 findings.extend(self.kubelet_skew(kubernetes, kubelet))
             if not image_judged:
-                findings.extend(self.node_image_findings(os, kubelet or kubernetes, today=today))
+                findings.extend(
+                    self.node_image_findings(os, kubelet or kubernetes, today=today, control_plane=kubernetes)
+                )
         inst = None
         if instance_type is not None:
             inst = self.instance_type(instance_type)

@@ -152,9 +152,17 @@ class DriverQueries(MatrixState):
             return [Finding("ok", rule, f"{ref} is published", source)]
         nearest = self._nearest_versions(parsed, self.published_versions(os), today)
         unpublished = self._unpublished.get(parsed.text)
+        withheld = next(
+            (o for o in (images.override if images else ()) if o.field == "versions" and parsed.text in o.upstream),
+            None,
+        )
         if unpublished is not None:
             why = f"{unpublished.reason}; the container would sit in ImagePullBackOff"
             source = unpublished.source
+        elif withheld is not None:
+            why = f"NVIDIA CI built {parsed.text} for {tag} but the registry holds no such tag"
+            why += "; the container would sit in ImagePullBackOff"
+            source = withheld.source
         elif any(parsed.text in row.versions for row in self.data.driver_images):
             other = [row.os_tag for row in self.data.driver_images if parsed.text in row.versions]
             why = (

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-OsName = Literal["ubuntu-22.04", "ubuntu-24.04", "bottlerocket", "al2023"]
+OsName = Literal["ubuntu-22.04", "ubuntu-24.04", "ubuntu-26.04", "bottlerocket", "al2023"]
 Level = Literal["ok", "advisory", "mandatory"]
 OS_NAMES: tuple[str, ...] = get_args(OsName)
 

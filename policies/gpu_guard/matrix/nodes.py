@@ -167,9 +167,18 @@ class NodeQueries(CudaQueries):
         return step.branch if step else None
 
     def node_image_findings(
-        self, os: OsName, kubernetes: str, arch: str = "x86_64", today: date | None = None
+        self,
+        os: OsName,
+        kubernetes: str,
+        arch: str = "x86_64",
+        today: date | None = None,
+        control_plane: str | None = None,
     ) -> list[Finding]:
-        """Is a node image published for this OS and kubelet version? (rule node-image-published)"""
+        """Is a node image published for this OS and kubelet version? (rule node-image-published)
+
+        The kubelet suggested instead is a published one the skew policy allows under `control_plane` (when given):
+        a suggestion that itself fails kubelet-version-skew is no fix (Ubuntu 26.04 images start at EKS 1.35, so
+        under a 1.34 control plane no 26.04 kubelet fits and only another OS or a control plane upgrade does)."""
         rule = "node-image-published"
         image = self.node_image(os, kubernetes, arch, today)
         row = self._node_image_row(os)
@@ -190,14 +199,29 @@ class NodeQueries(CudaQueries):
             for other in self.data.node_images
             if other.os != os and image.kubernetes in other.published
         ]
+        fitting = [v for v in row.published if control_plane is None or self._within_skew(control_plane, v)]
+        if fitting:
+            instead = f"Use kubelet {fitting[-1]} within the skew policy"
+        else:
+            newer = [v for v in row.published if parse_kube_minor(v) > parse_kube_minor(control_plane or v)]
+            instead = (
+                f"No published {os} kubelet fits a {control_plane} control plane (a kubelet is never newer than the "
+                f"control plane): upgrade the control plane to {newer[0]}, or use"
+                if newer
+                else f"No published {os} kubelet fits a {control_plane} control plane: use"
+            )
         return [
             Finding(
                 "mandatory",
                 rule,
                 f"no {os} EKS node image is published for Kubernetes {image.kubernetes} ({image.ssm_parameter} does "
-                f"not exist; published: {', '.join(row.published)}). Use kubelet {row.published[-1]} within the skew "
-                f"policy, or {', '.join(alternatives) or 'another OS'}.",
+                f"not exist; published: {', '.join(row.published)}). {instead}{', or' if fitting else ''} "
+                f"{', '.join(alternatives) or 'another OS'}.",
                 image.source,
-                (row.published[-1], *alternatives),
+                (*fitting[-1:], *alternatives),
             )
         ]
+
+    def _within_skew(self, control_plane: str, kubelet: str) -> bool:
+        """Whether kubelet-version-skew passes for this kubelet under this control plane."""
+        return all(f.level == "ok" for f in self.kubelet_skew(control_plane, kubelet))

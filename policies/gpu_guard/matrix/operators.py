@@ -11,6 +11,7 @@ from .findings import (
     OsName,
     fmt_versions,
 )
+from .rows import OperatorRelease
 
 
 class OperatorQueries(DriverQueries):
@@ -55,22 +56,15 @@ class OperatorQueries(DriverQueries):
             ]
         branches = op.branches.get(os)
         if not branches:
-            supported_os = ", ".join(op.branches)
-            return [
-                Finding(
-                    "mandatory",
-                    rule,
-                    f"GPU Operator {op.version} does not support {os} (supported: {supported_os}); use one of those "
-                    "or a newer operator release.",
-                    op.source,
-                    tuple(op.branches),
-                )
-            ]
+            return [self._os_not_listed(op, os, rule, parsed.branch)]
         os_drivers = [d for d in op.drivers if parse_driver_version(d).branch in branches]
         if parsed.branch not in branches:
             extra = ""
+            floor = self._first_built_branch(os)
             if parsed.branch == 535 and os == "ubuntu-24.04":
                 extra = " NVIDIA never built R535 for Ubuntu 24.04; Ubuntu 24.04 needs R570/R580 or newer."
+            elif floor is not None and parsed.branch < floor:
+                extra = f" NVIDIA never built R{parsed.branch} for {os}; its driver images start at R{floor}."
             elif any(parsed.branch in r.branches.get(os, ()) for r in self.data.operators):
                 last = [r.version for r in self.data.operators if parsed.branch in r.branches.get(os, ())][-1]
                 extra = f" The last release listing R{parsed.branch} on {os} is {last}."
@@ -106,6 +100,45 @@ class OperatorQueries(DriverQueries):
             )
         ]
 
+    def _first_built_branch(self, os: OsName) -> int | None:
+        """The oldest branch with a conventional driver image for an operator-installed OS (None: none recorded)."""
+        versions = self.published_versions(os)
+        return min(parse_driver_version(v).branch for v in versions) if versions else None
+
+    def _os_not_listed(self, op: OperatorRelease, os: OsName, rule: str, branch: int | None = None) -> Finding:
+        """An operator release whose docs do not list the OS: advisory, since nothing on the deploy path checks it.
+
+        The operator builds the driver image tag from the GPU node's Node Feature Discovery os-release labels
+        (`<version>-<ID><VERSION_ID>`, e.g. 595.91.07-ubuntu26.04) with no list of supported systems, at v26.3.3
+        (controllers/state_manager.go:641-680) as at v26.7.0 (state_manager.go:579-611, object_controls.go:3423-3427):
+        https://github.com/NVIDIA/gpu-operator/blob/v26.7.0/controllers/state_manager.go#L579-L611
+        So an unlisted OS fails only where the image tag is missing (ImagePullBackOff, the first field report's
+        failure), and `driver-image-published` judges that as mandatory on its own. What is left here is NVIDIA's
+        support statement: advisory. The suggestions are the releases that list the OS (and the pool's branch on it).
+        """
+        listing = [
+            r.version
+            for r in reversed(self.data.operators)
+            if os in r.branches and (branch is None or branch in r.branches[os]) and r.status != "end-of-support"
+        ]
+        supported_os = ", ".join(op.branches) or "none"
+        first = next((r.version for r in self.data.operators if os in r.branches), None)
+        since = f"; NVIDIA lists {os} from {first} on" if first else ""
+        branch_text = f"R{branch} on " if branch is not None else ""
+        move = f"Move to {', '.join(listing[:NEAREST])} for a supported combination." if listing else (
+            f"No supported GPU Operator release in the matrix lists {branch_text}{os}."
+        )
+        return Finding(
+            "advisory",
+            rule,
+            f"GPU Operator {op.version} does not list {os} as a supported OS (it lists {supported_os}{since}). "
+            f"The operator still installs a driver there, pulling the image tagged for the node's OS, so the pool "
+            f"works only where that image is published (driver-image-published); NVIDIA's support statement is "
+            f"what is missing. {move}",
+            op.source,
+            tuple(listing[:NEAREST]),
+        )
+
     def operator_kubernetes(self, operator: str, kubernetes: str, os: OsName | None = None) -> list[Finding]:
         """Does this operator release support the Kubernetes version (on this OS, or on EKS when os is None)?"""
         rule = "operator-kubernetes-supported"
@@ -116,17 +149,9 @@ class OperatorQueries(DriverQueries):
         if os is not None and os in BAKED_DRIVER_OS:
             span = op.eks
             where = f"Amazon EKS (GPU Operator {op.version} lists no {os} nodes)"
+        elif os is not None and os not in op.kubernetes:
+            return [self._os_not_listed(op, os, rule)]  # the EKS range is the os=None question
         elif os is not None:
-            if os not in op.kubernetes:
-                return [
-                    Finding(
-                        "mandatory",
-                        rule,
-                        f"GPU Operator {op.version} does not support {os}; supported: {', '.join(op.kubernetes)}.",
-                        op.source,
-                        tuple(op.kubernetes),
-                    )
-                ]
             span = op.kubernetes[os]
             where = os
         else:

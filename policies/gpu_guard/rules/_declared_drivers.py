@@ -26,7 +26,7 @@ from .gpu_nodes_tainted import gpu_reason, pool_of
 
 OPERATOR_CHART = "gpu-operator"
 # The OSes the GPU Operator builds driver containers for (CONFIG.md section 2, `gpu-platform.io/os`).
-OPERATOR_OS: tuple[OsName, ...] = ("ubuntu-22.04", "ubuntu-24.04")
+OPERATOR_OS: tuple[OsName, ...] = ("ubuntu-22.04", "ubuntu-24.04", "ubuntu-26.04")
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ from ..versions import parse_cuda_version, parse_driver_version
 ADVISORY_PREFIX = CAVEAT_MARK
 
 # The OS label values of the label contract (CONFIG.md section 2), the `OsName` the matrix takes.
-KNOWN_OS: tuple[OsName, ...] = ("ubuntu-22.04", "ubuntu-24.04", "bottlerocket", "al2023")
+KNOWN_OS: tuple[OsName, ...] = ("ubuntu-22.04", "ubuntu-24.04", "ubuntu-26.04", "bottlerocket", "al2023")
 
 TODAY_PROPERTY: dict[str, Any] = {
     "type": "string",

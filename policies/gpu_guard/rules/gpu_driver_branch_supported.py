@@ -45,7 +45,8 @@ def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
         if os_name is None:
             report(f"GPU pool {pool.name!r} runs an operator-installed driver but its OS "
                    f"(gpu-platform.io/os={pool.os or 'missing'}) is not one the matrix knows, so branch support "
-                   "cannot be checked; label the nodes with gpu-platform.io/os=ubuntu-22.04 or ubuntu-24.04.",
+                   "cannot be checked; label the nodes with gpu-platform.io/os=ubuntu-22.04, ubuntu-24.04 or "
+                   "ubuntu-26.04.",
                    pool.urn)
             continue
         for spec in specs:

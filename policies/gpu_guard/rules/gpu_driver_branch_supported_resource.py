@@ -14,7 +14,7 @@ from __future__ import annotations
 from pulumi_policy import EnforcementLevel, ReportViolation, ResourceValidationArgs
 
 from ..base import resource_part
-from ..matrix import Finding, load_matrix
+from ..matrix import Finding, Matrix, OsName, load_matrix
 from ._declared_drivers import OPERATOR_OS, declared_drivers
 from ._matrix_common import finding_text, judged
 
@@ -23,6 +23,13 @@ OF = "gpu-driver-branch-supported"
 
 def _blocking(findings: list[Finding]) -> list[Finding]:
     return [f for f in findings if f.level == "mandatory"]
+
+
+def _supports(matrix: Matrix, release: str, os_name: OsName, findings: list[Finding]) -> bool:
+    """The release supports the branch on the OS: it lists the OS at all (an unlisted OS is only an advisory
+    for the pool, the image decides the deploy, but it is no support for the branch) and finds nothing blocking."""
+    row = matrix.operator(release)
+    return row is not None and os_name in row.branches and not _blocking(findings)
 
 
 def _validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
@@ -35,20 +42,19 @@ def _validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
         if driver.operator is not None:
             if matrix.operator(driver.operator) is None:
                 continue  # an unknown release is the stack policy's finding
-            per_os = {os_name: _blocking(judged(matrix.operator_branch_support, driver.operator, os_name,
-                                                driver.version, precompiled=driver.precompiled))
-                      for os_name in OPERATOR_OS}
-            if all(per_os.values()):
-                texts = " ".join(finding_text(f) for fs in per_os.values() for f in fs)
+            per_os = {os_name: judged(matrix.operator_branch_support, driver.operator, os_name, driver.version,
+                                      precompiled=driver.precompiled) for os_name in OPERATOR_OS}
+            if not any(_supports(matrix, driver.operator, os_name, fs) for os_name, fs in per_os.items()):
+                texts = " ".join(finding_text(f) for fs in per_os.values() for f in _blocking(fs))
                 report(f"{driver.what}: GPU Operator {driver.operator} supports this branch on no OS: {texts}",
                        args.urn)
             continue
         if driver.os is None:
             continue
-        verdicts = [_blocking(judged(matrix.operator_branch_support, release, driver.os, driver.version,
+        verdicts = [(release, judged(matrix.operator_branch_support, release, driver.os, driver.version,
                                      precompiled=driver.precompiled)) for release in releases]
-        if verdicts and all(verdicts):
-            newest = verdicts[-1]
+        if verdicts and not any(_supports(matrix, release, driver.os, fs) for release, fs in verdicts):
+            newest = _blocking(verdicts[-1][1]) or verdicts[-1][1]
             report(f"{driver.what}: no GPU Operator release supports this driver branch on {driver.os}. "
                    + " ".join(finding_text(f) for f in newest), args.urn)
 

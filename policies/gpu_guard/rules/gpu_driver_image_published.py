@@ -5,7 +5,11 @@ Helm values `driver.version` (when the driver is enabled and the default driver 
 each `NVIDIADriver` `spec.version`. For every OS among the pools a driver serves, the pinned
 catalogue (`Matrix.driver_image`) says whether `nvcr.io/nvidia/driver:<version>-<os>` (or the
 precompiled branch image under that operator release) exists. `535.15.04` never did:
-ImagePullBackOff.
+ImagePullBackOff. Ubuntu 26.04 opens the same trap one release later: NVIDIA publishes no `580.*-ubuntu26.04`
+image (595.91.07 and 610.57.04 only: NVIDIA/aicr issue 2192), so an R580 pool there is
+mandatory here, while an operator release that merely predates NVIDIA's 26.04 support statement is only an
+advisory of `gpu-driver-branch-supported` (the operator builds the tag from the node's OS labels; the missing
+image is what breaks the deploy).
 
 Live registry check (policy config `verifyRegistry: true`, optional `registry` base URL and
 `registryTimeoutSeconds`): the registry is asked for the conventional image's manifest through
@@ -94,8 +98,9 @@ def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
         if specs and os_name is None:
             report(
                 f"GPU pool {pool.name!r} runs an operator-installed driver but its OS "
-                f"(gpu-platform.io/os={pool.os or 'missing'}) is not one of ubuntu-22.04, ubuntu-24.04, so the driver "
-                "image for it cannot be checked; label the nodes with gpu-platform.io/os=ubuntu-22.04 or ubuntu-24.04.",
+                f"(gpu-platform.io/os={pool.os or 'missing'}) is not one of ubuntu-22.04, ubuntu-24.04, "
+                "ubuntu-26.04, so the driver image for it cannot be checked; label the nodes with "
+                "gpu-platform.io/os=ubuntu-22.04, ubuntu-24.04 or ubuntu-26.04.",
                 pool.urn,
             )
             continue
@@ -105,6 +110,7 @@ def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
                 entry.pools.setdefault(os_name, []).append(pool.name)
     for entry in served.values():
         spec = entry.spec
+        _one_os_tag_for_several(report, entry, release)
         for os_name, pools in sorted(entry.pools.items()):
             context = f"{_describe(spec, release)} on {os_name} pool(s) {', '.join(sorted(pools))}"
             findings = judged(matrix.driver_image, spec.version, os_name, precompiled=spec.use_precompiled,
@@ -115,6 +121,27 @@ def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
             ref = matrix.driver_image_ref(spec.version, os_name)
             answer = registry.manifest_exists(ref, timeout_s=timeout, registry_override=override)
             _report_with_registry(report, findings, answer, ref=ref, context=context, urn=spec.urn)
+
+
+def _one_os_tag_for_several(report: ReportViolation, entry: _Served, release: HelmRelease) -> None:
+    """The ClusterPolicy driver resolves ONE image OS tag for the whole cluster, from the first GPU node the
+    operator lists (`getGPUNodeOSInfo`, `client.Limit(1)`, NFD os-release labels:
+    https://github.com/NVIDIA/gpu-operator/blob/v26.7.0/controllers/state_manager.go#L579-L611, used by
+    `resolveDriverTag`, controllers/object_controls.go:3423-3427). Pools of two Ubuntu releases under that one
+    driver (an Ubuntu 26.04 pool added next to 24.04 ones) get the other release's driver container on half of
+    their nodes, or no image at all. An `NVIDIADriver` resolves the tag per node pool of OS and kernel
+    (internal/state/nodepool.go:60-104, driver.go:551-558), so one per pool is the fix."""
+    if entry.spec.source != "helm-values" or len(entry.pools) < 2:
+        return
+    spread = "; ".join(f"{os_name}: {', '.join(sorted(pools))}" for os_name, pools in sorted(entry.pools.items()))
+    report(
+        f"{_describe(entry.spec, release)} serves GPU pools of {len(entry.pools)} OS releases ({spread}), but the "
+        "ClusterPolicy driver pulls one image for the whole cluster, tagged for the OS of the first GPU node the "
+        "operator lists: the other pools' driver pods get an image built for another release. Serve each pool "
+        "with its own NVIDIADriver (driver.nvidiaDriverCRD.enabled=true, deployDefaultCR=false), or run one "
+        "Ubuntu release for every operator-managed pool.",
+        entry.spec.urn,
+    )
 
 
 def _report_with_registry(report: ReportViolation, findings: list[Finding], answer: registry.RegistryAnswer, *,
