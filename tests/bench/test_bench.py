@@ -86,7 +86,7 @@ def test_table_shows_ratios_and_rejections() -> None:
     prod = Case("prod", [], "preview", walls=[4.0, 3.0, 5.0], peaks_kib=[2048, 4096], cpus=[3.0, 2.0, 9.0],
                 resources=49, violations=1)
     rejected = Case("gen", [], "preview", rejected="error: a | b")
-    rows = table([floor, prod, rejected], floor.median)
-    assert rows[2] == "| floor | 2.00 s | 3.00 s | 1.00 | 0.70 s | 1 MiB |  |  |"
-    assert rows[3] == "| prod | 4.00 s | 5.00 s | 2.00 | 3.00 s | 4 MiB | 49 | 1 |"
+    rows = table([floor, prod, rejected], floor.median, 1.0)  # the fixed floor at 1 s, the probed one at 2 s
+    assert rows[2] == "| floor | 2.00 s | 3.00 s | 2.00 | 1.00 | 0.70 s | 1 MiB |  |  |"
+    assert rows[3] == "| prod | 4.00 s | 5.00 s | 4.00 | 2.00 | 3.00 s | 4 MiB | 49 | 1 |"
     assert rows[4].startswith("| gen | rejected: error: a / b |")
