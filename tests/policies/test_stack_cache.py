@@ -172,3 +172,13 @@ def test_under_the_packs_servicer_the_fingerprint_is_the_call_and_the_config() -
     assert shared.runs == 2
     shared.judge("policy", _numbered(_args(RESOURCES), 10), Collect())  # same call: handed over
     assert shared.runs == 2
+
+
+def test_the_stack_policies_of_one_call_share_one_inventory() -> None:
+    first, again = _numbered(_args(RESOURCES), 11), _numbered(_args(RESOURCES), 11)
+    assert inventory.build_inventory(first.resources) is inventory.build_inventory(again.resources)
+    assert inventory.build_inventory(first.resources) is not inventory.build_inventory(
+        _numbered(_args(RESOURCES), 12).resources)
+    plain = _args(RESOURCES).resources
+    assert inventory.build_inventory(plain) is not inventory.build_inventory(plain)
+    assert inventory.build_inventory(plain) == inventory.build_inventory(first.resources)

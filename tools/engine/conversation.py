@@ -237,8 +237,9 @@ class Conversation:
         return stack_req
 
     def _offline_only(self, items: Sequence[EngineResource], by_urn: Mapping[str, EngineResource],
-                      seen: Sequence[Violation], root: str,
-                      known: Sequence[EngineResource] | None = None) -> list[Violation]:
+                      seen: Sequence[Violation], root: str, *,
+                      known: Sequence[EngineResource] | None = None,
+                      engine_request: analyzer_pb2.AnalyzeStackRequest | None = None) -> list[Violation]:
         """AnalyzeStack again on what the program knows: the verdicts the engine cannot reach in this preview.
 
         `known`: the stack as the first `pulumi up` leaves it (the program run again not as a dry run, every
@@ -248,9 +249,14 @@ class Conversation:
         policies see them (deployment_executor.go line 410).
         """
         view = list(known) if known is not None else program_view(items)
+        request = self._stack_request(view, {i.res.urn: i for i in view})
+        if engine_request is not None and (request.SerializeToString(deterministic=True)
+                                           == engine_request.SerializeToString(deterministic=True)):
+            # The program view is the engine's view (`engine_request`, already answered): the pack would answer
+            # the same diagnostics, all of them in `seen`, so there is nothing only the offline gate reaches.
+            return []
         with _rpc(self.pack, "AnalyzeStack (program view)"):
-            response = self.stub.AnalyzeStack(self._stack_request(view, {i.res.urn: i for i in view}),
-                                              timeout=_remaining(self.deadline, self.pack, "AnalyzeStack"))
+            response = self.stub.AnalyzeStack(request, timeout=_remaining(self.deadline, self.pack, "AnalyzeStack"))
         reported = {(v.policy, v.urn, v.message) for v in seen}
         only = []
         for d in response.diagnostics:
@@ -274,6 +280,7 @@ class Conversation:
         dry_run: bool = True,
         root_stack_urn: str = "",
         known: Sequence[EngineResource] | None = None,
+        offline_only: bool = True,
     ) -> GateResult:
         stub, pack, deadline = self.stub, self.pack, self.deadline
         self._optional(
@@ -348,15 +355,17 @@ class Conversation:
                 break
         items = [final.get(item.res.urn, item) for item in items]
 
-        offline_only: list[Violation] = []
+        offline: list[Violation] = []
         if not cancelled_at:
             # Stack policies: every resource's final state, once all steps are done.
+            stack_request = self._stack_request(items, by_urn)
             with _rpc(pack, "AnalyzeStack"):
-                response = stub.AnalyzeStack(self._stack_request(items, by_urn),
-                                             timeout=_remaining(deadline, pack, "AnalyzeStack"))
+                response = stub.AnalyzeStack(stack_request, timeout=_remaining(deadline, pack, "AnalyzeStack"))
             seen = self._collect(response, root, stack_blocks, stack_urns=by_urn)
-            if any(item.emptied for item in items):
-                offline_only = self._offline_only(items, by_urn, seen, root, known)
+            # `offline_only` False: the caller drops those verdicts (the preview a CLI `pulumi up` runs first,
+            # whose stack verdicts the update itself reaches after its steps), so the pack is not asked.
+            if offline_only and any(item.emptied for item in items):
+                offline = self._offline_only(items, by_urn, seen, root, known=known, engine_request=stack_request)
 
         kinds: dict[int, Literal["resource", "stack", "unknown"]] = {
             analyzer_pb2.POLICY_TYPE_RESOURCE: "resource",
@@ -378,7 +387,7 @@ class Conversation:
             pack_name=info.name,
             policies=policies,
             remediated=tuple(self.remediated),
-            offline_only=tuple(offline_only),
+            offline_only=tuple(offline),
             emptied=tuple(item.res.urn for item in items if item.emptied),
             cancelled_at=cancelled_at,
         )

@@ -139,9 +139,10 @@ class WarmPack:
               policy_config: Mapping[str, Any] | None = None, stack_config: Mapping[str, str] | None = None,
               config_source: str | None = None, today: date | None = None,
               tags: Mapping[str, str] | None = None, skip_preview: bool = False,
-              known: Sequence[RecordedResource] | None = None) -> GateResult:
+              known: Sequence[RecordedResource] | None = None, offline_only: bool = True) -> GateResult:
         """Ask the pack about every resource and the stack (see `gate.run_gate` for the arguments; `known`: the
-        stack as the first `pulumi up` leaves it, for the offline-only verdicts of a first preview)."""
+        stack as the first `pulumi up` leaves it, for the offline-only verdicts of a first preview; `offline_only`
+        False: the caller drops those verdicts, so the pack is not asked for them)."""
         if (stack, project, phase) != (self.stack, self.project, self.phase):
             raise GateError(f"this pack was started for {self.project}/{self.stack} ({self.phase}), not "
                             f"{project}/{stack} ({phase}); start another")
@@ -170,6 +171,7 @@ class WarmPack:
                 root_stack_urn=f"urn:pulumi:{stack}::{project}::pulumi:pulumi:Stack::{project}-{stack}",
                 known=None if known is None else engine_resources(known, stack=stack, project=project,
                                                                   stack_config=stack_config or {}, dry_run=False),
+                offline_only=offline_only,
             )
         except GateError:
             if not self.alive:
