@@ -61,6 +61,7 @@ def _record(out: Path, preview_args: list[str]) -> None:
     from pulumi.runtime.proto import analyzer_pb2_grpc  # noqa: PLC0415
 
     from tools.engine import warm_pack  # noqa: PLC0415 - patched before the preview imports it
+    from tools.engine.pack_process import PackProcess  # noqa: PLC0415
 
     calls: list[dict[str, str]] = []
     started: dict[str, Any] = {}
@@ -90,15 +91,12 @@ def _record(out: Path, preview_args: list[str]) -> None:
     class Grpc:
         AnalyzerStub = RecordingStub
 
-    real_process = warm_pack.PackProcess
-
-    class RecordingProcess(real_process):  # type: ignore[misc,valid-type]
+    class RecordingProcess(PackProcess):
         def __init__(self, cmd: list[str], cwd: Path, env: dict[str, str]) -> None:
             started.update(cmd=cmd, cwd=str(cwd), env=env)
             super().__init__(cmd, cwd, env)
 
-    warm_pack.analyzer_pb2_grpc = Grpc  # type: ignore[assignment]
-    warm_pack.PackProcess = RecordingProcess  # type: ignore[misc]
+    vars(warm_pack).update(analyzer_pb2_grpc=Grpc, PackProcess=RecordingProcess)
     sys.argv = ["tools.preview", *preview_args]
     code: Any = 0
     try:

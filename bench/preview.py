@@ -59,6 +59,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench import pack_replay  # noqa: E402
 from bench.stacks import write_stack  # noqa: E402
 
 # The value a watch-mode save toggles in prod's stack file: the on-demand baseline's maxSize (a10g-baseline).
@@ -316,6 +317,25 @@ def slope_lines(cases: Sequence[Case], floor: float) -> list[str]:
     return lines
 
 
+def pack_lines(pack: dict[str, object] | None, services: int, pools: int) -> list[str]:
+    """The pack replay's lines (`bench/pack_replay.py`)."""
+    if pack is None:
+        return ["not measured (`--pack-services 0`)"]
+    calls = pack["calls"]
+    assert isinstance(calls, dict)
+    return [
+        f"`bench/pack_replay.py`: the analyzer requests `tools.preview` sent for {services} services at {pools} pools "
+        f"(first preview), recorded once and replayed one at a time over gRPC to a fresh pack process, "
+        f"{pack['runs']} times; from its last registration (the pack started and imported) to the stack verdict.",
+        "",
+        "| pack CPU (median) | worst | wall (median) | worst | startup CPU (imports, before the clock) | calls |",
+        "|---:|---:|---:|---:|---:|---|",
+        f"| {pack['cpu_median_s']:.2f} s | {pack['cpu_worst_s']:.2f} s | {pack['wall_median_s']:.2f} s | "
+        f"{pack['wall_worst_s']:.2f} s | {pack['startup_cpu_median_s']:.2f} s | "
+        + ", ".join(f"{k} {v}" for k, v in calls.items()) + " |",
+    ]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="fresh processes per case (median of these; >= 5)")
@@ -327,6 +347,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-checkov", action="store_true")
     parser.add_argument("--watch-saves", type=int, default=5, help="saves timed in watch mode (0: none)")
     parser.add_argument("--watch-settle", type=float, default=5.0, help="seconds between two saves in watch mode")
+    parser.add_argument("--pack-services", type=int, default=100,
+                        help="services of the stack whose analyzer calls are replayed to the pack alone (0: none)")
     parser.add_argument("--output", type=Path, default=REPO / "bench" / "results.md")
     parser.add_argument("--note", default="", help="a line about the conditions, copied into the results")
     args = parser.parse_args(argv)
@@ -381,6 +403,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"checkov run {run + 1}/{args.runs}", file=sys.stderr)
                 for _, case in checkov_cases:
                     _run(case)
+        pack: dict[str, object] | None = None
+        if args.pack_services > 0:
+            print("the pack alone", file=sys.stderr)
+            recording = pack_replay.record(work, args.pack_services, args.sweep_pools, "preview")
+            pack = pack_replay.summary([pack_replay.replay(recording) for _ in range(args.runs)])
         print("watch mode", file=sys.stderr)
         latencies = watch_latency(args.watch_saves, args.watch_settle, work) if args.watch_saves > 0 else []
     load_after = os.getloadavg()
@@ -414,6 +441,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "## Slope",
         "",
         *slope_lines(cases, fixed),
+        "",
+        "## The policy pack alone, as the engine drives it",
+        "",
+        *pack_lines(pack, args.pack_services, args.sweep_pools),
         "",
         "## Watch mode: from the save of prod's stack file to the new verdict on screen",
         "",
