@@ -66,6 +66,7 @@ from tools.engine.policy_config import GateError
 from tools.engine.records import Violation
 from tools.engine.view import emulated_children, not_seen_offline, stack_tags
 from tools.engine.warm_pack import WarmPack
+from tools.preview.forked import Forked, preload_program
 from tools.preview.model import GateReport, LogEntry, Recording, StackConfig, real_up_refusals
 from tools.preview.verdicts import api_server_verdict
 
@@ -655,10 +656,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                                        skip_preview=args.skip_preview)
         else:
             with early_pack(project.name, args.stack, config, args.phase) as pack:
+                # A first preview needs the program's `up` run too: it runs in a forked child meanwhile.
+                up_run = None
+                if args.phase == "preview":
+                    preload_program(project.main)
+                    up_run = Forked(lambda: known_recording(project, args.stack, config, today))
                 recording = run_program(project, args.stack, config, args.phase, today, changed=args.changed,
                                         cluster_replaced=args.cluster_replaced)
-                known = (known_recording(project, args.stack, config, today)
-                         if args.phase == "preview" or recording.change else None)
+                known = (up_run.result() if up_run is not None
+                         else known_recording(project, args.stack, config, today) if recording.change else None)
                 report = run_policy_gate(recording, config, policy_config, loaded, today,
                                          skip_preview=args.skip_preview, pack=pack, known=known)
         # On an update the objects exist; a replaced cluster's objects are created anew on the new one. `analyze`
