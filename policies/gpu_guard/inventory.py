@@ -32,6 +32,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .node_labels import GPU_PRESENT_LABEL, definitely_gpu, gfd_runs, is_auto_mode_ref, nodepool_domain
 from .props import Deferred, as_list, as_str_map, deferred_get, get, properties_pending, to_int
 from .scheduling import (
     INSTANCE_FAMILY_LABEL,
@@ -222,31 +223,21 @@ def _nodepool_pool(urn: str, name: str, props: Any, node_classes: Mapping[str, A
     template = get(props, "spec", "template", default={})
     labels = as_str_map(get(template, "metadata", "labels"))
     taints = _taints_from_k8s(get(template, "spec", "taints"))
-    domain = _domain(labels, ())
-    instance_types: tuple[str, ...] = ()
-    for req in as_list(get(template, "spec", "requirements")):
-        key = str(get(req, "key", default=""))
-        operator = str(get(req, "operator", default=""))
-        values = frozenset(str(v) for v in as_list(get(req, "values")))
-        if operator == "In":
-            known = domain.get(key)
-            domain[key] = known & values if isinstance(known, frozenset) else values
-            if key == INSTANCE_TYPE_LABEL:
-                instance_types = tuple(str(v) for v in as_list(get(req, "values")))
-        elif operator == "Exists":
-            domain.setdefault(key, None)
     pool_name = str(get(props, "metadata", "name", default=name))
-    domain["karpenter.sh/nodepool"] = frozenset({pool_name})
-    class_name = _opt_str(get(template, "spec", "nodeClassRef", "name"))
+    ref = get(template, "spec", "nodeClassRef")
+    auto_mode = is_auto_mode_ref(ref)
+    domain, instance_types = nodepool_domain(labels, as_list(get(template, "spec", "requirements")), pool_name,
+                                             auto_mode)
+    class_name = _opt_str(get(ref, "name"))
     os_hint = image_version = None
-    node_class = node_classes.get(class_name or "")
+    node_class = None if auto_mode else node_classes.get(class_name or "")
     if node_class is not None:
         os_hint = _node_class_os(node_class)
         image_version = _node_class_image_version(node_class)
     return Pool(
         urn=urn, name=labels.get(POOL_LABEL, pool_name), kind="karpenter-nodepool", labels=labels,
         label_domain=domain, taints=taints, instance_types=instance_types, min_size=0,
-        node_class=class_name, os_hint=os_hint, image_version=image_version, props=props,
+        node_class=class_name, os_hint=os_hint, image_version=image_version, auto_mode=auto_mode, props=props,
     )
 
 
@@ -455,4 +446,8 @@ def _build_inventory(resources: Iterable[Any]) -> Inventory:
             workload = _workload(r.urn, r.name, rtype, props)
             if workload is not None:
                 inv.workloads.append(workload)
+    if gfd_runs(inv.releases):  # GPU Feature Discovery labels every GPU node nvidia.com/gpu.present=true
+        for pool in inv.pools:
+            if definitely_gpu(pool.label_domain, pool.instance_types):
+                pool.label_domain.setdefault(GPU_PRESENT_LABEL, frozenset({"true"}))
     return inv

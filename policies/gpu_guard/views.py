@@ -31,7 +31,18 @@ class Taint:
     effect: str
 
     def __str__(self) -> str:
-        return f"{self.key}={self.value}:{self.effect}"
+        return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
+
+
+def is_gpu_taint(taint: Taint) -> bool:
+    """The GPU taint in any of its documented spellings: key nvidia.com/gpu, effect NoSchedule or NoExecute, any
+    value or none (a taint's value is optional; `operator: Exists` tolerates any).
+
+    Source: https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/ ;
+    https://docs.aws.amazon.com/eks/latest/userguide/auto-accelerated.html and
+    https://karpenter.sh/docs/concepts/scheduling/ (GPU NodePools tainted `nvidia.com/gpu` with no value).
+    """
+    return taint.key == GPU_TAINT_KEY and taint.effect in ("NoSchedule", "NoExecute")
 
 
 @dataclass(frozen=True)
@@ -58,6 +69,9 @@ class Pool:
     # The pinned node image release (EC2NodeClass alias `al2023@v20260917` -> v20260917, node group
     # releaseVersion `1.35.2-20260917`); None: the newest (alias @latest, or nothing pinned).
     image_version: str | None = None
+    # EKS Auto Mode: a NodePool on the eks.amazonaws.com NodeClass, or a built-in pool of an Auto Mode cluster. Its
+    # AMI brings the NVIDIA driver and device plugin (https://docs.aws.amazon.com/eks/latest/userguide/auto-accelerated.html).
+    auto_mode: bool = False
     props: Any = field(default=None, repr=False, compare=False)
     resource: Any = field(default=None, repr=False, compare=False)  # the PolicyResource, when there is one
 
@@ -84,7 +98,7 @@ class Pool:
         source = self.labels.get(DRIVER_SOURCE_LABEL)
         if source:
             return source
-        if self.os in BAKED_OS:
+        if self.os in BAKED_OS or self.auto_mode:
             return "image"
         if self.os and self.os.startswith("ubuntu"):
             return "operator"
@@ -92,7 +106,8 @@ class Pool:
 
     @property
     def has_gpu_taint(self) -> bool:
-        return any(t.key == GPU_TAINT_KEY and t.effect == "NoSchedule" for t in self.taints)
+        """A taint that keeps pods without a GPU toleration off (`is_gpu_taint`)."""
+        return any(is_gpu_taint(t) for t in self.taints)
 
     def is_gpu(self, gpu_instance: Any) -> bool:
         """A GPU pool: GPU instance types, or a pool that declares itself one through the label contract."""

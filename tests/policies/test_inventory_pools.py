@@ -102,10 +102,13 @@ def test_a_nodepool_reads_its_name_labels_taints_and_requirements():
     assert (pool.name, pool.kind, pool.labels, pool.min_size, pool.node_class, pool.os_hint) == (
         "gpu-spot-k8s", "karpenter-nodepool", {"team": "ml"}, 0, "missing", None)
     assert [(t.key, t.value, t.effect) for t in pool.taints] == [("nvidia.com/gpu", "true", "NoSchedule")]
-    assert pool.instance_types == ("g5.xlarge", "p5.48xlarge")  # the last In requirement names the types
+    assert pool.instance_types == ("g5.xlarge",)  # the types every In requirement on the instance type allows
     assert pool.label_domain["node.kubernetes.io/instance-type"] == frozenset({"g5.xlarge"})  # both In: narrowed
     assert pool.label_domain["topology.kubernetes.io/zone"] is None  # exists with a value we cannot tell
-    assert "karpenter.sh/capacity-type" not in pool.label_domain
+    assert pool.label_domain["karpenter.sh/capacity-type"] is None  # NotIn: some other value (spot, reserved)
+    assert pool.label_domain["kubernetes.io/arch"] == frozenset({"amd64"})  # Karpenter's default
+    assert pool.label_domain["karpenter.k8s.aws/instance-family"] == frozenset({"g5"})  # from the instance type
+    assert pool.label_domain["karpenter.k8s.aws/instance-gpu-name"] == frozenset({"a10g"})  # from the matrix
     assert pool.label_domain["karpenter.sh/nodepool"] == frozenset({"gpu-spot-k8s"})
 
 

@@ -24,8 +24,9 @@ from policies.gpu_guard.scheduling import (
     narrow,
     reachable,
     tolerates,
+    tolerates_taint,
 )
-from policies.gpu_guard.views import Taint
+from policies.gpu_guard.views import Taint, is_gpu_taint
 
 GPU = Taint("nvidia.com/gpu", "true", "NoSchedule")
 BARE = Taint("nvidia.com/gpu", "", "NoSchedule")  # `kubectl taint nodes n nvidia.com/gpu:NoSchedule`
@@ -60,6 +61,31 @@ def test_exists_without_a_key_tolerates_everything_and_with_a_key_only_that_key(
     assert tolerates([{"key": "nvidia.com/gpu", "operator": "Exists"}], GPU)
     assert not tolerates([{"key": "other", "operator": "Exists"}], GPU)
     assert not tolerates([], GPU)
+
+
+# The cases of k8s.io/api core/v1 toleration.go `ToleratesTaint` (and its toleration_test.go), one per branch:
+# the effect, then the key, then the operator; an operator Kubernetes does not know matches nothing.
+@pytest.mark.parametrize(("toleration", "taint", "expected"), [
+    ({"key": "nvidia.com/gpu", "operator": "Exists"}, Taint("nvidia.com/gpu", "", "NoExecute"), True),
+    ({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoExecute"}, GPU, False),
+    ({"operator": "Exists", "effect": "NoSchedule"}, Taint("CriticalAddonsOnly", "", "NoSchedule"), True),
+    ({"operator": "Exists", "effect": "NoSchedule"}, Taint("CriticalAddonsOnly", "", "NoExecute"), False),
+    ({"key": "nvidia.com/gpu", "operator": "Equal", "value": "true"}, BARE, False),
+    ({"key": "nvidia.com/gpu", "operator": "Exists"}, BARE, True),
+    ({"key": "nvidia.com/gpu", "operator": "Gt", "value": "true"}, GPU, False),
+    ({"key": "nvidia.com/gpu", "operator": "", "value": "true"}, GPU, True),
+])
+def test_one_toleration_against_one_taint_as_toleration_go_does(toleration, taint, expected):
+    assert tolerates_taint(toleration, taint) is expected
+    assert tolerates([toleration], taint) is expected
+
+
+@pytest.mark.parametrize(("taint", "gpu"), [
+    (GPU, True), (BARE, True), (Taint("nvidia.com/gpu", "present", "NoExecute"), True),
+    (Taint("nvidia.com/gpu", "true", "PreferNoSchedule"), False), (Taint("gpu", "true", "NoSchedule"), False),
+])
+def test_the_gpu_taint_is_its_key_and_a_blocking_effect_with_any_value(taint, gpu):
+    assert is_gpu_taint(taint) is gpu
 
 
 # --- expression_matches ------------------------------------------------------------------------------

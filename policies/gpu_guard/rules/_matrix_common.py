@@ -82,7 +82,8 @@ class PoolDriver:
     def describe(self) -> str:
         if self.spec is None:
             release = f" {self.pool.image_version}" if self.pool.image_version else ""
-            return f"driver {self.version} baked into the {self.pool.os}{release} image"
+            image = self.pool.os or ("EKS Auto Mode" if self.pool.auto_mode else "node")
+            return f"driver {self.version} baked into the {image}{release} image"
         kind = "precompiled " if self.precompiled else ""
         return f"{kind}driver {self.version} from {driver_origin(self.spec)}"
 
@@ -273,8 +274,14 @@ class GpuContainerReach:
 
 
 def gpu_container_reaches(inv: Inventory, matrix: Matrix) -> Iterator[GpuContainerReach]:
-    """Every container that requests a GPU and whose CUDA is known, with the GPU pools it can reach."""
-    pools = gpu_pools(inv, matrix)
+    """Every container that requests a GPU and whose CUDA is known, with the GPU pools it can reach.
+
+    The pools are every pool gpu-nodes-tainted calls a GPU pool (instance types, families of the matrix, GPU
+    label requirements, EKS Auto Mode's eks.amazonaws.com labels), as gpu-workload-schedulable reaches them.
+    """
+    from .gpu_nodes_tainted import gpu_reason  # noqa: PLC0415 - rules import this module; keep the import lazy
+
+    pools = [p for p in inv.pools if gpu_reason(p, matrix.is_gpu_instance)]
     for workload in inv.workloads:
         containers = [c for c in workload.containers if c.gpus > 0]
         if not containers:

@@ -37,6 +37,7 @@ from ..inventory import Inventory, Reach, Workload, build_inventory
 from ..matrix import Finding, Matrix, ToolkitMode, load_matrix
 from ..props import get
 from ._matrix_common import (
+    ADVISORY_PREFIX,
     TODAY_PROPERTY,
     ContainerCuda,
     JudgedDriver,
@@ -72,6 +73,17 @@ def _judge(matrix: Matrix, inv: Inventory, workload: Workload, reach: Reach, cud
     data_center = bool(known) and all(t is not None and t.data_center for t in known)
     if reach.pool.urn not in memo.by_pool:
         memo.by_pool[reach.pool.urn] = pool_drivers(inv, matrix, reach.pool, today)
+    if not memo.by_pool[reach.pool.urn] and reach.pool.driver_source != "operator":
+        why = ("EKS Auto Mode picks the node AMI and the NVIDIA driver in it" if reach.pool.auto_mode else
+               "no gpu-platform.io/os or gpu-platform.io/driver label, and no AMI type or EC2NodeClass alias that "
+               "names a baked-driver image")
+        message = (f"{ADVISORY_PREFIX}{workload.kind} {workload.name!r} container {container!r} (CUDA {cuda.cuda} "
+                   f"from {cuda.origin}) can run on GPU pool {reach.pool.name!r}, whose driver the pack cannot tell "
+                   f"({why}), so CUDA against it is not judged. Fix: label the pool's nodes gpu-platform.io/driver="
+                   "<the driver branch or version its image loads> (CONFIG.md section 2).")
+        if message not in seen:
+            seen.add(message)
+            report(message, workload.urn)
     for driver in memo.by_pool[reach.pool.urn]:
         mode = _toolkit_mode(inv, matrix) if driver.source == "operator" else None
         reached = tuple(t for t in types if driver.runs_on(t))

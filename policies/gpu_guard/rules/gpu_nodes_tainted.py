@@ -1,7 +1,14 @@
-"""gpu-nodes-tainted: every GPU node group and GPU NodePool carries `nvidia.com/gpu=true:NoSchedule`.
+"""gpu-nodes-tainted: every GPU node group and GPU NodePool carries the GPU taint.
 
 Without the taint, any pod (CoreDNS, controllers, batch jobs) may land on a GPU node, hold it up
-from scaling to zero and take CPU/memory a GPU workload needed.
+from scaling to zero and take CPU/memory a GPU workload needed. The GPU taint is key `nvidia.com/gpu`
+with effect `NoSchedule` or `NoExecute`; its value is optional (`views.is_gpu_taint`): the EKS and
+Karpenter docs write it without one (`{key: nvidia.com/gpu, effect: NoSchedule}`), our platform writes
+`nvidia.com/gpu=true:NoSchedule`. Both keep off every pod that does not tolerate them.
+
+A pool is a GPU pool by its instance types or families (the matrix), its GPU AMI type, the label
+contract, or a requirement on a GPU label (`karpenter.k8s.aws/instance-gpu-*`, and EKS Auto Mode's
+`eks.amazonaws.com/instance-gpu-*` / `eks.amazonaws.com/instance-family`).
 
 This module also holds the GPU-pool detection the other node policies share (`is_gpu_pool`): GPU
 instance types and families come from the compatibility matrix, never from instance-name prefixes.
@@ -9,6 +16,9 @@ instance types and families come from the compatibility matrix, never from insta
 Sources:
 - GPU taint on GPU NodePools (EKS Best Practices, Karpenter):
   https://docs.aws.amazon.com/eks/latest/best-practices/karpenter.html
+- A taint's value is optional: https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/
+- EKS Auto Mode GPU NodePool (eks.amazonaws.com labels, valueless taint):
+  https://docs.aws.amazon.com/eks/latest/userguide/auto-accelerated.html
 - Label / taint contract: CONFIG.md section 2.
 """
 
@@ -22,7 +32,6 @@ from typing import Any
 from ..base import EnforcementLevel, ReportViolation, resource_policy
 from ..inventory import (
     AUTOSCALING_GROUP,
-    INSTANCE_FAMILY_LABEL,
     INSTANCE_TYPE_LABEL,
     NODE_GROUP,
     NODE_POOL,
@@ -33,7 +42,9 @@ from ..inventory import (
     get,
 )
 from ..matrix import load_matrix
+from ..scheduling import FAMILY_LABELS
 
+# The GPU taint our components write (the fix this policy suggests); any value or none satisfies it.
 GPU_TAINT = ("nvidia.com/gpu", "true", "NoSchedule")
 
 # EKS managed node group AMI types whose image carries the NVIDIA driver (i.e. GPU node groups).
@@ -49,8 +60,12 @@ GPU_AMI_TYPES = frozenset({
 # Karpenter's per-instance-type GPU labels (any NodePool that constrains them launches GPU instances).
 # Source: https://karpenter.sh/docs/reference/instance-types/ and the NodePool CRD's
 # karpenter.k8s.aws label list (aws/karpenter-provider-aws v1.14.1 pkg/apis/crds/karpenter.sh_nodepools.yaml)
+# EKS Auto Mode spells the same labels in the eks.amazonaws.com domain.
+# Source: https://docs.aws.amazon.com/eks/latest/userguide/create-node-pool.html (EKS Auto Mode supported labels)
 GPU_COUNT_LABEL = "karpenter.k8s.aws/instance-gpu-count"
-GPU_NAME_LABELS = ("karpenter.k8s.aws/instance-gpu-name", "karpenter.k8s.aws/instance-gpu-manufacturer")
+GPU_COUNT_LABELS = (GPU_COUNT_LABEL, "eks.amazonaws.com/instance-gpu-count")
+GPU_NAME_LABELS = ("karpenter.k8s.aws/instance-gpu-name", "karpenter.k8s.aws/instance-gpu-manufacturer",
+                   "eks.amazonaws.com/instance-gpu-name", "eks.amazonaws.com/instance-gpu-manufacturer")
 
 KARPENTER_NODEPOOL_PREFIX = "kubernetes:karpenter.sh/"
 
@@ -114,15 +129,17 @@ def gpu_reason(pool: Pool, gpu: Callable[[str], bool] = gpu_instance) -> str | N
         return f"label {POOL_LABEL}={pool.labels[POOL_LABEL]}"
     if pool.ami_type in GPU_AMI_TYPES:
         return f"GPU AMI type {pool.ami_type}"
-    found = pool.label_domain.get(INSTANCE_FAMILY_LABEL)
-    families = found if isinstance(found, frozenset) else frozenset()
+    families: set[str] = set()
+    for label in FAMILY_LABELS:
+        found = pool.label_domain.get(label)
+        families |= found if isinstance(found, frozenset) else frozenset()
     gpu_families = sorted(f for f in families if gpu_family(f))
     if gpu_families:
         return f"GPU instance families {gpu_families}"
     if pool.kind == "karpenter-nodepool":
         for req in as_list(get(pool.props, "spec", "template", "spec", "requirements")):
             key = str(get(req, "key", default=""))
-            if key == GPU_COUNT_LABEL and _gpu_count_requirement(req):
+            if key in GPU_COUNT_LABELS and _gpu_count_requirement(req):
                 return f"requirement {key} {get(req, 'operator')} {list(as_list(get(req, 'values')))}"
             if key in GPU_NAME_LABELS and str(get(req, "operator", default="")) in ("In", "Exists"):
                 return f"requirement {key} {get(req, 'operator')} {list(as_list(get(req, 'values')))}"
@@ -151,22 +168,21 @@ def validate(args: Any, report_violation: ReportViolation) -> None:
     if pool is None:
         return
     reason = gpu_reason(pool)
-    if reason is None:
-        return
-    key, value, effect = GPU_TAINT
-    if any(t.key == key and t.value == value and t.effect == effect for t in pool.taints):
+    if reason is None or pool.has_gpu_taint:
         return
     taints = [str(t) for t in pool.taints] or "none"
     report_violation(
-        f"GPU pool '{args.name}' ({pool.kind}; {reason}) must carry the taint {key}={value}:{effect}, "
-        f"so only pods that tolerate it land on GPU nodes; its taints: {taints}. Fix: {_fix(pool)}.",
+        f"GPU pool '{args.name}' ({pool.kind}; {reason}) must carry the GPU taint: key nvidia.com/gpu, effect "
+        "NoSchedule or NoExecute (any value or none), so only pods that tolerate it land on GPU nodes; its taints: "
+        f"{taints}. Fix: {_fix(pool)}.",
         args.urn,
     )
 
 
 POLICY = resource_policy(
     "gpu-nodes-tainted",
-    "Every GPU node group, self-managed GPU ASG and GPU NodePool carries the nvidia.com/gpu=true:NoSchedule taint.",
+    "Every GPU node group, self-managed GPU ASG and GPU NodePool carries the GPU taint: key nvidia.com/gpu, effect "
+    "NoSchedule or NoExecute, any value or none (nvidia.com/gpu=true:NoSchedule in our stacks).",
     validate,
     enforcement=EnforcementLevel.MANDATORY,
 )

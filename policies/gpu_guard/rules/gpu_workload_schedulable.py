@@ -1,18 +1,29 @@
 """gpu-workload-schedulable: GPU requests can be scheduled, and only GPU requests land on GPU nodes.
 
-A container that requests `nvidia.com/gpu` must tolerate the GPU taint (`nvidia.com/gpu=true:
-NoSchedule`) and reach, through its tolerations, nodeSelector and required node affinity (exactly as
-the scheduler matches them), at least one GPU pool with an instance type that has at least that many
-GPUs (the reachable instance types, narrowed by instance-type/family selectors; counts from the
-matrix). "Insufficient nvidia.com/gpu" then never happens by construction. A pool that lists no
-instance types (a Karpenter pool selecting by family or category) cannot be counted and is taken as
-able to fit the request. A GPU workload in a stack that holds no GPU pool it can reach is a violation:
-it would stay Pending.
+A container that requests `nvidia.com/gpu` must reach, through its nodeSelector and required node
+affinity, at least one GPU pool, tolerate that pool's blocking taints (the GPU taint in whatever
+spelling the pool uses: `nvidia.com/gpu=true:NoSchedule`, a valueless `nvidia.com/gpu:NoSchedule`,
+NoExecute; matched exactly as the scheduler matches them, `scheduling.tolerates_taint`), and find there
+an instance type with at least that many GPUs (the reachable instance types, narrowed by instance-type/
+family selectors; counts from the matrix). "Insufficient nvidia.com/gpu" then never happens by
+construction. A pool that lists no instance types (a Karpenter pool selecting by family or category)
+cannot be counted and is taken as able to fit the request. A GPU workload in a stack that holds no GPU
+pool it can reach is a violation: it would stay Pending.
 
-A pod that tolerates the GPU taint and can reach a GPU pool must request a GPU: otherwise it
+Selection follows every label the pool's nodes carry (`node_labels`): our label contract, the
+NodePool's requirements and template labels, and the well-known labels Karpenter and EKS Auto Mode
+put on every node (`node.kubernetes.io/instance-type`, `karpenter.k8s.aws/instance-family`,
+`eks.amazonaws.com/instance-family`, `eks.amazonaws.com/instance-gpu-name`, `karpenter.sh/nodepool`...).
+
+A pod that tolerates the GPU taint of a GPU pool it can reach must request a GPU: otherwise it
 occupies a GPU node it does not use. DaemonSets are exempt: a node agent (monitoring, logging)
 legitimately tolerates the GPU taint without a GPU; the GPU Operator's own DaemonSets live inside its
 Helm release and are not separate resources here.
+
+Sources:
+- https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/ and k8s.io/api core/v1
+  toleration.go `ToleratesTaint` (https://github.com/kubernetes/api/blob/v0.34.0/core/v1/toleration.go)
+- https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/
 """
 
 from __future__ import annotations
@@ -20,15 +31,19 @@ from __future__ import annotations
 from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs
 
 from ..base import stack_policy
-from ..inventory import GPU_TAINT_KEY, POOL_LABEL, Reach, Taint, Workload, build_inventory, tolerates
+from ..inventory import GPU_TAINT_KEY, Reach, Taint, Workload, build_inventory, tolerates
 from ..matrix import Matrix, load_matrix
-from ._matrix_common import gpu_pools
+from ..scheduling import selected, untolerated
+from ..views import Pool, is_gpu_taint
+from .gpu_nodes_tainted import gpu_reason
 
 NAME = "gpu-workload-schedulable"
 
-# The GPU node taint of the label contract (CONFIG.md section 2).
+# The GPU node taint of the label contract (CONFIG.md section 2): the toleration the resource part asks of workloads
+# that declare our pools.
 # Source: https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/
 GPU_TAINT = Taint(GPU_TAINT_KEY, "true", "NoSchedule")
+TOLERATION_FIX = "{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}"
 
 
 def _fits(matrix: Matrix, reach: Reach, gpus: int) -> bool:
@@ -49,15 +64,20 @@ def _capacity(matrix: Matrix, reaches: list[Reach]) -> str:
     return "; ".join(parts)
 
 
-def _judge_gpu_workload(matrix: Matrix, workload: Workload, reaches: list[Reach], report: ReportViolation) -> None:
+def _judge_gpu_workload(matrix: Matrix, workload: Workload, pools: list[Pool], report: ReportViolation) -> None:
     where = f"{workload.kind} {workload.name!r} requests {workload.gpus} nvidia.com/gpu"
-    if not tolerates(workload.tolerations, GPU_TAINT):
-        report(f"{where} but does not tolerate the GPU taint {GPU_TAINT}; add the toleration "
-               "{key: nvidia.com/gpu, operator: Equal, value: \"true\", effect: NoSchedule}.", workload.urn)
+    chosen = [reach for pool in pools if (reach := selected(workload, pool)) is not None]
+    if not chosen:
+        report(f"{where} but can reach no GPU pool: its nodeSelector/affinity matches no GPU pool's labels "
+               f"({_pool_names(pools)}); select one by a label its nodes carry (gpu-platform.io/pool, "
+               "karpenter.sh/nodepool, an instance family or GPU name label).", workload.urn)
         return
+    reaches = [r for r in chosen if not untolerated(workload.tolerations, r.pool)]
     if not reaches:
-        report(f"{where} but can reach no GPU pool: its nodeSelector/affinity matches no GPU pool's labels; "
-               f"select a pool with {POOL_LABEL}=<pool name>.", workload.urn)
+        blocking = sorted({str(t) for r in chosen for t in untolerated(workload.tolerations, r.pool)})
+        report(f"{where} but does not tolerate the taints {blocking} of the GPU pools it selects "
+               f"({', '.join(repr(r.pool.name) for r in chosen)}); add the toleration {TOLERATION_FIX} "
+               "(it matches the GPU taint with any value or none).", workload.urn)
         return
     if not any(_fits(matrix, reach, workload.gpus) for reach in reaches):
         report(f"{where} but no instance type it can reach has that many GPUs ({_capacity(matrix, reaches)}); "
@@ -65,17 +85,29 @@ def _judge_gpu_workload(matrix: Matrix, workload: Workload, reaches: list[Reach]
                "\"Insufficient nvidia.com/gpu\".", workload.urn)
 
 
+def _pool_names(pools: list[Pool]) -> str:
+    return "GPU pools: " + (", ".join(repr(p.name) for p in pools) if pools else "none")
+
+
+def _tolerated_gpu_taint(workload: Workload, reach: Reach) -> bool:
+    return any(is_gpu_taint(t) and tolerates(workload.tolerations, t) for t in reach.pool.taints)
+
+
 def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
     matrix = load_matrix()
     inv = build_inventory(args.resources)
-    pools = gpu_pools(inv, matrix)
+    # Every pool gpu-nodes-tainted calls a GPU pool: instance types, families (karpenter.k8s.aws and EKS Auto Mode
+    # eks.amazonaws.com labels), GPU AMI types, GPU label requirements, the label contract.
+    pools = [p for p in inv.pools if gpu_reason(p, matrix.is_gpu_instance)]
     for workload in inv.workloads:
-        reaches = inv.reach(workload, pools)
         if workload.gpus > 0:
-            _judge_gpu_workload(matrix, workload, reaches, report)
-        elif workload.kind != "DaemonSet" and reaches and tolerates(workload.tolerations, GPU_TAINT):
+            _judge_gpu_workload(matrix, workload, pools, report)
+            continue
+        reaches = [r for r in inv.reach(workload, pools) if _tolerated_gpu_taint(workload, r)]
+        if workload.kind != "DaemonSet" and reaches:
             names = ", ".join(repr(r.pool.name) for r in reaches)
-            report(f"{workload.kind} {workload.name!r} tolerates the GPU taint {GPU_TAINT} and can land on GPU "
+            taints = ", ".join(sorted({str(t) for r in reaches for t in r.pool.taints if is_gpu_taint(t)}))
+            report(f"{workload.kind} {workload.name!r} tolerates the GPU taint {taints} and can land on GPU "
                    f"pool(s) {names} but requests no nvidia.com/gpu; remove the toleration (or request a GPU).",
                    workload.urn)
 

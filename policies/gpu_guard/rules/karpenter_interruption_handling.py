@@ -8,7 +8,14 @@ A resource is linked to another through Pulumi's property dependencies when the 
 (the queue ARN is an output, unknown during preview), and otherwise by value: the target ARN ends in
 the queue name, the target's `rule` is the rule's name, `settings.interruptionQueue` is the queue name.
 
+EKS Auto Mode handles Spot interruptions itself: a stack that installs no Karpenter release and whose
+NodePools all use Auto Mode's NodeClass (or, while they are not known yet, whose cluster runs Auto Mode)
+needs no queue of its own.
+
 Sources:
+- EKS Auto Mode "automatically handles EC2 Spot Instance interruption" (AWS runs Karpenter and its
+  interruption handling): https://docs.aws.amazon.com/eks/latest/userguide/automode.html and
+  https://docs.aws.amazon.com/eks/latest/userguide/ml-node-pools.html (EKS Auto Mode vs Karpenter)
 - Interruption handling: https://karpenter.sh/docs/concepts/disruption/#interruption
 - EKS Best Practices, Karpenter ("Enable interruption handling"):
   https://docs.aws.amazon.com/eks/latest/best-practices/karpenter.html
@@ -25,7 +32,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..base import EnforcementLevel, ReportViolation, stack_policy
+from ..homes import auto_mode_cluster
 from ..inventory import HELM_RELEASE_TYPES, as_list, get
+from ..node_labels import is_auto_mode_ref
+from ..props import properties_pending
 
 QUEUE = "aws:sqs/queue:Queue"
 EVENT_RULE = "aws:cloudwatch/eventRule:EventRule"
@@ -123,12 +133,27 @@ def _release_names_queue(release: Any, queue: Any) -> bool:
     return configured is not None and _queue_name(queue) is not None and str(configured) == _queue_name(queue)
 
 
+def _auto_mode_only(resources: list[Any], nodepools: list[Any]) -> bool:
+    """Every NodePool is EKS Auto Mode's: its nodeClassRef names Auto Mode's NodeClass, or, not known yet, the
+    stack's cluster runs Auto Mode."""
+    cluster = auto_mode_cluster(resources)
+    for pool in nodepools:
+        if properties_pending(pool.resource_type, pool.props):
+            if not cluster:
+                return False
+        elif not is_auto_mode_ref(get(pool.props, "spec", "template", "spec", "nodeClassRef")):
+            return False
+    return True
+
+
 def validate(args: Any, report_violation: ReportViolation) -> None:
     resources = list(args.resources)
     nodepools = [r for r in resources if _is_nodepool(r.resource_type)]
     releases = [r for r in resources if r.resource_type in HELM_RELEASE_TYPES and _chart(r) == KARPENTER_CHART]
     if not nodepools and not releases:
         return
+    if not releases and _auto_mode_only(resources, nodepools):
+        return  # EKS Auto Mode runs Karpenter and its interruption handling itself
     anchor = (releases or nodepools)[0]
     queues = [r for r in resources if r.resource_type == QUEUE]
     if not queues:

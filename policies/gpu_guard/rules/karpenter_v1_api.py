@@ -105,6 +105,12 @@ VOLUME_TYPES = ("standard", "io1", "io2", "gp2", "sc1", "st1", "gp3")
 RENAMED_CONSOLIDATION_POLICIES = {"WhenUnderutilized": "WhenEmptyOrUnderutilized"}
 
 _AWS_NODE_CLASS = ("karpenter.k8s.aws", "EC2NodeClass")
+# EKS Auto Mode runs Karpenter itself; its NodePools are karpenter.sh/v1 and reference Auto Mode's own node class
+# (the built-in `default`, or a custom one), which is not Karpenter's AWS provider's EC2NodeClass.
+# Source: https://docs.aws.amazon.com/eks/latest/userguide/create-node-pool.html (nodeClassRef: group
+#         eks.amazonaws.com, kind NodeClass) and https://docs.aws.amazon.com/eks/latest/userguide/create-node-class.html
+_AUTO_MODE_NODE_CLASS = ("eks.amazonaws.com", "NodeClass")
+NODE_CLASSES = (_AWS_NODE_CLASS, _AUTO_MODE_NODE_CLASS)
 
 
 def _domain(key: str) -> str:
@@ -178,10 +184,11 @@ def _nodepool(name: str, props: Any) -> list[str]:
                 f"v1beta1 had only name). Fix: nodeClassRef: {{group: karpenter.k8s.aws, kind: EC2NodeClass, "
                 f"name: {get(ref, 'name', default='<EC2NodeClass>')}}}"
             )
-        elif (str(get(ref, "group")), str(get(ref, "kind"))) != _AWS_NODE_CLASS:
+        elif (str(get(ref, "group")), str(get(ref, "kind"))) not in NODE_CLASSES:
             out.append(
-                f"{where}: nodeClassRef {get(ref, 'group')}/{get(ref, 'kind')} is not the AWS provider's node class. "
-                f"Fix: group: karpenter.k8s.aws, kind: EC2NodeClass"
+                f"{where}: nodeClassRef {get(ref, 'group')}/{get(ref, 'kind')} is neither the AWS provider's node "
+                "class nor EKS Auto Mode's. Fix: group: karpenter.k8s.aws, kind: EC2NodeClass (self-managed "
+                "Karpenter), or group: eks.amazonaws.com, kind: NodeClass (EKS Auto Mode)"
             )
     out += _disruption(where, get(spec, "disruption"))
     expire = get(tspec, "expireAfter")

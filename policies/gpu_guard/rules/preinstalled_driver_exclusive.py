@@ -17,7 +17,8 @@ or `nvidia.com/gpu.deploy.operands=false`: its nodes would get no driver at all.
 
 First preview: Kubernetes objects (NodePools, Helm releases) reach this policy with no properties
 (`props.properties_pending`). A pending pool is not judged, and while any Helm release is pending the
-operator's and the standalone device plugin's presence is unknown, so the pools wait too; the pool's own
+operator's and the standalone device plugin's presence is unknown (so is it while a DaemonSet is pending: it may
+be the device plugin's manifest), so the pools wait too; the pool's own
 labels are judged before it exists by `preinstalled-driver-exclusive-resource`.
 """
 
@@ -62,6 +63,7 @@ IMAGE_SHIPS: dict[str, tuple[str, ...]] = {
 # Source: https://github.com/NVIDIA/k8s-device-plugin (helm repo nvdp, chart nvidia-device-plugin;
 #         image nvcr.io/nvidia/k8s-device-plugin)
 STANDALONE_CHART = "nvidia-device-plugin"
+DAEMON_SET = "kubernetes:apps/v1:DaemonSet"
 STANDALONE_IMAGE = "k8s-device-plugin"
 
 
@@ -75,7 +77,7 @@ def _standalone_device_plugin(resources: Sequence[Any]) -> bool:
         rtype, props = getattr(r, "resource_type", ""), getattr(r, "props", None)
         if rtype in HELM_RELEASE_TYPES and str(get(props, "chart", default="")).rsplit("/", 1)[-1] == STANDALONE_CHART:
             return True
-        if rtype == "kubernetes:apps/v1:DaemonSet":
+        if rtype == DAEMON_SET:
             spec = get(props, *POD_TEMPLATE_PATHS[rtype], "spec")
             if any(STANDALONE_IMAGE in str(get(c, "image", default="")) for c in as_list(get(spec, "containers"))):
                 return True
@@ -86,8 +88,9 @@ def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
     matrix = load_matrix()
     resources = list(args.resources)
     inv = build_inventory(r for r in resources if not properties_pending(r.resource_type, r.props))
+    # A pending Helm release or DaemonSet may be the operator or the standalone device plugin: not known yet.
     releases_pending = any(properties_pending(r.resource_type, r.props) for r in resources
-                           if r.resource_type in HELM_RELEASE_TYPES)
+                           if r.resource_type in (*HELM_RELEASE_TYPES, DAEMON_SET))
     release = inv.operator
     standalone = _standalone_device_plugin(resources)
     for pool in gpu_pools(inv, matrix):

@@ -13,6 +13,12 @@ labels, before it is created:
   `standaloneDevicePlugin` config, that it runs the standalone NVIDIA device plugin chart instead.
 - An Ubuntu pool gets its driver from the operator: no `driver=false`, no `operands=false`.
 
+These labels are asked of a pool that speaks the label contract (`gpu-platform.io/os` or
+`gpu-platform.io/driver-source`): our platform runs the GPU Operator beside such pools. A pool written
+elsewhere (an AL2023 NVIDIA node group known only by its `amiType`) may run in a stack with no operator at
+all, where the operand labels mean nothing: whether an operator would reach it is the stack policy's verdict,
+which sees the release (`preinstalled-driver-exclusive`).
+
 The labels are required even when the operator's values switch an operand off for the whole cluster: a
 node label stays with the node when the operator values change later. Whether the operator release the
 stack runs would deploy a second driver or device plugin, and whether a device plugin reaches every
@@ -28,7 +34,7 @@ from __future__ import annotations
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, ReportViolation, ResourceValidationArgs
 
 from ..base import resource_part
-from ..views import Pool
+from ..views import DRIVER_SOURCE_LABEL, OS_LABEL, Pool
 from .gpu_nodes_tainted import gpu_reason, pool_of
 from .preinstalled_driver_exclusive import (
     ALL_OPERANDS_LABEL,
@@ -45,6 +51,11 @@ def _off(pool: Pool, label: str) -> bool:
     return pool.labels.get(label, "").strip().lower() == "false"
 
 
+def _speaks_contract(pool: Pool) -> bool:
+    """Does the pool say through the label contract what its image ships (CONFIG.md section 2)?"""
+    return OS_LABEL in pool.labels or DRIVER_SOURCE_LABEL in pool.labels
+
+
 def problems(pool: Pool, standalone_device_plugin: bool = False) -> list[str]:
     """Why the pool's own labels break one-driver / one-device-plugin per node (empty when they do not)."""
     what = f"GPU pool {pool.name!r} ({pool.os or 'unknown OS'})"
@@ -55,7 +66,7 @@ def problems(pool: Pool, standalone_device_plugin: bool = False) -> list[str]:
                     f"{', '.join(label + '=false' for label in blocked)}, so its nodes get no driver. Fix: remove "
                     "the label (it is only for pools whose image ships the driver)."]
         return []
-    if pool.driver_source != "image" or pool.os not in IMAGE_SHIPS:
+    if pool.driver_source != "image" or pool.os not in IMAGE_SHIPS or not _speaks_contract(pool):
         return []
     out: list[str] = []
     ships = IMAGE_SHIPS[pool.os]

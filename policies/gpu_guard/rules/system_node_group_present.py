@@ -1,19 +1,39 @@
-"""system-node-group-present: an untainted, non-GPU node group exists and the cluster controllers select it.
+"""system-node-group-present: the cluster controllers have a home that is neither a GPU node nor gone at zero.
 
-GPU nodes carry `nvidia.com/gpu=true:NoSchedule` and may scale to zero, so CoreDNS, the GPU
-Operator, the NFD master, Karpenter, KEDA and the load-balancer controller need nodes of their own:
-a managed node group or self-managed ASG (not a Karpenter NodePool; Karpenter must never run on
-nodes it manages) that is untainted, not GPU, and keeps at least `minNodes` nodes (`minSize`) in
-at least `minZones` zones. Each controller's placement (Helm values merged over the chart defaults,
-matched as the scheduler matches them) must reach one of those groups and none of the GPU pools.
+GPU nodes carry the GPU taint and may scale to zero, so CoreDNS, the GPU Operator, the NFD master,
+Karpenter, KEDA and the load-balancer controller need nodes of their own. Homes, as Kubernetes, Karpenter
+and EKS would place them:
 
-Zones are counted as the distinct `subnetIds` of the node groups (`vpcZoneIdentifiers` for an ASG):
-each subnet lies in exactly one Availability Zone, and a stack gives each AZ one node subnet. The
-zone count is only read when `minZones` > 1 (subnet ids are often unknown during preview).
+- a managed node group or self-managed ASG that is untainted, not GPU, and keeps at least `minNodes` nodes
+  (`minSize`) in at least `minZones` zones (the "system node groups");
+- for every controller but Karpenter, also an untainted (or tolerated), non-GPU Karpenter NodePool, and
+  EKS Auto Mode's built-in `system` (tainted `CriticalAddonsOnly`) and `general-purpose` pools (`homes.py`);
+- a Fargate profile whose selectors match the controller's namespace and pod labels.
+
+Karpenter itself must never run on nodes it manages: its homes are the system node groups and Fargate
+profiles (its chart's required affinity `karpenter.sh/nodepool DoesNotExist` says the same). Each
+controller's placement (Helm values merged over the chart defaults, matched as the scheduler matches them)
+must reach one of its homes and none of the GPU pools. With no home of any kind, CoreDNS has none either.
+
+`minNodes` / `minZones` judge the system node groups when there are any; a stack whose controllers live on
+NodePools, Auto Mode pools or Fargate has no node count to judge. Zones are counted as the distinct
+`subnetIds` of the node groups (`vpcZoneIdentifiers` for an ASG): each subnet lies in exactly one
+Availability Zone, and a stack gives each AZ one node subnet. The zone count is only read when
+`minZones` > 1 (subnet ids are often unknown during preview).
+
+First preview: NodePools and Helm releases reach this policy with no properties (`props.properties_pending`).
+A home that may be one of them is not known yet: the verdict waits (its `-pending` twin says so), it never
+reports "none".
 
 Sources:
 - Run controllers on a small managed node group, never on Karpenter-managed nodes (EKS Best Practices):
   https://docs.aws.amazon.com/eks/latest/best-practices/karpenter.html
+- Karpenter on a Fargate profile: https://karpenter.sh/docs/getting-started/migrating-from-cas/
+- Fargate profile selectors: https://docs.aws.amazon.com/eks/latest/userguide/fargate-profile.html
+- EKS Auto Mode built-in pools: https://docs.aws.amazon.com/eks/latest/userguide/set-builtin-node-pools.html
+- Karpenter's pod labels: aws/karpenter-provider-aws v1.14.1 charts/karpenter/templates/_helpers.tpl
+  (`karpenter.selectorLabels`: app.kubernetes.io/name, app.kubernetes.io/instance = the release name) and
+  deployment.yaml (`podLabels`)
 - Subnets are in one Availability Zone: https://docs.aws.amazon.com/vpc/latest/userguide/configure-subnets.html
 - Helm value merging (maps merge, lists replace): https://helm.sh/docs/chart_template_guide/values_files/
 """
@@ -27,8 +47,10 @@ from typing import Any
 from pulumi_policy import PolicyConfigSchema
 
 from ..base import EnforcementLevel, ReportViolation, stack_policy
+from ..homes import FargateProfile, auto_mode_pools, fargate_profiles
 from ..inventory import (
     EKS_CLUSTER_TYPES,
+    NODE_POOL,
     SUBNET,
     HelmRelease,
     Inventory,
@@ -37,9 +59,11 @@ from ..inventory import (
     as_list,
     as_str_map,
     build_inventory,
+    deferred_get,
     get,
     reachable,
 )
+from ..props import Deferred
 from .gpu_nodes_tainted import gpu_reason
 
 DEFAULT_MIN_NODES = 1
@@ -109,18 +133,23 @@ def _controller(release: HelmRelease, placement: _Placement) -> Workload:
     selector = _merge(dict(placement.default_node_selector), pick("nodeSelector"))
     affinity = _merge(dict(placement.default_affinity), pick("affinity"))
     terms = get(affinity, "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+    labels: dict[str, str] = {}
+    if placement.chart == "karpenter":
+        labels = {"app.kubernetes.io/name": "karpenter", "app.kubernetes.io/instance": release.name,
+                  **as_str_map(pick("podLabels"))}
     return Workload(
-        urn=release.urn, name=f"{placement.component} (release '{release.name}')", kind="Deployment", labels={},
+        urn=release.urn, name=f"{placement.component} (release '{release.name}')", kind="Deployment", labels=labels,
         node_selector=as_str_map(selector), required_terms=tuple(as_list(terms)) if terms is not None else None,
         tolerations=tuple(as_list(pick("tolerations"))), containers=(),
     )
 
 
 def _exclusion(pool: Pool) -> str | None:
+    """Why `pool` is not a system node group (None when it is one)."""
     reason = gpu_reason(pool)
     if reason:
         return f"GPU pool ({reason})"
-    if pool.kind == "karpenter-nodepool":
+    if pool.kind in _KARPENTER_KINDS:
         return "Karpenter NodePool (controllers must not run on nodes Karpenter manages)"
     blocking = [str(t) for t in pool.taints if t.effect in _BLOCKING_EFFECTS]
     if blocking:
@@ -128,6 +157,32 @@ def _exclusion(pool: Pool) -> str | None:
     if (pool.min_size or 0) < 1:
         return f"minSize {pool.min_size}"
     return None
+
+
+_KARPENTER_KINDS = ("karpenter-nodepool", "auto-mode-builtin")
+
+
+def _nodepool_home(pool: Pool) -> bool:
+    """A Karpenter NodePool (or Auto Mode built-in pool) where controllers other than Karpenter may run: not GPU.
+    Whether its taints let a controller on is the scheduler's question (`reachable`)."""
+    return pool.kind in _KARPENTER_KINDS and not gpu_reason(pool)
+
+
+def _release_namespace(release: HelmRelease, resource: Any) -> str | None:
+    value = deferred_get(getattr(resource, "props", {}), "namespace")
+    if isinstance(value, Deferred):
+        return None
+    return release.namespace or "default"
+
+
+def _homes_of(controller: Workload, placement: _Placement, system: list[Pool], nodepools: list[Pool], *,
+              profiles: list[FargateProfile], namespace: str | None) -> list[str]:
+    """The homes this controller reaches: system node groups, NodePools (not for Karpenter), Fargate profiles."""
+    found = [f"node group '{p.name}'" for p in system if reachable(controller, p)]
+    if placement.chart != "karpenter":
+        found += [f"NodePool '{p.name}'" for p in nodepools if reachable(controller, p)]
+    found += [f.describe() for f in profiles if f.runs(namespace, controller.labels)]
+    return found
 
 
 def _zones(pool: Pool) -> tuple[str, set[str]]:
@@ -175,18 +230,58 @@ def validate(args: Any, report_violation: ReportViolation) -> None:
     min_nodes = _config_int(config, "minNodes", DEFAULT_MIN_NODES)
     min_zones = _config_int(config, "minZones", DEFAULT_MIN_ZONES)
     anchor = clusters[0].urn if clusters else inventory.pools[0].urn
-    excluded = [(p, why) for p in inventory.pools if (why := _exclusion(p))]
-    system = [p for p in inventory.pools if not any(p is q for q, _ in excluded)]
-    if not system:
+    pools = [*inventory.pools, *auto_mode_pools(resources)]
+    excluded = [(p, why) for p in pools if (why := _exclusion(p))]
+    system = [p for p in pools if not any(p is q for q, _ in excluded)]
+    nodepools = [p for p in pools if _nodepool_home(p)]
+    profiles = fargate_profiles(resources)
+    pending_pools = inventory.pending_of((NODE_POOL,))
+    untainted_nodepools = [p for p in nodepools if not any(t.effect in _BLOCKING_EFFECTS for t in p.taints)
+                           or p.kind == "auto-mode-builtin"]
+    if not system and not untainted_nodepools and not profiles:
+        if pending_pools:
+            return  # a NodePool not known yet may be the home: the -pending twin says what this waits on
         found = "; ".join(f"'{p.name}': {why}" for p, why in excluded) or "none"
         report_violation(
-            "No untainted, non-GPU node group with minSize >= 1 exists, so CoreDNS and the GPU Operator, NFD, "
-            "Karpenter, KEDA and load-balancer controllers sit Pending behind the GPU taint (or vanish when GPU "
-            f"nodes scale to zero). Node groups: {found}. Fix: add a system managed node group (e.g. m7i.large, "
-            f"no taints, minSize {max(min_nodes, 2)}, subnets in {max(min_zones, 2)} zones).",
+            "No untainted, non-GPU node group with minSize >= 1 exists (nor an untainted non-GPU NodePool, an EKS "
+            "Auto Mode built-in pool or a Fargate profile), so CoreDNS and the GPU Operator, NFD, Karpenter, KEDA and "
+            "load-balancer controllers sit Pending behind the GPU taint (or vanish when GPU nodes scale to zero). "
+            f"Node groups: {found}. Fix: add a system managed node group (e.g. m7i.large, no taints, minSize "
+            f"{max(min_nodes, 2)}, subnets in {max(min_zones, 2)} zones).",
             anchor,
         )
         return
+    if system:
+        _judge_size(system, min_nodes, min_zones, report_violation)
+    gpu_pools = [p for p in pools if gpu_reason(p)]
+    by_urn = {r.urn: r for r in resources}
+    for release in inventory.releases:
+        for placement in PLACEMENTS:
+            if placement.chart != release.chart:
+                continue
+            controller = _controller(release, placement)
+            namespace = _release_namespace(release, by_urn.get(release.urn))
+            if not _homes_of(controller, placement, system, nodepools, profiles=profiles, namespace=namespace):
+                if pending_pools and placement.chart != "karpenter":
+                    continue  # a NodePool not known yet may be its home
+                extra, where, others, fix = _homeless(placement, system, nodepools, profiles, namespace)
+                report_violation(
+                    f"{controller.name} cannot be scheduled on any system node group{extra}: nodeSelector "
+                    f"{controller.node_selector or {}}, required node affinity {_terms(controller.required_terms)}"
+                    f"{where}{others}. Fix: {fix}.",
+                    release.urn,
+                )
+            on_gpu = [p.name for p in gpu_pools if reachable(controller, p)]
+            if on_gpu:
+                report_violation(
+                    f"{controller.name} tolerates its way onto GPU pools {on_gpu}; it would hold GPU nodes up (or "
+                    "vanish with them). Fix: drop the nvidia.com/gpu toleration or pin it with a nodeSelector on the "
+                    f"system node group's labels ({_describe(system)}).",
+                    release.urn,
+                )
+
+
+def _judge_size(system: list[Pool], min_nodes: int, min_zones: int, report_violation: ReportViolation) -> None:
     total = sum(p.min_size or 0 for p in system)
     if total < min_nodes:
         report_violation(
@@ -205,35 +300,32 @@ def validate(args: Any, report_violation: ReportViolation) -> None:
                 f"(policy config minZones). Fix: give the system node group subnets in {min_zones} zones.",
                 system[0].urn,
             )
-    gpu_pools = [p for p in inventory.pools if gpu_reason(p)]
-    for release in inventory.releases:
-        for placement in PLACEMENTS:
-            if placement.chart != release.chart:
-                continue
-            controller = _controller(release, placement)
-            if not any(reachable(controller, p) for p in system):
-                report_violation(
-                    f"{controller.name} cannot be scheduled on any system node group: nodeSelector "
-                    f"{controller.node_selector or {}}, required node affinity "
-                    f"{_terms(controller.required_terms)}; "
-                    f"system node groups: {_describe(system)}. Fix: point its nodeSelector at a label the system "
-                    "node group carries, or leave it unset.",
-                    release.urn,
-                )
-            on_gpu = [p.name for p in gpu_pools if reachable(controller, p)]
-            if on_gpu:
-                report_violation(
-                    f"{controller.name} tolerates its way onto GPU pools {on_gpu}; it would hold GPU nodes up (or "
-                    "vanish with them). Fix: drop the nvidia.com/gpu toleration or pin it with a nodeSelector on the "
-                    f"system node group's labels ({_describe(system)}).",
-                    release.urn,
-                )
+
+
+def _homeless(placement: _Placement, system: list[Pool], nodepools: list[Pool], profiles: list[FargateProfile],
+              namespace: str | None) -> tuple[str, str, str, str]:
+    """The parts of the "cannot be scheduled" message: (other homes?, system groups, other homes, fix)."""
+    others = []
+    if placement.chart != "karpenter" and nodepools:
+        others.append("NodePools: " + "; ".join(
+            f"'{p.name}' taints {[str(t) for t in p.taints] or 'none'}" for p in nodepools))
+    if profiles:
+        others.append(f"namespace {namespace or 'not known'} matches no " + "; ".join(f.describe() for f in profiles))
+    where = f"; system node groups: {_describe(system)}" if system else "; no system node group"
+    fix = ("point its nodeSelector at a label the system node group carries, or leave it unset" if system else
+           "add a system managed node group" + ("" if placement.chart == "karpenter" else " or an untainted NodePool")
+           + ", or a Fargate profile that selects its namespace"
+           + (", or tolerate a NodePool's taint" if placement.chart != "karpenter" and any(p.taints for p in nodepools)
+              else ""))
+    return (" or other home" if others else ""), where, "".join("; " + o for o in others), fix
 
 
 POLICY = stack_policy(
     "system-node-group-present",
-    "An untainted, non-GPU node group with minSize >= minNodes across minZones zones exists, and the operator, NFD "
-    "master, Karpenter, KEDA and load-balancer controllers select it.",
+    "The cluster controllers have a home off the GPU nodes: an untainted, non-GPU node group with minSize >= minNodes "
+    "across minZones zones, or (except Karpenter) an untainted non-GPU NodePool or EKS Auto Mode built-in pool, or a "
+    "Fargate profile selecting them; the operator, NFD master, Karpenter, KEDA and load-balancer controllers reach "
+    "one and no GPU pool.",
     validate,
     enforcement=EnforcementLevel.MANDATORY,
     config_schema=CONFIG_SCHEMA,
