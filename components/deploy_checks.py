@@ -2,12 +2,15 @@
 
 Each runs before any resource is registered and raises one ConfigError naming file, key, value and fix.
 
-- Documentation values (`refuse_documentation_values`): the shipped stacks carry RFC 5737 ranges in
-  `endpointPublicAccessCidrs` and AWS's documentation account in principal ARNs. A preview works with
-  them; a real `pulumi up` would not: no machine running Pulumi is inside a documentation range, so
-  every Kubernetes resource times out once the control plane exists, and `CreateAccessEntry` fails for
-  a principal in an account that is not yours. Refused when `pulumi.runtime.is_dry_run()` is False
-  (an update), never during a preview. One exception, decided by the account the run really is in
+- Documentation values (`refuse_documentation_values`), in every section: the shipped stacks carry RFC 5737
+  ranges in `endpointPublicAccessCidrs`, AWS's documentation account in principal, certificate, WAF and KMS key
+  ARNs, and a placeholder snapshot id. A preview works with them; a real `pulumi up` would not: no machine
+  running Pulumi is inside a documentation range, so every Kubernetes resource times out once the control plane
+  exists; `CreateAccessEntry` fails for a principal in an account that is not yours; a placeholder snapshot
+  never binds, so every replica stays Pending on its volume; the HTTPS listener fails without a certificate of
+  yours, the WAF association without your web ACL, a restore without your key.
+  Refused when `pulumi.runtime.is_dry_run()` is False (an update), never during a preview.
+  One exception, decided by the account the run really is in
   (`aws.get_caller_identity`, asked only when the stack holds such values): when that account is itself a
   documentation account, the run deploys nothing of yours (no one holds its credentials; it is the account
   the offline gate's mocks answer, tools/engine/mocks/values.py), so the refusal is logged as one warning,
@@ -19,6 +22,9 @@ Each runs before any resource is registered and raises one ConfigError naming fi
 
 Sources:
 - RFC 5737 documentation ranges: https://www.rfc-editor.org/rfc/rfc5737
+- Placeholder snapshot ids of AWS's examples (snap-1234567890abcdef0, e.g. in
+  https://docs.aws.amazon.com/cli/latest/reference/ec2/enable-fast-snapshot-restores.html) and this project's
+  snap-0123456789abcdef0: the hex digits counted out in order
 - AWS documentation account 111122223333 (and 444455556666, 777788889999) in examples:
   https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_elements_principal.html
 - Creator admin in pulumi-eks: https://github.com/pulumi/pulumi-eks/blob/master/nodejs/eks/cluster/cluster.ts
@@ -29,17 +35,27 @@ Sources:
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Sequence
 
 import pulumi
 import pulumi_aws as aws
 
-from components.config import ClusterConfig, ConfigError, Problem, raise_problems, stack_file_name
+from components.config import (
+    ClusterConfig,
+    ConfigError,
+    InferenceServiceConfig,
+    Problem,
+    raise_problems,
+    stack_file_name,
+)
 from components.config.loader import problems_message
 
 DOCUMENTATION_NETWORKS: tuple[ipaddress.IPv4Network, ...] = tuple(
     ipaddress.IPv4Network(n) for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24")
 )
 DOCUMENTATION_ACCOUNTS: frozenset[str] = frozenset({"111122223333", "444455556666", "777788889999"})
+# Snapshot ids whose hex digits are counted out in order: placeholders, no real snapshot id.
+PLACEHOLDER_HEX_RUNS: tuple[str, ...] = ("0123456789abcdef", "1234567890abcdef")
 
 # The warning a run in a documentation account logs instead of refusing (tools/preview/model.py reads it).
 REAL_UP_REFUSED = "a real `pulumi up` of this stack file would be refused: "
@@ -74,8 +90,46 @@ def documentation_problems(config: ClusterConfig) -> list[Problem]:
     return problems
 
 
-def refuse_documentation_values(config: ClusterConfig, *, dry_run: bool | None = None,
-                                caller_account: str | None = None) -> None:
+def _account_problem(path: tuple[str | int, ...], arn: str, what: str, fix: str) -> list[Problem]:
+    account = _account(arn)
+    if account not in DOCUMENTATION_ACCOUNTS:
+        return []
+    return [Problem(path, arn, f"account {account} is AWS's documentation account, so {what}", (), fix)]
+
+
+def service_documentation_problems(services: Sequence[InferenceServiceConfig]) -> list[Problem]:
+    """Documentation values of the inference services: snapshot ids, certificate, WAF and KMS key ARNs."""
+    problems: list[Problem] = []
+    for i, service in enumerate(services):
+        base: tuple[str | int, ...] = ("inferenceServices", i)
+        volume = service.model_volume
+        if volume is not None:
+            if any(run in volume.snapshot_id for run in PLACEHOLDER_HEX_RUNS):
+                problems.append(Problem(
+                    (*base, "modelVolume", "snapshotId"), volume.snapshot_id,
+                    "a placeholder snapshot id from the documentation: the VolumeSnapshot never becomes ready, so "
+                    "every replica stays Pending on its model volume", (),
+                    "set the id of your model snapshot (`aws ec2 describe-snapshots --owner-ids self`)"))
+            if volume.kms_key_arn is not None:
+                problems += _account_problem((*base, "modelVolume", "kmsKeyArn"), volume.kms_key_arn,
+                                             "no volume can be restored with that key",
+                                             "set the KmsKeyId of your snapshot, or remove the key")
+        ingress = service.ingress
+        if ingress is not None:
+            problems += _account_problem((*base, "ingress", "certificateArn"), ingress.certificate_arn,
+                                         "the ALB's HTTPS listener cannot use that certificate",
+                                         "set the ARN of your ACM certificate for the host "
+                                         "(`aws acm list-certificates`)")
+            if ingress.waf_acl_arn is not None:
+                problems += _account_problem((*base, "ingress", "wafAclArn"), ingress.waf_acl_arn,
+                                             "the ALB cannot be associated with that web ACL",
+                                             "set the ARN of your regional web ACL "
+                                             "(`aws wafv2 list-web-acls --scope REGIONAL`)")
+    return problems
+
+
+def refuse_documentation_values(config: ClusterConfig, *, services: Sequence[InferenceServiceConfig] = (),
+                                dry_run: bool | None = None, caller_account: str | None = None) -> None:
     """At `pulumi up` (not in a preview): raise ConfigError when the stack still holds documentation values.
 
     `caller_account` (default: `aws.get_caller_identity()`, asked only when there is something to refuse):
@@ -84,7 +138,7 @@ def refuse_documentation_values(config: ClusterConfig, *, dry_run: bool | None =
     is_preview = pulumi.runtime.is_dry_run() if dry_run is None else dry_run
     if is_preview:
         return
-    problems = documentation_problems(config)
+    problems = documentation_problems(config) + service_documentation_problems(services)
     if not problems:
         return
     account = aws.get_caller_identity().account_id if caller_account is None else caller_account

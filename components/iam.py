@@ -54,8 +54,10 @@ def assume_role_policy(service: str) -> str:
     )
 
 
-def node_role(name: str, parent: pulumi.Resource) -> tuple[aws.iam.Role, list[aws.iam.RolePolicyAttachment]]:
-    """An EC2 node role with exactly the policies nodes need, as children of `parent`."""
+def node_role(
+    name: str, parent: pulumi.Resource, *, extra_policies: tuple[str, ...] = (),
+) -> tuple[aws.iam.Role, list[aws.iam.RolePolicyAttachment]]:
+    """An EC2 node role with exactly the policies nodes need (and `extra_policies`), as children of `parent`."""
     role = aws.iam.Role(
         f"{name}-node-role",
         assume_role_policy=assume_role_policy("ec2.amazonaws.com"),
@@ -69,6 +71,6 @@ def node_role(name: str, parent: pulumi.Resource) -> tuple[aws.iam.Role, list[aw
             policy_arn=managed_policy_arn(policy),
             opts=pulumi.ResourceOptions(parent=parent),
         )
-        for policy in NODE_POLICIES
+        for policy in (*NODE_POLICIES, *extra_policies)
     ]
     return role, attachments

@@ -68,7 +68,7 @@ def build(config: StackConfig) -> Platform:
     # Imported here: the serving add-ons (Helm, Pod Identity, EKS add-ons) load only for a stack with services.
     from components.inference.serving import build_serving, monitoring_stack  # noqa: PLC0415
 
-    refuse_documentation_values(config.cluster)
+    refuse_documentation_values(config.cluster, services=config.inference_services)
     cluster = Cluster(config.cluster.name, config.cluster, config.system_node_group)
     platform = Platform(cluster=cluster)
     pools = {pool.name: pool for pool in config.gpu_pools()}

@@ -25,6 +25,8 @@ GROUPS = (
     ("  (its split: scheduling.py)", "policies/gpu_guard/scheduling.py"),
     ("policies/gpu_guard/rules", "policies/gpu_guard/rules/"),
     ("components/config", "components/config"),
+    ("components/inference", "components/inference/"),
+    ("components/addons", "components/addons/"),
 )
 KILLED = {1, 3, 36, 24, -24, 152, 255}  # a failing test, a pytest error, a timeout
 SURVIVED = {0, 5, 33}  # tests pass, or no test reaches the mutant

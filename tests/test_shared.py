@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.shared import upstream, upstream_cache
+from tools.upstream.lock import Pin
 
 
 def test_the_cache_follows_the_override(monkeypatch, tmp_path):
@@ -40,3 +41,15 @@ def test_present_upstream_is_returned(monkeypatch, tmp_path):
     monkeypatch.setenv("GPU_PLATFORM_UPSTREAM_CACHE", str(tmp_path))
     monkeypatch.setenv("CI", "true")
     assert upstream("crds") == tmp_path / "crds"
+
+
+def test_an_absent_optional_pin_skips_with_its_reason_even_under_ci(monkeypatch, tmp_path):
+    pin = Pin(file="pulumi/x.json", repository="o/r", commit="0" * 40, path="x.json", sha256="0" * 64, size=1,
+              optional="not in the shared copy")
+    monkeypatch.setattr("tests.shared.load", lambda: [pin])
+    monkeypatch.setenv("GPU_PLATFORM_UPSTREAM_CACHE", str(tmp_path))
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.skip.Exception, match=r"optional upstream file pulumi/x.json not fetched \(not in the"):
+        upstream("pulumi", "x.json")
+    with pytest.raises(pytest.fail.Exception, match="CI=true but"):
+        upstream("pulumi", "other.json")

@@ -26,6 +26,9 @@ def helm_values() -> dict[str, Any]:
     return {"nodeSelector": labels.system_node_selector()}
 
 
+# Registration only (its arguments come from the pure functions above, tested directly); reached only by
+# running the Pulumi program in-process, which mutmut's fork cannot: tests/components/test_serving_rendered.py.
+# pragma: no mutate start
 class Keda(pulumi.ComponentResource):
     """KEDA (Helm) in its own namespace on the system nodes: ScaledObjects become the services' HPAs.
 
@@ -62,3 +65,4 @@ class Keda(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, provider=provider, depends_on=list(depends_on)),
         )
         self.register_outputs({"chartVersion": config.keda.version})
+# pragma: no mutate end

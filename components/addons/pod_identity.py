@@ -39,6 +39,9 @@ def trust_policy(account_id: str) -> str:
     }, sort_keys=True)
 
 
+# Registration only (its arguments come from the pure functions above, tested directly); reached only by
+# running the Pulumi program in-process, which mutmut's fork cannot: tests/components/test_serving_rendered.py.
+# pragma: no mutate start
 def pod_identity(
     name: str,
     *,
@@ -89,3 +92,4 @@ def pod_identity(
         opts=pulumi.ResourceOptions(parent=parent, depends_on=[*grants, *depends_on]),
     )
     return role, grants, association
+# pragma: no mutate end

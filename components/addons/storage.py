@@ -33,6 +33,25 @@ def ebs_csi_configuration() -> dict[str, object]:
     return {"controller": {"nodeSelector": labels.system_node_selector()}}
 
 
+def kms_policy(key_arns: Sequence[str]) -> dict[str, object] | None:
+    """What the driver needs to restore snapshots encrypted with customer-managed keys, scoped to those keys.
+
+    Source: kubernetes-sigs/aws-ebs-csi-driver @ v1.64.0 docs/install.md:69-84 ("Encrypted EBS Volumes via
+    KMS": kms:Decrypt, kms:GenerateDataKeyWithoutPlaintext, kms:CreateGrant; restrict the resource to the keys
+    the driver needs). The AWS managed key aws/ebs needs none of this. The key's own policy must also let the
+    account's IAM policies grant it (the default key policy does):
+    https://docs.aws.amazon.com/kms/latest/developerguide/key-policy-default.html
+    """
+    keys = sorted(set(key_arns))
+    if not keys:
+        return None
+    return {"Version": "2012-10-17", "Statement": [{
+        "Effect": "Allow",
+        "Action": ["kms:CreateGrant", "kms:Decrypt", "kms:GenerateDataKeyWithoutPlaintext"],
+        "Resource": keys,
+    }]}
+
+
 def snapshot_controller_configuration() -> dict[str, object]:
     """The snapshot controller on the system nodes.
 
@@ -42,8 +61,13 @@ def snapshot_controller_configuration() -> dict[str, object]:
     return {"nodeSelector": labels.system_node_selector()}
 
 
+# Registration only (its arguments come from the pure functions above, tested directly); reached only by
+# running the Pulumi program in-process, which mutmut's fork cannot: tests/components/test_serving_rendered.py.
+# pragma: no mutate start
 class EbsSnapshotStorage(pulumi.ComponentResource):
     """The EBS CSI driver (its controller with a Pod Identity role) and the CSI snapshot controller.
+
+    `kms_key_arns`: customer-managed keys of the model snapshots; the driver's role may use them (`kms_policy`).
 
     The snapshot controller add-on installs the `snapshot.storage.k8s.io/v1` CRDs that the model volumes'
     VolumeSnapshot / VolumeSnapshotContent need, and binds pre-provisioned contents to their snapshots.
@@ -65,13 +89,15 @@ class EbsSnapshotStorage(pulumi.ComponentResource):
         config: AddonsConfig,
         *,
         cluster_name: pulumi.Input[str],
+        kms_key_arns: Sequence[str] = (),
         depends_on: Sequence[pulumi.Resource] = (),
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("gpu-platform:addons:EbsSnapshotStorage", name, None, opts)
         role, grants, _ = pod_identity(
             f"{name}-ebs-csi-identity", parent=self, cluster_name=cluster_name, namespace=ADDON_NAMESPACE,
-            service_account=EBS_CSI_SERVICE_ACCOUNT, managed_policies=[EBS_CSI_POLICY], associate=False)
+            service_account=EBS_CSI_SERVICE_ACCOUNT, policy=kms_policy(kms_key_arns),
+            managed_policies=[EBS_CSI_POLICY], associate=False)
         self.ebs_csi = aws.eks.Addon(
             f"{name}-ebs-csi",
             cluster_name=cluster_name,
@@ -96,3 +122,4 @@ class EbsSnapshotStorage(pulumi.ComponentResource):
         )
         self.register_outputs({"ebsCsiVersion": config.ebs_csi_driver.version,
                                "snapshotControllerVersion": config.snapshot_controller.version})
+# pragma: no mutate end

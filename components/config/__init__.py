@@ -33,6 +33,7 @@ from components.config.issues import (
     PoolOs,
 )
 from components.config.loader import (
+    check_stack,
     load_stack_config,
     matrix_advisories,
     parse_stack_config,
@@ -87,6 +88,7 @@ __all__ = [
     "PublicCidr",
     "StackConfig",
     "SystemNodeGroupConfig",
+    "check_stack",
     "load_stack_config",
     "matrix_advisories",
     "parse_stack_config",

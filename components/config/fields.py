@@ -27,6 +27,9 @@ _SNAPSHOT_RE = re.compile(r"^snap-([0-9a-f]{8}|[0-9a-f]{17})$")
 _IAM_PRINCIPAL_RE = re.compile(r"^arn:aws(-cn|-us-gov)?:iam::\d{12}:(role|user)/[\w+=,.@/-]{1,512}$")
 _STS_ASSUMED_RE = re.compile(r"^arn:(aws(?:-cn|-us-gov)?):sts::(\d{12}):assumed-role/([\w+=,.@-]+)/.*$")
 _ACM_ARN_RE = re.compile(r"^arn:aws(-cn|-us-gov)?:acm:[a-z]{2}(-gov)?-[a-z]+-\d:\d{12}:certificate/[0-9a-f-]{36}$")
+# Source: https://docs.aws.amazon.com/kms/latest/developerguide/concepts.html#key-id-key-ARN
+_KMS_KEY_ARN_RE = re.compile(
+    r"^arn:aws(-cn|-us-gov)?:kms:[a-z]{2}(-gov)?-[a-z]+-\d:\d{12}:key/(mrk-[0-9a-f]{32}|[0-9a-f-]{36})$")
 _WAF_ARN_RE = re.compile(
     r"^arn:aws(-cn|-us-gov)?:wafv2:[a-z]{2}(-gov)?-[a-z]+-\d:\d{12}:regional/webacl/[\w-]{1,128}/[0-9a-f-]{36}$"
 )
@@ -221,6 +224,14 @@ def _waf_arn(value: str) -> str:
     return value
 
 
+def _kms_key_arn(value: str) -> str:
+    if not _KMS_KEY_ARN_RE.match(value):
+        raise ConfigIssue(
+            "a KMS key ARN looks like arn:aws:kms:<region>:<12-digit account>:key/<key id> (not an alias)",
+            fix="copy the KmsKeyId from `aws ec2 describe-snapshots --snapshot-ids <id>`")
+    return value
+
+
 def _image_id(value: str) -> str:
     if not _AMI_RE.match(value):
         lowered = value.strip().lower()
@@ -290,6 +301,7 @@ PublicCidr = Annotated[str, AfterValidator(_public_cidr)]
 PrincipalArn = Annotated[str, AfterValidator(_principal_arn)]
 AcmArn = Annotated[str, AfterValidator(_acm_arn)]
 WafArn = Annotated[str, AfterValidator(_waf_arn)]
+KmsKeyArn = Annotated[str, AfterValidator(_kms_key_arn)]
 SnapshotId = Annotated[str, AfterValidator(_snapshot_id)]
 ImageId = Annotated[str, AfterValidator(_image_id)]
 Host = Annotated[str, AfterValidator(_host)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -71,7 +72,10 @@ def _matrix_problems(stack: StackConfig, today: date | None) -> tuple[list[Probl
                 if finding.rule == "kubernetes-version-lifecycle":
                     continue  # reported once for the cluster above
                 path, value = _finding_target(stack, pool, finding.rule, finding.nearest, instance_type)
-                add(finding.level, Problem(path, value, finding.message, finding.nearest))
+                nearest = tuple(c for c in finding.nearest
+                                if _suggestion_passes(matrix, pool, path, c, operator=operator,
+                                                      kubernetes=control_plane, today=when))
+                add(finding.level, Problem(path, value, finding.message, nearest))
     if stack.karpenter is not None:
         for i, karpenter_pool in enumerate(stack.karpenter.pools):
             problem = _max_gpus_problem(matrix, karpenter_pool.instance_types, karpenter_pool.max_gpus, i)
@@ -94,7 +98,40 @@ def pool_findings(
         operator=operator if pool.driver_source == "operator" else None,
         kubernetes=kubernetes, kubelet=pool.kubelet_version, instance_type=instance_type,
         precompiled=pool.use_precompiled, image_version=pool.image_version, today=today,
+        branch_pin=pool.branch_pin,
     ))
+
+
+def _suggestion_passes(
+    matrix: Any, pool: GpuPool, path: Path, candidate: str, *, operator: str | None, kubernetes: str, today: date,
+) -> bool:
+    """Would the pool pass every matrix check with `candidate` at `path`? A "nearest valid choice" one rule
+    offers (the GPU's minimum driver: 575.57.08) may be refused by another (the operator has no R575), so every
+    suggestion is re-checked against the whole pool before it is shown. Paths outside the pool keep theirs."""
+    key = path[-1] if path else None
+    if path[: len(pool.path)] != pool.path:
+        return True
+    if key == "driverVersion" or path == pool.driver_path:
+        changed = dataclasses.replace(pool, driver_version=candidate)
+    elif key == "kubeletVersion":
+        changed = dataclasses.replace(pool, kubelet_version=candidate)
+    elif key == "imageVersion":
+        changed = dataclasses.replace(pool, image_version=candidate)
+    elif isinstance(key, int) and path[-2:-1] == ("instanceTypes",):
+        types = list(pool.instance_types)
+        types[key] = candidate
+        changed = dataclasses.replace(pool, instance_types=tuple(types))
+    else:
+        return True
+    try:
+        return not any(
+            f.level == "mandatory" and f.rule != "kubernetes-version-lifecycle"
+            for instance_type in changed.instance_types
+            for f in pool_findings(matrix, changed, operator=operator, kubernetes=kubernetes,
+                                   instance_type=instance_type, today=today)
+        )
+    except ValueError:  # a candidate that does not parse in that place is no suggestion
+        return False
 
 
 def _max_gpus_problem(matrix: Any, instance_types: Sequence[str], max_gpus: int, index: int) -> Problem | None:
@@ -117,6 +154,10 @@ def _finding_target(
     """The key a matrix finding blames: driver, OS, kubelet, operator version or an instance type."""
     if rule == "instance-type-known":
         return (*pool.path, "instanceTypes", pool.instance_types.index(instance_type)), instance_type
+    if rule == "node-image-published" and pool.image_version is not None and nearest \
+            and all(n.startswith("v") for n in nearest):
+        # The suggestions are image releases (v1.68.0): the key to change is the pinned release.
+        return (*pool.path, "imageVersion"), pool.image_version
     if rule in ("kubelet-version-skew", "node-image-published"):
         return (*pool.path, "kubeletVersion"), pool.kubelet_version
     if rule in ("operator-kubernetes-supported", "operator-known"):
@@ -262,19 +303,35 @@ def load_stack_config(
     driver branch, extended-support Kubernetes) are logged as warnings, never raised.
     """
     file_name = stack_file or stack_file_name()
-    config, problems = parse_stack_config(_raw_values(cfg))
+    config, problems, advisories = check_stack(_raw_values(cfg), region=_aws_region(cfg), check_matrix=check_matrix,
+                                               today=today)
     if config is None:
         raise_problems(problems, file_name)
-    service_problems = _service_problems(config, _aws_region(cfg))
-    if service_problems:
-        raise_problems(service_problems, file_name)
-    if check_matrix:
-        mandatory, advisories = _matrix_problems(config, today)
-        if mandatory:
-            raise_problems(mandatory, file_name)
-        for advisory in advisories:
-            pulumi.log.warn(advisory.render(file_name))
+    for advisory in advisories:
+        pulumi.log.warn(advisory.render(file_name))
     return config
+
+
+def check_stack(
+    raw: Mapping[str, Any], *, region: str | None, check_matrix: bool = True, today: date | None = None,
+) -> tuple[StackConfig | None, list[Problem], list[Problem]]:
+    """Every check of `load_stack_config`, in its order, without raising: (config or None, problems, advisories).
+
+    The one validation path: the stack file (`load_stack_config`) and the component package (provider/, each
+    component's Args as the stack sections they stand for) both call it and render its problems.
+    """
+    config, problems = parse_stack_config(raw)
+    if config is None:
+        return None, problems, []
+    service_problems = _service_problems(config, region)
+    if service_problems:
+        return None, service_problems, []
+    if not check_matrix:
+        return config, [], []
+    mandatory, advisories = _matrix_problems(config, today)
+    if mandatory:
+        return None, mandatory, []
+    return config, [], advisories
 
 
 def matrix_advisories(config: StackConfig, *, stack_file: str, today: date | None = None) -> list[str]:

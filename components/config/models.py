@@ -275,7 +275,9 @@ class KarpenterPoolConfig(_Model):
         description="Baked images: the branch the image ships (\"580\"); Ubuntu: the full driver version.",
     )
     instance_types: list[InstanceType] = Field(
-        min_length=1, alias="instanceTypes", description="GPU instance types; order = preference."
+        min_length=1, alias="instanceTypes",
+        description="GPU instance types the NodePool may launch. Order carries no preference: Karpenter picks "
+                    "among the types that fit (cheapest on-demand, price-capacity-optimized Spot).",
     )
     capacity_types: Annotated[list[CapacityType], AfterValidator(_unique)] = Field(
         default_factory=_on_demand_only, min_length=1, alias="capacityTypes",
@@ -283,14 +285,21 @@ class KarpenterPoolConfig(_Model):
     )
     on_demand_fallback: bool = Field(
         default=False, alias="onDemandFallback",
-        description="Add a second, lower-weight on-demand NodePool for when Spot capacity runs out.",
+        description="Let the pool's one NodePool launch on-demand too: Karpenter prefers Spot and falls back to "
+                    "on-demand when no Spot offering can launch, all under one maxGpus limit.",
     )
     max_gpus: int = Field(default=8, ge=1, le=10000, alias="maxGpus",
-                          description="NodePool limit on nvidia.com/gpu (Karpenter has no global limit).")
+                          description="The pool's GPU budget: its one NodePool's limit on nvidia.com/gpu, Spot and "
+                                      "on-demand together (Karpenter has no global limit).")
     expire_after: Duration = Field(default="720h", alias="expireAfter",
                                    description="Node lifetime before Karpenter replaces it (Karpenter duration).")
     consolidate_after: Duration = Field(default="10m", alias="consolidateAfter",
                                         description="Idle time before an empty node is removed (Karpenter duration).")
+    termination_grace_period: Duration = Field(
+        default="24h", alias="terminationGracePeriod",
+        description="Longest a draining node waits for its pods (a blocking PodDisruptionBudget included) before "
+                    "Karpenter deletes them and terminates it (Karpenter duration).",
+    )
     disk_size_gib: int = Field(default=100, ge=30, le=16384, alias="diskSizeGiB",
                                description="Encrypted gp3 root volume size in GiB.")
     image_version: str | None = Field(
@@ -298,6 +307,13 @@ class KarpenterPoolConfig(_Model):
         description="Bottlerocket / AL2023 pools: the pinned EKS-optimized image release of the EC2NodeClass "
                     "alias (v1.26.0 for bottlerocket@v1.26.0, v20251120 for al2023@v20251120); nodes roll only "
                     "when it changes. Ubuntu pools do not use an alias.",
+    )
+    nvidia_driver_branch: Literal["lts", "pb"] | None = Field(
+        default=None, alias="nvidiaDriverBranch",
+        description="Bottlerocket pools: the driver tree a two-tree variant (aws-k8s-1.37-nvidia from 1.66) "
+                    "activates at boot, as settings.kernel.drivers.nvidia.branch (lts = R580, pb = R595). Unset: "
+                    "Bottlerocket picks by GPU (pb only for GPUs the lts driver lacks). Source: "
+                    "https://github.com/bottlerocket-os/bottlerocket-core-kit/pull/1041",
     )
     image_id: ImageId | None = Field(
         default=None, alias="imageId",
@@ -323,6 +339,10 @@ class KarpenterPoolConfig(_Model):
                 "release rolls every node of the pool",
                 value=None, path=("imageVersion",), nearest=[example],
                 fix=f"set imageVersion to a release listed for {self.os} (see the EC2NodeClass alias docs)")
+        if self.nvidia_driver_branch is not None and self.os != "bottlerocket":
+            raise ConfigIssue(
+                "nvidiaDriverBranch is Bottlerocket's settings.kernel.drivers.nvidia.branch; other images ignore it",
+                value=self.nvidia_driver_branch, path=("nvidiaDriverBranch",), fix="remove nvidiaDriverBranch")
         if self.image_id is not None and baked:
             raise ConfigIssue(
                 f"imageId pins an Ubuntu pool's AMI; a {self.os} pool is pinned by its alias release",
@@ -341,7 +361,7 @@ class KarpenterPoolConfig(_Model):
     def _fallback(self) -> KarpenterPoolConfig:
         if self.on_demand_fallback and "on-demand" in self.capacity_types:
             raise ConfigIssue(
-                "onDemandFallback adds a separate on-demand NodePool; it only makes sense when capacityTypes "
+                "onDemandFallback lets a Spot pool fall back to on-demand; it only makes sense when capacityTypes "
                 "is [spot]",
                 value=True, path=("onDemandFallback",), nearest=["false"],
             )
@@ -369,7 +389,18 @@ class KarpenterConfig(_Model):
         description="Karpenter controller replicas on the system nodes (leader election: one works, the others "
                     "stand by); 2 keeps provisioning alive through a system node's loss (prod), 1 is enough for dev.",
     )
+    spot_service_linked_role: Literal["create", "adopt", "none"] = Field(
+        default="create", alias="spotServiceLinkedRole",
+        description="The account's EC2 Spot service-linked role AWSServiceRoleForEC2Spot, needed by the first Spot "
+                    "launch when any pool can run Spot: create (a new account), adopt (import the role the "
+                    "account already has), none (someone else manages it). Never deleted with the stack.",
+    )
     pools: list[KarpenterPoolConfig] = Field(default_factory=list, description="GPU NodePools.")
+
+    @property
+    def runs_spot(self) -> bool:
+        """Whether any pool's NodePool may launch Spot capacity."""
+        return any("spot" in pool.capacity_types for pool in self.pools)
 
 
 @dataclass(frozen=True)
@@ -386,6 +417,7 @@ class GpuPool:
     path: Path  # where the pool sits in the stack config, e.g. ("gpuNodeGroups", 0)
     driver_path: Path  # the key its driver version comes from
     image_version: str | None = None  # a Karpenter Bottlerocket / AL2023 pool: its pinned alias release
+    branch_pin: str | None = None  # a Karpenter Bottlerocket pool: settings.kernel.drivers.nvidia.branch (lts / pb)
 
     @property
     def driver_source(self) -> Literal["operator", "image"]:
@@ -503,7 +535,8 @@ class StackConfig(_Model):
                     name=pool.name, kind="karpenter", os=pool.os, driver_version=pool.driver_version,
                     kubelet_version=self.cluster.kubernetes_version, instance_types=tuple(pool.instance_types),
                     use_precompiled=False, path=("karpenter", "pools", i),
-                    driver_path=("karpenter", "pools", i, "driverVersion"), image_version=pool.image_version))
+                    driver_path=("karpenter", "pools", i, "driverVersion"), image_version=pool.image_version,
+                    branch_pin=pool.nvidia_driver_branch))
         return pools
 
     def gpu_pools(self) -> list[GpuPool]:

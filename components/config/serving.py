@@ -17,7 +17,8 @@ Sources:
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+import zoneinfo
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
@@ -28,6 +29,7 @@ from components.config.fields import (
     CudaVersionStr,
     Host,
     Image,
+    KmsKeyArn,
     MountPath,
     NumberString,
     PoolName,
@@ -38,6 +40,8 @@ from components.config.fields import (
 )
 from components.config.issues import ConfigIssue
 from components.config.promql import check as check_promql
+from components.inference import budget
+from policies.gpu_guard.wakes import wake_message
 
 DEFAULT_MODEL_REPOSITORY = "/models"
 _EKS_ADDON_VERSION_RE = re.compile(r"^v\d+\.\d+\.\d+-eksbuild\.\d+$")
@@ -66,8 +70,44 @@ def _eks_addon_version(value: str) -> str:
     return value
 
 
+# A standard five-field cron expression, as KEDA's cron scaler parses it (robfig/cron standard parser):
+# minute hour day-of-month month day-of-week. Source: https://keda.sh/docs/2.20/scalers/cron/
+_CRON_RE = re.compile(r"^\S+( \S+){4}$")
+_CRON_FIELD_RE = re.compile(r"^[0-9A-Za-z*/,?-]+$")
+
+
+def _cron(value: str) -> str:
+    if not _CRON_RE.match(value) or not all(_CRON_FIELD_RE.match(f) for f in value.split()):
+        raise ConfigIssue("a cron expression has five fields: minute hour day-of-month month day-of-week",
+                          nearest=["0 7 * * 1-5"])
+    return value
+
+
+def _timezone(value: str) -> str:
+    try:
+        zoneinfo.ZoneInfo(value)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
+        raise ConfigIssue("an IANA time zone name, such as UTC or Europe/Paris", nearest=["UTC"]) from exc
+    return value
+
+
 PromQuery = Annotated[str, AfterValidator(_promql)]
 EksAddonVersion = Annotated[str, AfterValidator(_eks_addon_version)]
+Cron = Annotated[str, AfterValidator(_cron)]
+TimeZone = Annotated[str, AfterValidator(_timezone)]
+
+
+class WakeScheduleConfig(_Model):
+    """`inferenceServices[].autoscaling.wakeSchedule`: a KEDA cron trigger that holds replicas in a time window.
+
+    An input that exists while the service has no pods, so a service that scales to zero wakes at `start`
+    (policies/gpu_guard/wakes.py). Source: https://keda.sh/docs/2.20/scalers/cron/ (timezone, start, end,
+    desiredReplicas; kedacore/keda @ v2.20.2 pkg/scalers/cron_scaler.go:31-34, active inside the window :151).
+    """
+
+    timezone: TimeZone = Field(default="UTC", description="IANA time zone of start and end.")
+    start: Cron = Field(description="Cron expression: when the window opens (the service wakes).")
+    end: Cron = Field(description="Cron expression: when the window closes (KEDA may scale to zero after cooldown).")
 
 
 class AutoscalingConfig(_Model):
@@ -87,6 +127,38 @@ class AutoscalingConfig(_Model):
         default=300, ge=30, le=86400, alias="cooldownSeconds",
         description="Quiet time before KEDA scales to zero (KEDA cooldownPeriod).",
     )
+    wake_schedule: WakeScheduleConfig | None = Field(
+        default=None, alias="wakeSchedule",
+        description="A cron window during which at least one replica runs: what wakes a service that scales to "
+                    "zero when its query reads only its own metrics (Triton's nv_*).",
+    )
+
+    def triggers(self, prometheus_url: str, wake_replicas: int) -> list[dict[str, Any]]:
+        """The ScaledObject's triggers: the cron window first (when set), then the Prometheus query.
+
+        `ignoreNullValues: "false"`: an empty answer (a lost Triton scrape target) is an error, so KEDA holds
+        `fallback.replicas` instead of reading 0 and scaling the service down (kedacore/keda @ v2.20.2
+        pkg/scalers/prometheus_scaler.go:56, :267-272; fallback: https://keda.sh/docs/2.20/reference/scaledobject-spec/#fallback).
+        At zero replicas an error never activates the trigger, so it does not wake the service either
+        (pkg/scaling/executor/scale_scaledobjects.go:86-92): the cron window does.
+        """
+        out: list[dict[str, Any]] = []
+        if self.wake_schedule is not None:
+            out.append({"type": "cron", "metadata": {
+                "timezone": self.wake_schedule.timezone, "start": self.wake_schedule.start,
+                "end": self.wake_schedule.end, "desiredReplicas": str(wake_replicas)}})
+        out.append({
+            "type": "prometheus",
+            "metricType": "AverageValue",
+            "metadata": {
+                "serverAddress": prometheus_url,
+                "query": self.query,
+                "threshold": self.threshold,
+                "activationThreshold": self.activation_threshold,
+                "ignoreNullValues": "false",
+            },
+        })
+        return out
 
 
 class IngressConfig(_Model):
@@ -128,7 +200,23 @@ class ModelVolumeConfig(_Model):
         default=None, ge=1, le=65536, alias="snapshotSizeGiB",
         description="The snapshot's VolumeSize (`aws ec2 describe-snapshots --snapshot-ids <id> --query "
                     "'Snapshots[0].VolumeSize'`), where known: sizeGiB must be at least this, since a volume "
-                    "restored from a snapshot cannot be smaller than it.",
+                    "restored from a snapshot cannot be smaller than it. Sizes the read budget (default: sizeGiB).",
+    )
+    throughput_mibps: int | None = Field(
+        default=None, ge=budget.GP3_BASE_MIBPS, le=budget.GP3_MAX_MIBPS, alias="throughputMiBps",
+        description="gp3 throughput of each restored volume, MiB/s (125-2000); default: what reads the snapshot "
+                    "in 300 s, at most 1000 (components/inference/budget.py).",
+    )
+    iops: int | None = Field(
+        default=None, ge=budget.GP3_BASE_IOPS, le=budget.GP3_MAX_IOPS,
+        description="gp3 IOPS of each restored volume (3000-80000, at most 500 per GiB); default: the fewest that "
+                    "carry the throughput (0.25 MiB/s per IOPS).",
+    )
+    kms_key_arn: KmsKeyArn | None = Field(
+        default=None, alias="kmsKeyArn",
+        description="The customer-managed KMS key that encrypts the snapshot (its KmsKeyId): the EBS CSI driver's "
+                    "role gets kms:Decrypt, kms:GenerateDataKeyWithoutPlaintext and kms:CreateGrant on it, and the "
+                    "restored volumes are encrypted with it. Omit for the AWS managed key aws/ebs.",
     )
 
     @model_validator(mode="after")
@@ -139,7 +227,31 @@ class ModelVolumeConfig(_Model):
             raise ConfigIssue(f"the volume must hold the snapshot, whose size is {self.snapshot_size_gib} GiB "
                               "(snapshotSizeGiB)", value=self.size_gib, path=("sizeGiB",),
                               nearest=[str(self.snapshot_size_gib)])
+        problem = budget.gp3_problem(self.throughput, self.provisioned_iops, self.size_gib)
+        if problem is not None:
+            key = "iops" if self.iops is not None else "throughputMiBps"
+            raise ConfigIssue(f"gp3 refuses this volume: {problem}, so every replica would stay Pending",
+                              value=self.iops if key == "iops" else self.throughput, path=(key,),
+                              fix="leave iops unset (it follows throughputMiBps), or raise sizeGiB")
         return self
+
+    @property
+    def snapshot_gib(self) -> int:
+        """What a replica reads: the snapshot's size, else the volume's (an upper bound)."""
+        return self.snapshot_size_gib if self.snapshot_size_gib is not None else self.size_gib
+
+    @property
+    def throughput(self) -> int:
+        if self.throughput_mibps is not None:
+            return self.throughput_mibps
+        return budget.default_throughput(self.snapshot_gib, self.size_gib)
+
+    @property
+    def provisioned_iops(self) -> int:
+        return self.iops if self.iops is not None else budget.default_iops(self.throughput, self.size_gib)
+
+    def restore_rate(self) -> tuple[int, str]:
+        return budget.restore_rate(self.throughput, self.fast_snapshot_restore, self.volume_initialization_rate)
 
 
 class InferenceServiceConfig(_Model):
@@ -197,6 +309,51 @@ class InferenceServiceConfig(_Model):
             raise ConfigIssue(f"minReplicas <= maxReplicas must hold (maxReplicas is {self.max_replicas})",
                               value=self.min_replicas, path=("minReplicas",), nearest=[str(self.max_replicas)])
         return self
+
+    @model_validator(mode="after")
+    def _wakes(self) -> InferenceServiceConfig:
+        """scaled-workload-wakes before any resource exists: the same rule and words as the policy."""
+        if self.autoscaling is None:
+            return self
+        message = wake_message(f"inference service '{self.name}' (its ScaledObject)",
+                               self.scaled_object_spec(self.autoscaling, ""))
+        if message is not None:
+            raise ConfigIssue(message, value=self.min_replicas, path=("minReplicas",), nearest=["1"],
+                              fix="add autoscaling.wakeSchedule (a cron window that wakes it), or minReplicas: 1")
+        return self
+
+    @model_validator(mode="after")
+    def _startup_covers_the_read(self) -> InferenceServiceConfig:
+        """The startup probe must outlast reading the model from the restored volume, or it kills it in a loop."""
+        volume = self.model_volume
+        if volume is None:
+            return self
+        rate, how = volume.restore_rate()
+        needed = budget.startup_needed(volume.snapshot_gib, rate)
+        if self.startup_seconds < needed:
+            raise ConfigIssue(
+                f"a new replica reads its {volume.snapshot_gib} GiB snapshot at {rate} MiB/s ({how}): "
+                f"{budget.read_seconds(volume.snapshot_gib, rate)} s, {needed} s with the margin, more than the "
+                f"startupSeconds {self.startup_seconds} the startup probe allows, so it kills every replica "
+                "while the model loads",
+                value=self.startup_seconds, path=("startupSeconds",), nearest=[str(needed)],
+                fix="raise startupSeconds, or make the read faster: modelVolume.throughputMiBps (gp3, up to 2000), "
+                    "fastSnapshotRestore, or volumeInitializationRate")
+        return self
+
+    def wake_replicas(self) -> int:
+        """Replicas the wake window holds: minReplicas, at least one."""
+        return max(self.min_replicas, 1)
+
+    def scaled_object_spec(self, autoscaling: AutoscalingConfig, prometheus_url: str) -> dict[str, Any]:
+        """The ScaledObject's target, replica bounds and triggers: what the wake rule reads, and what
+        components/inference/scaling.py renders (one source for both)."""
+        return {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": self.name},
+            "minReplicaCount": self.min_replicas,
+            "maxReplicaCount": self.max_replicas,
+            "triggers": autoscaling.triggers(prometheus_url, self.wake_replicas()),
+        }
 
     @property
     def repository(self) -> str:

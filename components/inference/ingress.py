@@ -9,6 +9,17 @@
 - Deregistration delay equal to the service's drain time, so the ALB waits for in-flight requests.
 - The WAF web ACL when one is given.
 - Every JSON-valued annotation is written with json.dumps, so it is valid JSON.
+- Only inference and health are routed: the model-repository (load/unload), model-config, shared-memory,
+  statistics, trace and logging APIs stay off the ALB, as Triton's "Limit Endpoint Access" asks of a server
+  exposed to clients (triton-inference-server/server @ v2.62.0 docs/customization_guide/inference_protocols.md:
+  151-205; the flag `--http-restricted-api` is src/command_line_parser.cc:506, and would need a shared header
+  secret in the pod's arguments, so routing is done here instead). Health paths are `Exact`; inference paths
+  are ALB path patterns (`ImplementationSpecific`: the
+  controller passes the path to the ALB as it is, `*` matching any characters;
+  kubernetes-sigs/aws-load-balancer-controller @ v3.5.0 pkg/ingress/model_build_listener_rules.go:247-262), which
+  cover `/v2/models/<m>/infer` and `/v2/models/<m>/versions/<v>/infer` and the generate extension. Any other
+  path gets the listener's default action, a fixed 404, since the Ingress has no default backend
+  (pkg/ingress/model_build_listener.go:76-84).
 
 Sources:
 - Annotations: https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/ingress/annotations/
@@ -26,7 +37,7 @@ import json
 from typing import Any
 
 from components.config import InferenceServiceConfig, IngressConfig
-from components.inference.workload import HEALTH_READY, service_labels
+from components.inference.workload import HEALTH_LIVE, HEALTH_READY, service_labels
 
 PREFIX = "alb.ingress.kubernetes.io/"
 INGRESS_CLASS = "alb"
@@ -55,6 +66,18 @@ def alb_annotations(config: InferenceServiceConfig, ingress: IngressConfig) -> d
     return {PREFIX + key: value for key, value in out.items()}
 
 
+# (path, pathType) of every route the public ALB has; Triton's HTTP endpoints:
+# https://github.com/triton-inference-server/server/blob/v2.62.0/docs/protocol/README.md (KServe v2 inference,
+# health) and docs/protocol/extension_generate.md (generate, generate_stream).
+PUBLIC_PATHS: tuple[tuple[str, str], ...] = (
+    (HEALTH_READY, "Exact"),
+    (HEALTH_LIVE, "Exact"),
+    ("/v2/models/*/infer", "ImplementationSpecific"),
+    ("/v2/models/*/generate", "ImplementationSpecific"),
+    ("/v2/models/*/generate_stream", "ImplementationSpecific"),
+)
+
+
 def ingress_manifest(config: InferenceServiceConfig, ingress: IngressConfig) -> dict[str, Any]:
     return {
         "apiVersion": "networking.k8s.io/v1",
@@ -64,9 +87,10 @@ def ingress_manifest(config: InferenceServiceConfig, ingress: IngressConfig) -> 
         "spec": {
             "ingressClassName": INGRESS_CLASS,
             "tls": [{"hosts": [ingress.host]}],
-            "rules": [{"host": ingress.host, "http": {"paths": [{
-                "path": "/", "pathType": "Prefix",
-                "backend": {"service": {"name": config.name, "port": {"name": "http"}}},
-            }]}}],
+            "rules": [{"host": ingress.host, "http": {"paths": [
+                {"path": path, "pathType": path_type,
+                 "backend": {"service": {"name": config.name, "port": {"name": "http"}}}}
+                for path, path_type in PUBLIC_PATHS
+            ]}}],
         },
     }

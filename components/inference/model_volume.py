@@ -32,7 +32,8 @@ Sources:
   StorageClass parameter `volumeInitializationRate`:
   https://github.com/kubernetes-sigs/aws-ebs-csi-driver/blob/master/docs/parameters.md
 - Pricing (FSR per DSU-hour, initialization per GiB): https://aws.amazon.com/ebs/pricing/
-- StorageClass parameters (`type`, `encrypted`): same parameters.md; WaitForFirstConsumer creates the volume
+- StorageClass parameters (`type`, `encrypted`, `throughput`, `iops`, `kmsKeyId`): same parameters.md
+  (kubernetes-sigs/aws-ebs-csi-driver @ v1.64.0 docs/parameters.md:15-18); WaitForFirstConsumer creates the volume
   in the zone of the node the pod lands on: https://kubernetes.io/docs/concepts/storage/storage-classes/#volume-binding-mode
 """
 
@@ -57,8 +58,16 @@ def snapshot_name(config: InferenceServiceConfig, volume: ModelVolumeConfig) -> 
 
 
 def storage_class(config: InferenceServiceConfig, volume: ModelVolumeConfig) -> dict[str, Any]:
-    """Encrypted gp3, bound where the pod is scheduled; `Delete`: a replica's restored copy goes with it."""
-    parameters = {"type": "gp3", "encrypted": "true", "csi.storage.k8s.io/fstype": "ext4"}
+    """Encrypted gp3, bound where the pod is scheduled; `Delete`: a replica's restored copy goes with it.
+
+    `throughput` and `iops` are set, never left to gp3's 125 MiB/s: they are sized to the snapshot
+    (components/inference/budget.py), and the config refuses a startup budget that cannot cover the read at
+    that rate. `kmsKeyId`: the customer-managed key of the snapshot, when the stack names one.
+    """
+    parameters = {"type": "gp3", "encrypted": "true", "csi.storage.k8s.io/fstype": "ext4",
+                  "throughput": str(volume.throughput), "iops": str(volume.provisioned_iops)}
+    if volume.kms_key_arn is not None:
+        parameters["kmsKeyId"] = volume.kms_key_arn
     if volume.volume_initialization_rate is not None:
         parameters["volumeInitializationRate"] = str(volume.volume_initialization_rate)
     return {

@@ -4,7 +4,10 @@
   (`keda-hpa-<name>`), so the platform never adds another. Below `activationThreshold` KEDA scales to
   `minReplicaCount` (zero allowed where the PDB, `maxUnavailable: 1`, asks no minimum); above it the
   HPA targets `threshold` per replica. `fallback` holds a replica count when Prometheus cannot be queried
-  three times in a row, instead of freezing at whatever count the last answer gave.
+  three times in a row, instead of freezing at whatever count the last answer gave; `ignoreNullValues: "false"`
+  makes a lost Triton scrape target such a failure instead of a 0 that scales the service in.
+- A service that scales to zero needs a trigger that can wake it (scaled-workload-wakes): `wakeSchedule`
+  adds a cron window; the config refuses a service that cannot wake (components/config/serving.py).
 - The ServiceMonitor selects the service's Service by its labels and scrapes the `metrics` port.
 
 Sources:
@@ -35,14 +38,15 @@ def fallback_replicas(config: InferenceServiceConfig, autoscaling: AutoscalingCo
 
 def scaled_object(config: InferenceServiceConfig, autoscaling: AutoscalingConfig,
                   prometheus_url: str) -> dict[str, Any]:
+    spec = config.scaled_object_spec(autoscaling, prometheus_url)
     return {
         "apiVersion": "keda.sh/v1alpha1",
         "kind": "ScaledObject",
         "metadata": {"name": config.name, "namespace": config.namespace, "labels": service_labels(config)},
         "spec": {
-            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": config.name},
-            "minReplicaCount": config.min_replicas,
-            "maxReplicaCount": config.max_replicas,
+            "scaleTargetRef": spec["scaleTargetRef"],
+            "minReplicaCount": spec["minReplicaCount"],
+            "maxReplicaCount": spec["maxReplicaCount"],
             "pollingInterval": POLLING_SECONDS,
             "cooldownPeriod": autoscaling.cooldown_seconds,
             "fallback": {"failureThreshold": FALLBACK_FAILURES,
@@ -52,16 +56,7 @@ def scaled_object(config: InferenceServiceConfig, autoscaling: AutoscalingConfig
                 "stabilizationWindowSeconds": 300,
                 "policies": [{"type": "Pods", "value": 1, "periodSeconds": 60}],
             }}}},
-            "triggers": [{
-                "type": "prometheus",
-                "metricType": "AverageValue",
-                "metadata": {
-                    "serverAddress": prometheus_url,
-                    "query": autoscaling.query,
-                    "threshold": autoscaling.threshold,
-                    "activationThreshold": autoscaling.activation_threshold,
-                },
-            }],
+            "triggers": spec["triggers"],
         },
     }
 

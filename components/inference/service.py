@@ -14,9 +14,12 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from components.config import GpuPool, InferenceServiceConfig
-from components.inference import dashboard, ingress, model_volume, scaling, workload
+from components.inference import budget, dashboard, ingress, model_volume, scaling, workload
 
 
+# Registration only (its arguments come from the pure functions of this package, tested directly); reached only by
+# running the Pulumi program in-process, which mutmut's fork cannot: tests/components/test_serving_rendered.py.
+# pragma: no mutate start
 def _meta(manifest: dict[str, Any]) -> Any:
     """The manifest's metadata. The manifests are camelCase dicts, which the SDK passes through as they are;
     its typed `...ArgsDict` forms spell keys in snake_case, hence `Any` for the type checker."""
@@ -51,6 +54,8 @@ class InferenceService(pulumi.ComponentResource):
     - Fast Snapshot Restore (per snapshot and Availability Zone):
       https://docs.aws.amazon.com/ebs/latest/userguide/ebs-fast-snapshot-restore.html
     - https://www.pulumi.com/registry/packages/aws/api-docs/ebs/fastsnapshotrestore/
+    - Custom timeouts (the Deployment's await, each FastSnapshotRestore's wait for `enabled`), derived in
+      components/inference/budget.py: https://www.pulumi.com/docs/iac/concepts/options/customtimeouts/
     """
 
     config: InferenceServiceConfig
@@ -106,31 +111,46 @@ class InferenceService(pulumi.ComponentResource):
             volume_objects = [sc, vs]
             pod_volume = model_volume.ephemeral_volume(config, volume)
             if volume.fast_snapshot_restore:
-                for zone in zones:
+                # Each waits for `enabled` (optimizing takes 60 min per TiB): budget.fsr_create_timeout. The
+                # Deployment waits for them, so the first replicas restore at full speed, as the startup budget
+                # assumes (components/config/serving.py).
+                create = budget.fsr_create_timeout(volume.snapshot_gib)
+                volume_objects += [
                     aws.ebs.FastSnapshotRestore(
                         f"{name}-fsr-{zone}", availability_zone=zone, snapshot_id=volume.snapshot_id,
-                        opts=pulumi.ResourceOptions(parent=self))
+                        opts=pulumi.ResourceOptions(parent=self,
+                                                    custom_timeouts=pulumi.CustomTimeouts(create=create)))
+                    for zone in zones]
 
         deployment = workload.deployment(config, pools, cuda, pod_volume)
         service = workload.service(config)
         pdb = workload.pod_disruption_budget(config)
         netpol = workload.network_policy(config)
         self.manifests += [deployment, service, pdb, netpol]
-        self.deployment = k8s.apps.v1.Deployment(
-            f"{name}-deployment", metadata=_meta(deployment), spec=_field(deployment, "spec"),
-            opts=k8s_opts(*volume_objects))
         self.service = k8s.core.v1.Service(
             f"{name}-service", metadata=_meta(service), spec=_field(service, "spec"), opts=k8s_opts())
+        before_pods: list[pulumi.Resource] = list(volume_objects)
+        if config.ingress is not None:
+            # Before the Deployment: the controller injects the ALB readiness gate into a pod only if a
+            # TargetGroupBinding selecting it exists when the pod is created
+            # (kubernetes-sigs/aws-load-balancer-controller @ v3.5.0 pkg/inject/pod_readiness/pod_readiness_gate.go:
+            # 65-98). It creates the bindings while reconciling the Ingress, before it writes the Ingress status
+            # (controllers/ingress/group_controller.go:164-187), and pulumi-kubernetes awaits that status
+            # (pulumi/pulumi-kubernetes @ v4.32.0 provider/pkg/await/ingress.go:296-335; the Service's Endpoints
+            # object need only exist, :353-434), so the first pods get their readiness gate too.
+            ing = ingress.ingress_manifest(config, config.ingress)
+            self.manifests.append(ing)
+            before_pods.append(k8s.networking.v1.Ingress(
+                f"{name}-ingress", metadata=_meta(ing), spec=_field(ing, "spec"), opts=k8s_opts(self.service)))
+        create, update = budget.deployment_timeouts(config.startup_seconds, config.max_replicas)
+        self.deployment = k8s.apps.v1.Deployment(
+            f"{name}-deployment", metadata=_meta(deployment), spec=_field(deployment, "spec"),
+            opts=k8s_opts(*before_pods, custom_timeouts=pulumi.CustomTimeouts(create=create, update=update)))
         k8s.policy.v1.PodDisruptionBudget(
             f"{name}-pdb", metadata=_meta(pdb), spec=_field(pdb, "spec"), opts=k8s_opts())
         k8s.networking.v1.NetworkPolicy(
             f"{name}-network-policy", metadata=_meta(netpol), spec=_field(netpol, "spec"), opts=k8s_opts())
 
-        if config.ingress is not None:
-            ing = ingress.ingress_manifest(config, config.ingress)
-            self.manifests.append(ing)
-            k8s.networking.v1.Ingress(f"{name}-ingress", metadata=_meta(ing), spec=_field(ing, "spec"),
-                                      opts=k8s_opts(self.service))
         if config.autoscaling is not None:
             scaled = scaling.scaled_object(config, config.autoscaling, prometheus_url)
             self.manifests.append(scaled)
@@ -146,3 +166,4 @@ class InferenceService(pulumi.ComponentResource):
         k8s.core.v1.ConfigMap(f"{name}-dashboard", metadata=_meta(board), data=_field(board, "data"), opts=k8s_opts())
         self.register_outputs({"deployment": config.name, "namespace": config.namespace,
                                "host": config.ingress.host if config.ingress else None})
+# pragma: no mutate end

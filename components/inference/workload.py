@@ -13,9 +13,14 @@ Sources:
 - Startup probes for slow starts: https://kubernetes.io/docs/tasks/configure-pod-container/configure-liveness-readiness-startup-probes/
 - Topology spread: https://kubernetes.io/docs/concepts/scheduling-eviction/topology-spread-constraints/
 - PDB `unhealthyPodEvictionPolicy: AlwaysAllow`: https://kubernetes.io/docs/tasks/run-application/configure-pdb/#unhealthy-pod-eviction-policy
-- Triton's image creates user triton-server with uid 1000 to run the server as non-root
-  (https://github.com/triton-inference-server/server/blob/main/build.py, "Create a user that can be used to run
-  triton as non-root"); checkov skip annotations: https://www.checkov.io/2.Basics/Suppressing%20and%20Skipping%20Policies.html
+- Triton's image creates user triton-server, uid and gid 1000, to run the server as non-root, with a bare
+  `useradd` (no `-m`): it has no home directory (triton-inference-server/server @ v2.62.0 build.py:1333-1343). The
+  image's default user is root; the pod runs it as 1000, so HOME points at the writable /tmp (the root filesystem
+  is read-only) and fsGroup 1000 makes the restored model files readable by that group.
+  checkov skip annotations: https://www.checkov.io/2.Basics/Suppressing%20and%20Skipping%20Policies.html
+- fsGroup: the kubelet changes the group of the volume's files to it when it mounts a volume that supports
+  ownership management (an EBS ext4 volume does); `OnRootMismatch` skips the walk when the root already has it:
+  https://kubernetes.io/docs/tasks/configure-pod-container/security-context/#configure-volume-permission-and-ownership-change-policy-for-pods
 """
 
 from __future__ import annotations
@@ -46,14 +51,15 @@ MODEL_VOLUME = "model"
 TRITON_UID = 1000  # triton-server in Triton's image (build.py above)
 # The root filesystem is read-only: Triton and its Python backend write scratch files under /tmp only.
 TMP_VOLUME, TMP_SIZE = "tmp", "1Gi"
+HOME_DIR = "/tmp"
 # checkov findings kept on purpose, each with its reason on the Deployment (tests/security/test_checkov.py).
 CHECKOV_SKIPS = {
     "checkov.io/skip1": "CKV_K8S_43=the image is pinned by its NGC release tag in the stack file, which the "
                         "serving policies read for its CUDA version; a digest may be given there instead",
     "checkov.io/skip2": "CKV_K8S_15=IfNotPresent on purpose: a Triton image is many GiB and a pinned release tag "
                         "does not move, so a scale-out must not wait on or fail with the registry",
-    "checkov.io/skip3": "CKV_K8S_40=Triton's image runs as its own user triton-server, uid 1000, non-root; a "
-                        "higher uid has no home directory in the image",
+    "checkov.io/skip3": "CKV_K8S_40=runs as uid 1000, the user triton-server that Triton's image creates to run "
+                        "non-root and owns the server's files with; a uid above 10000 would own none of them",
 }
 
 
@@ -93,6 +99,8 @@ def termination_grace_seconds(config: InferenceServiceConfig) -> int:
 
 
 def triton_args(config: InferenceServiceConfig) -> list[str]:
+    """Triton's command line. The public path is restricted by the Ingress (components/inference/ingress.py):
+    in-cluster clients keep every API on the ClusterIP Service."""
     return [
         "tritonserver",
         f"--model-repository={config.repository}",
@@ -135,6 +143,9 @@ def triton_container(config: InferenceServiceConfig) -> dict[str, Any]:
         "readinessProbe": _probe(HEALTH_READY, 5, 3),
         "livenessProbe": _probe(HEALTH_LIVE, 10, 3),
         "lifecycle": {"preStop": {"sleep": {"seconds": PRE_STOP_SECONDS}}},
+        # triton-server has no home directory and the root filesystem is read-only: Python backends and
+        # libraries that write under $HOME (caches, config) get the writable /tmp.
+        "env": [{"name": "HOME", "value": HOME_DIR}],
         "volumeMounts": mounts,
         "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]},
                             "readOnlyRootFilesystem": True, "runAsNonRoot": True, "runAsUser": TRITON_UID,
@@ -162,7 +173,8 @@ def pod_spec(config: InferenceServiceConfig, pools: Sequence[GpuPool],
         }],
         "terminationGracePeriodSeconds": termination_grace_seconds(config),
         "automountServiceAccountToken": False,
-        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
+        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}, "fsGroup": TRITON_UID,
+                            "fsGroupChangePolicy": "OnRootMismatch"},
         "containers": [triton_container(config)],
         "volumes": volumes,
     }

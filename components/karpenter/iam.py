@@ -6,8 +6,21 @@ allows it:
 
 - Instance profiles: the program creates the node instance profile and every EC2NodeClass names it
   (`spec.instanceProfile`), so the controller gets no `iam:CreateInstanceProfile`, `TagInstanceProfile`,
-  `AddRoleToInstanceProfile`, `RemoveRoleFromInstanceProfile`, `DeleteInstanceProfile` or
-  `ListInstanceProfiles`; it may read only that profile and pass only the node role.
+  `AddRoleToInstanceProfile`, `RemoveRoleFromInstanceProfile` or `DeleteInstanceProfile`; it passes only the
+  node role. It keeps the template's two read grants, `iam:ListInstanceProfiles` on `*` and
+  `iam:GetInstanceProfile` on `instance-profile/*`, because Karpenter calls them on paths this platform does not
+  choose (aws/karpenter-provider-aws@v1.14.1):
+  - the EC2NodeClass finalizer (pkg/controllers/nodeclass/controller.go:127-128, finalize at :214-249) lists
+    the profiles under `/karpenter/<region>/<cluster>/<uid>/` (controller.go:175-189) and then deletes the
+    legacy profile `<cluster>_<hash>` (controller.go:191-201, name from pkg/apis/v1/ec2nodeclass.go:612-613),
+    whose Delete first calls GetInstanceProfile and ignores only NotFound
+    (pkg/providers/instanceprofile/instanceprofile.go:188-195); skipped only with `isolatedVPC`
+    (controller.go:203-211). Without List, or with Get on one profile only, the finalizer fails with
+    AccessDenied, and `pulumi destroy`, or removing or renaming a pool, hangs on it.
+  - the instance-profile garbage collector lists `/karpenter/<region>/<cluster>/` every 30 minutes
+    (pkg/controllers/nodeclass/garbagecollection/controller.go:104-142).
+  Both are reads; every write stays withheld, and the profiles under those paths (none, here) could not be
+  changed by this role.
 - Zonal shift: `settings.enableZonalShift` stays off, so no `arc-zonal-shift:GetManagedResource`.
 - The interruption queue: only this cluster's queue.
 - Every EC2 write keeps the template's conditions: launch templates, instances and fleets tagged
@@ -46,6 +59,9 @@ class Scope:
     def ec2(self, resource: str, account: bool = True) -> str:
         return f"arn:{self.partition}:ec2:{self.region}:{'*' if account else ''}:{resource}"
 
+    def iam(self, resource: str) -> str:
+        return f"arn:{self.partition}:iam::{self.account}:{resource}"
+
     @property
     def cluster_arn(self) -> str:
         return f"arn:{self.partition}:eks:{self.region}:{self.account}:cluster/{self.cluster}"
@@ -53,6 +69,21 @@ class Scope:
     @property
     def owned(self) -> str:
         return f"kubernetes.io/cluster/{self.cluster}"
+
+
+# Every action of the upstream controller policy that this platform leaves out, with the reason;
+# tests/components/test_karpenter.py checks that each upstream action is granted or listed here.
+_OWN_PROFILE = ("the program creates the node instance profile and every EC2NodeClass names it "
+                "(spec.instanceProfile), so Karpenter never creates, tags, fills or deletes one")
+WITHHELD_ACTIONS: dict[str, str] = {
+    "iam:CreateInstanceProfile": _OWN_PROFILE,
+    "iam:TagInstanceProfile": _OWN_PROFILE,
+    "iam:AddRoleToInstanceProfile": _OWN_PROFILE,
+    "iam:RemoveRoleFromInstanceProfile": _OWN_PROFILE,
+    "iam:DeleteInstanceProfile": _OWN_PROFILE,
+    "arc-zonal-shift:GetManagedResource": "settings.enableZonalShift stays off (chart default), so the controller "
+                                          "never reads zonal-shift state",
+}
 
 
 def pod_identity_trust_policy() -> str:
@@ -144,8 +175,8 @@ def node_lifecycle_policy(scope: Scope) -> dict[str, Any]:
     }
 
 
-def integration_policy(scope: Scope, node_role_arn: str, instance_profile_arn: str, queue_arn: str) -> dict[str, Any]:
-    """Pass the node role, read its instance profile, find the API server, read the interruption queue."""
+def integration_policy(scope: Scope, node_role_arn: str, queue_arn: str) -> dict[str, Any]:
+    """Pass the node role, list and read instance profiles, find the API server, read the interruption queue."""
     return {
         "Version": "2012-10-17",
         "Statement": [
@@ -157,9 +188,15 @@ def integration_policy(scope: Scope, node_role_arn: str, instance_profile_arn: s
                 "Condition": {"StringEquals": {"iam:PassedToService": ["ec2.amazonaws.com", "ec2.amazonaws.com.cn"]}},
             },
             {
+                "Sid": "AllowUnscopedInstanceProfileListAction",
+                "Effect": "Allow",
+                "Resource": "*",
+                "Action": "iam:ListInstanceProfiles",
+            },
+            {
                 "Sid": "AllowInstanceProfileReadActions",
                 "Effect": "Allow",
-                "Resource": instance_profile_arn,
+                "Resource": scope.iam("instance-profile/*"),
                 "Action": "iam:GetInstanceProfile",
             },
             {

@@ -1,9 +1,8 @@
-"""KarpenterGpuPool: one GPU pool as a Karpenter v1 EC2NodeClass and its NodePools (a Spot-first pool and
-its on-demand fallback)."""
+"""KarpenterGpuPool: one GPU pool as a Karpenter v1 EC2NodeClass and its one NodePool (Spot first, and on-demand
+after it when the pool falls back)."""
 
 from __future__ import annotations
 
-import base64
 from typing import Any
 
 import pulumi
@@ -21,11 +20,17 @@ from policies.gpu_guard.matrix import load_matrix
 NODEPOOL_API = "karpenter.sh/v1"
 NODECLASS_API = "karpenter.k8s.aws/v1"
 
-# Preference between a pool's two NodePools: Karpenter tries the highest weight first and a lower one only
-# when the higher cannot launch (no capacity, or at its limits). Weights range 1-100.
-# Source: https://karpenter.sh/docs/concepts/scheduling/#weighted-nodepools
-PRIMARY_WEIGHT = 100
-FALLBACK_WEIGHT = 10
+# A pool is ONE NodePool, whatever its capacity types: Karpenter's `limits` are per NodePool, so a Spot NodePool
+# beside an on-demand fallback NodePool would each get the whole maxGpus (prod: 8 + 8 GPUs where the config says
+# 8). A NodePool allowing both capacity types already prefers Spot and falls back to on-demand when no Spot
+# offering can launch, within milliseconds after EC2 reports insufficient capacity (cached 3 minutes per type and
+# zone): the fallback the pool wants, under one limit. Weighted NodePools (scheduling.md "Fallback") are for
+# defaults across differently constrained NodePools, not for splitting one budget.
+# Source: https://github.com/aws/karpenter-provider-aws/blob/v1.14.1/website/content/en/docs/concepts/nodepools.md#L276-L278
+# Source (spec.limits, per NodePool):
+# https://github.com/aws/karpenter-provider-aws/blob/v1.14.1/website/content/en/docs/concepts/nodepools.md#L414-L418
+POOL_WEIGHT = 100
+CAPACITY_PREFERENCE = ("spot", "on-demand")
 
 # At most one node of a NodePool is disrupted at a time (consolidation, drift, emptiness): a serving pool
 # never loses all its nodes at once. Expiration and interruption are not held by budgets.
@@ -76,20 +81,30 @@ def metadata_options() -> dict[str, Any]:
             "httpTokens": "required"}
 
 
-def nodepool_spec(
-    config: KarpenterPoolConfig, pool: GpuPool, *, capacity_types: list[str], weight: int, arch: str,
-) -> dict[str, Any]:
-    """The NodePool spec of a pool: its labels and GPU taint, the instance types, a GPU limit, disruption.
+def capacity_types(config: KarpenterPoolConfig) -> list[str]:
+    """The pool NodePool's `karpenter.sh/capacity-type` values: the configured ones, plus on-demand when the pool
+    falls back to it, in Karpenter's own order of preference (listing order itself carries none)."""
+    wanted = set(config.capacity_types) | ({"on-demand"} if config.on_demand_fallback else set())
+    return [kind for kind in CAPACITY_PREFERENCE if kind in wanted]
 
-    One NodePool carries every instance type of the pool: Karpenter picks among them (price-capacity-optimized
-    for Spot, lowest price for on-demand) and moves to the next type when one has no capacity. Separate
-    weighted NodePools per type would honour the list order, but each NodePool has its own `limits`, so the
-    pool could run maxGpus GPUs per instance type, and single-type Spot requests lose the diversification that
-    lowers interruptions. Source: https://karpenter.sh/docs/concepts/nodepools/#speclimits
+
+def nodepool_spec(config: KarpenterPoolConfig, pool: GpuPool, *, arch: str) -> dict[str, Any]:
+    """The NodePool spec of a pool: its labels and GPU taint, the instance types, the pool's GPU limit, disruption.
+
+    One NodePool carries every instance type of the pool. Their order in the config is no preference: Karpenter
+    picks among the types that fit (price-capacity-optimized for Spot, lowest price for on-demand) and moves to
+    another when one has no capacity. Separate weighted NodePools per type would honour an order, but each
+    NodePool has its own `limits`, so the pool could run maxGpus GPUs per instance type, and single-type Spot
+    requests lose the diversification that lowers interruptions.
+    Source: https://github.com/aws/karpenter-provider-aws/blob/v1.14.1/website/content/en/docs/concepts/nodepools.md#L414-L418
     Source: https://aws.amazon.com/blogs/compute/introducing-price-capacity-optimized-allocation-strategy-for-ec2-spot-instances/
+
+    `terminationGracePeriod` bounds a drain: without it a PodDisruptionBudget that never allows an eviction holds
+    an expired or drifted node forever; with it Karpenter deletes the remaining pods once it has passed.
+    Source: https://github.com/aws/karpenter-provider-aws/blob/v1.14.1/website/content/en/docs/concepts/nodepools.md#L203-L205
     """
     return {
-        "weight": weight,
+        "weight": POOL_WEIGHT,
         "template": {
             "metadata": {"labels": labels.gpu_pool_labels(pool.name, pool.os, pool.driver_version)},
             "spec": {
@@ -97,13 +112,14 @@ def nodepool_spec(
                 "requirements": [
                     {"key": "node.kubernetes.io/instance-type", "operator": "In",
                      "values": list(config.instance_types)},
-                    {"key": "karpenter.sh/capacity-type", "operator": "In", "values": capacity_types},
+                    {"key": "karpenter.sh/capacity-type", "operator": "In", "values": capacity_types(config)},
                     {"key": "kubernetes.io/arch", "operator": "In", "values": [arch]},
                     {"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]},
                 ],
                 "taints": [{"key": labels.GPU_TAINT.key, "value": labels.GPU_TAINT.value,
                             "effect": labels.GPU_TAINT.effect}],
                 "expireAfter": config.expire_after,
+                "terminationGracePeriod": config.termination_grace_period,
             },
         },
         "limits": {labels.GPU_RESOURCE: str(config.max_gpus)},
@@ -115,8 +131,17 @@ def nodepool_spec(
     }
 
 
-def _b64(text: str) -> str:
-    return base64.b64encode(text.encode()).decode()
+def bottlerocket_branch_settings(branch: str) -> str:
+    """Bottlerocket user data (TOML) that pins the NVIDIA driver tree a two-tree variant activates at boot.
+
+    Karpenter merges a Bottlerocket EC2NodeClass's `userData` TOML with the settings it generates, and keeps every
+    `settings.*` table untyped (`SettingsRaw map[string]any`; only `settings.kubernetes` is checked strictly):
+    aws/karpenter-provider-aws@v1.14.1 pkg/providers/amifamily/bootstrap/bottlerocketsettings.go:38-41, 136-175.
+    ghostdog's match-nvidia-branch reads `settings.kernel.drivers.nvidia.branch`
+    (`lts` or `pb`) before looking at the GPU (bottlerocket-core-kit PR #1041); both trees are installed and one
+    is overlaid at boot (bottlerocket-kernel-kit PR #536).
+    """
+    return f'[settings.kernel.drivers.nvidia]\nbranch = "{branch}"\n'
 
 
 class KarpenterGpuPool(pulumi.ComponentResource):
@@ -130,11 +155,12 @@ class KarpenterGpuPool(pulumi.ComponentResource):
     discovered by the `karpenter.sh/discovery` tag (new clusters; the controller tags the cluster security
     group) or selected by id (adopted clusters); IMDSv2 with hop limit 1; encrypted gp3 volumes of
     `diskSizeGiB` (Bottlerocket: its data volume); the controller's instance profile.
-    NodePool `<pool>` (weight 100): the instance types, `capacityTypes`, the GPU taint, the label contract
-    with the `nvidia.com/gpu.deploy.*=false` labels of a baked-driver image, `limits` on nvidia.com/gpu from
-    `maxGpus`, disruption `WhenEmptyOrUnderutilized` after `consolidateAfter` with a one-node budget, and
-    `expireAfter`. With `onDemandFallback`, NodePool `<pool>-on-demand` (weight 10): the same template with
-    on-demand capacity, tried only when the Spot NodePool cannot launch.
+    NodePool `<pool>`: the instance types, the capacity types (`capacityTypes`, and on-demand after Spot with
+    `onDemandFallback`: Karpenter prefers Spot and falls back within the same NodePool), the GPU taint, the label
+    contract with the `nvidia.com/gpu.deploy.*=false` labels of a baked-driver image, one `limits` on
+    nvidia.com/gpu from `maxGpus` (the pool's whole GPU budget, Spot and on-demand together), disruption
+    `WhenEmptyOrUnderutilized` after `consolidateAfter` with a one-node budget, `expireAfter` and
+    `terminationGracePeriod`.
 
     Requires: KarpenterController (CRDs, instance profile, discovery tag); Cluster; the GPU Operator for
     Ubuntu pools (driver) and AL2023 pools (device plugin).
@@ -185,6 +211,8 @@ class KarpenterGpuPool(pulumi.ComponentResource):
         ignore: list[str] = []
         if config.ami_alias is not None:
             spec: Any = {**common, "amiSelectorTerms": [{"alias": config.ami_alias}]}
+            if config.nvidia_driver_branch is not None:
+                spec["userData"] = bottlerocket_branch_settings(config.nvidia_driver_branch)
         else:
             ami_id, held = self._ubuntu_image(config, pool, cpu_arch)
             ignore = [] if not held else ["spec.amiSelectorTerms"]
@@ -210,16 +238,10 @@ class KarpenterGpuPool(pulumi.ComponentResource):
                                         ignore_changes=ignore),
         )
         arch = KUBERNETES_ARCH[cpu_arch]
-        self.nodepool_specs = {
-            pool.name: nodepool_spec(config, pool, capacity_types=list(config.capacity_types),
-                                     weight=PRIMARY_WEIGHT, arch=arch),
-        }
-        if config.on_demand_fallback:
-            self.nodepool_specs[f"{pool.name}-on-demand"] = nodepool_spec(
-                config, pool, capacity_types=["on-demand"], weight=FALLBACK_WEIGHT, arch=arch)
+        self.nodepool_specs = {pool.name: nodepool_spec(config, pool, arch=arch)}
         self.node_pools = {
             nodepool: k8s.apiextensions.CustomResource(
-                f"{name}-{'node-pool' if nodepool == pool.name else 'on-demand-node-pool'}",
+                f"{name}-node-pool",
                 api_version=NODEPOOL_API,
                 kind="NodePool",
                 metadata=k8s.meta.v1.ObjectMetaArgs(name=nodepool),

@@ -28,6 +28,7 @@ Sources:
 from __future__ import annotations
 
 import threading
+import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -229,16 +230,37 @@ def _nodepool_pool(urn: str, name: str, props: Any, node_classes: Mapping[str, A
     domain, instance_types = nodepool_domain(labels, as_list(get(template, "spec", "requirements")), pool_name,
                                              auto_mode)
     class_name = _opt_str(get(ref, "name"))
-    os_hint = image_version = None
+    os_hint = image_version = branch_pin = None
     node_class = None if auto_mode else node_classes.get(class_name or "")
     if node_class is not None:
         os_hint = _node_class_os(node_class)
         image_version = _node_class_image_version(node_class)
+        branch_pin = _node_class_branch_pin(node_class) if os_hint == "bottlerocket" else None
     return Pool(
         urn=urn, name=labels.get(POOL_LABEL, pool_name), kind="karpenter-nodepool", labels=labels,
         label_domain=domain, taints=taints, instance_types=instance_types, min_size=0,
-        node_class=class_name, os_hint=os_hint, image_version=image_version, auto_mode=auto_mode, props=props,
+        node_class=class_name, os_hint=os_hint, image_version=image_version, auto_mode=auto_mode,
+        driver_branch_pin=branch_pin, props=props,
     )
+
+
+def _node_class_branch_pin(node_class: Any) -> str | None:
+    """`settings.kernel.drivers.nvidia.branch` of a Bottlerocket EC2NodeClass's userData (TOML), or None.
+
+    Karpenter keeps every `settings.*` table of a Bottlerocket userData in the user data it generates
+    (aws/karpenter-provider-aws@v1.14.1 pkg/providers/amifamily/bootstrap/bottlerocketsettings.go:38-41), and
+    Bottlerocket's ghostdog activates that driver tree at boot (bottlerocket-core-kit PR #1041). A userData that
+    is not TOML, or not known yet, pins nothing here (Karpenter refuses invalid TOML itself).
+    """
+    text = get(node_class, "spec", "userData")
+    if not isinstance(text, str):
+        return None
+    try:
+        settings = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return None
+    branch = get(settings, "settings", "kernel", "drivers", "nvidia", "branch")
+    return branch.strip().lower() if isinstance(branch, str) and branch.strip().lower() in ("lts", "pb") else None
 
 
 def _node_class_image_version(node_class: Any) -> str | None:

@@ -72,6 +72,8 @@ class Pool:
     # EKS Auto Mode: a NodePool on the eks.amazonaws.com NodeClass, or a built-in pool of an Auto Mode cluster. Its
     # AMI brings the NVIDIA driver and device plugin (https://docs.aws.amazon.com/eks/latest/userguide/auto-accelerated.html).
     auto_mode: bool = False
+    # A Bottlerocket EC2NodeClass's settings.kernel.drivers.nvidia.branch (its userData TOML): lts / pb.
+    driver_branch_pin: str | None = None
     props: Any = field(default=None, repr=False, compare=False)
     resource: Any = field(default=None, repr=False, compare=False)  # the PolicyResource, when there is one
 

@@ -246,7 +246,7 @@ def test_prod_has_an_on_demand_baseline_and_a_karpenter_spot_burst_pool():
     pools = {p.inputs["metadata"]["name"]: p.inputs["spec"]
              for p in prod().of_type("kubernetes:karpenter.sh/v1:NodePool")}
     assert {name: spec["template"]["spec"]["requirements"][1]["values"] for name, spec in pools.items()} == {
-        "l4-spot-burst": ["spot"], "l4-spot-burst-on-demand": ["on-demand"]}
+        "l4-spot-burst": ["spot", "on-demand"]}
 
 
 def test_self_managed_variant_uses_an_asg_with_its_own_role_and_an_ec2_linux_access_entry():

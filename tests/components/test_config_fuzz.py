@@ -53,7 +53,8 @@ def full_stack() -> dict[str, Any]:
         "ingress": {"host": "inference.example.com",
                     "certificateArn": f"arn:aws:acm:us-west-2:{ACCOUNT}:certificate/{UUID}",
                     "wafAclArn": f"arn:aws:wafv2:us-west-2:{ACCOUNT}:regional/webacl/edge/{UUID}"},
-        "modelVolume": {"snapshotId": "snap-0123456789abcdef0", "sizeGiB": 100}}]
+        # snapshotSizeGiB 1: read inside the default startupSeconds (components/inference/budget.py) at every sizeGiB
+        "modelVolume": {"snapshotId": "snap-0123456789abcdef0", "sizeGiB": 100, "snapshotSizeGiB": 1}}]
     return values
 
 

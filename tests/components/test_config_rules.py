@@ -50,10 +50,15 @@ VALID: dict[str, Any] = {
         "gpusPerReplica": 1, "port": 8000, "metricsPort": 8002, "nodePools": ["a10g", "gpu-spot"],
         "minReplicas": 0, "maxReplicas": 2,
         "autoscaling": {"query": "sum(rate(nv_inference_request_success[1m]))", "threshold": "100",
-                        "activationThreshold": "1"},
+                        "activationThreshold": "1",
+                        # What wakes it from zero (scaled-workload-wakes): the query reads Triton's own series.
+                        "wakeSchedule": {"start": "0 7 * * 1-5", "end": "0 19 * * 1-5"}},
         "ingress": {"host": "inference.example.com", "certificateArn": ACM, "scheme": "internet-facing",
                     "wafAclArn": WAF},
-        "modelVolume": {"snapshotId": "snap-0123456789abcdef0", "sizeGiB": 100, "mountPath": "/models"},
+        # A 1 GiB snapshot: read well inside the default startupSeconds at any rate (components/inference/budget.py),
+        # and held by every sizeGiB from its lower bound up.
+        "modelVolume": {"snapshotId": "snap-0123456789abcdef0", "sizeGiB": 100, "snapshotSizeGiB": 1,
+                        "mountPath": "/models"},
     }],
     "addons": {"ebsCsiDriver": {"version": "v1.64.0-eksbuild.1"}, "keda": {"version": "2.20.2"}},
 }

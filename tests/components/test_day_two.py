@@ -212,12 +212,15 @@ def _caller(role: str) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
 def test_the_ci_role_and_a_person_deploy_in_either_order(monkeypatch: pytest.MonkeyPatch):
     # Whoever creates the cluster is left to EKS's entry; the other one's entry is ours from the first run.
     person = "arn:aws:iam::210987654321:role/alice"
+    values = _dev(deployerPrincipalArns=[person, CI], endpointPublicAccessCidrs=[REAL_CIDR])
+    # A real `pulumi up` also refuses the documentation snapshot id (components/deploy_checks.py): a real one.
+    values["inferenceServices"][0]["modelVolume"]["snapshotId"] = "snap-0a1b2c3d4e5f60718"
     for creator, other in ((person, CI), (CI, person)):
         monkeypatch.setitem(mocks.INVOKES, "aws:index/getCallerIdentity:getCallerIdentity", _caller(creator))
-        first = run(_dev(deployerPrincipalArns=[person, CI], endpointPublicAccessCidrs=[REAL_CIDR]), preview=False)
+        first = run(values, preview=False)
         assert sorted(entries(first).values()) == [other]
         _cluster_exists(monkeypatch, "gpu-dev", with_entries={person, CI})
-        second = run(_dev(deployerPrincipalArns=[person, CI], endpointPublicAccessCidrs=[REAL_CIDR]), preview=False)
+        second = run(values, preview=False)
         assert conflicts(entries(first), entries(second)) == []
         assert sorted(entries(second).values()) == sorted([person, CI])
         monkeypatch.setitem(mocks.INVOKES, "aws:eks/getClusters:getClusters", lambda a, c: {"id": "x", "names": []})

@@ -26,6 +26,7 @@ REAL_CIDR = "34.223.10.0/24"
 REAL_ROLE = "arn:aws:iam::210987654321:role/eks-mcp-readonly"
 # A real `pulumi up` runs in a real account (get_caller_identity); the mocks' default is the documentation one.
 REAL_ACCOUNT = "210987654321"
+REAL_SNAPSHOT = "snap-0a1b2c3d4e5f60718"
 
 
 def deployable(stack: str) -> dict[str, Any]:
@@ -34,6 +35,13 @@ def deployable(stack: str) -> dict[str, Any]:
     values["cluster"]["endpointPublicAccessCidrs"] = [REAL_CIDR]
     if "opsReadOnlyPrincipalArn" in values["cluster"]:
         values["cluster"]["opsReadOnlyPrincipalArn"] = REAL_ROLE
+    for service in values.get("inferenceServices", []):
+        if "modelVolume" in service:
+            service["modelVolume"]["snapshotId"] = REAL_SNAPSHOT
+        ingress = service.get("ingress") or {}
+        for key in ("certificateArn", "wafAclArn"):
+            if ingress.get(key):
+                ingress[key] = ingress[key].replace(":111122223333:", f":{REAL_ACCOUNT}:")
     return values
 
 
@@ -71,10 +79,34 @@ def test_up_refuses_the_documentation_cidr_of_dev_and_creates_nothing():
 def test_up_refuses_the_documentation_cidr_and_account_of_prod():
     _, error = run_rejected(stack_values("prod"), stack="prod", preview=False, account=REAL_ACCOUNT)
     message = str(error)
-    assert "the stack configuration has 2 problems" in message
+    assert "the stack configuration has 5 problems" in message  # with the serving section's three
     assert 'cluster.endpointPublicAccessCidrs[0] = "198.51.100.0/24"' in message
     assert ('cluster.opsReadOnlyPrincipalArn = "arn:aws:iam::111122223333:role/eks-mcp-readonly": account '
             "111122223333 is AWS's documentation account") in message
+
+
+def test_up_refuses_the_documentation_values_of_every_section_of_prod():
+    # Snapshot ids, certificate and WAF ARNs: refused like the cluster's, each with its key, value and fix.
+    _, error = run_rejected(stack_values("prod"), stack="prod", preview=False, account=REAL_ACCOUNT)
+    message = str(error)
+    assert "the stack configuration has 5 problems" in message
+    assert ('inferenceServices[0].modelVolume.snapshotId = "snap-0123456789abcdef0": a placeholder snapshot id from '
+            "the documentation: the VolumeSnapshot never becomes ready, so every replica stays Pending on its model "
+            "volume; fix: set the id of your model snapshot") in message
+    assert ('inferenceServices[0].ingress.certificateArn = "arn:aws:acm:us-west-2:111122223333:certificate/'
+            "00000000-0000-0000-0000-000000000000\": account 111122223333 is AWS's documentation account, so the "
+            "ALB's HTTPS listener cannot use that certificate") in message
+    assert "inferenceServices[0].ingress.wafAclArn = " in message
+    assert "the ALB cannot be associated with that web ACL" in message
+
+
+def test_a_kms_key_of_the_documentation_account_is_refused_at_up():
+    values = deployable("dev")
+    values["inferenceServices"][0]["modelVolume"]["kmsKeyArn"] = (
+        "arn:aws:kms:us-west-2:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab")
+    _, error = run_rejected(values, preview=False, account=REAL_ACCOUNT)
+    assert "inferenceServices[0].modelVolume.kmsKeyArn" in str(error)
+    assert "no volume can be restored with that key" in str(error)
 
 
 def test_preview_accepts_the_documentation_values():

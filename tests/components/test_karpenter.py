@@ -15,7 +15,8 @@ from typing import Any
 import yaml
 
 from components import labels
-from components.karpenter import iam, interruption, pool
+from components.config import KarpenterPoolConfig
+from components.karpenter import controller, iam, interruption, pool
 from policies.gpu_guard.rules import karpenter_interruption_handling
 from tests import conformance
 from tests.components.harness import Run, resolved_exports, run, stack_values
@@ -133,6 +134,49 @@ def test_controller_runs_on_the_system_nodes_one_replica_in_dev_two_in_prod():
         assert values["controller"]["resources"]["requests"] == values["controller"]["resources"]["limits"]
 
 
+def test_controller_gets_its_region_from_the_chart_not_from_imds():
+    for result in (dev(), prod()):
+        values = result.one(RELEASE, "karpenter-controller").inputs["values"]
+        assert values["controller"]["env"] == [{"name": "AWS_REGION", "value": "us-west-2"}]
+
+
+SLR = "aws:iam/serviceLinkedRole:ServiceLinkedRole"
+
+
+def _with_karpenter(**changes: Any) -> dict[str, Any]:
+    values = copy.deepcopy(stack_values("dev"))
+    values["karpenter"].update(changes)
+    return values
+
+
+def test_a_spot_pool_brings_the_spot_service_linked_role_which_the_stack_never_deletes():
+    (role,) = dev().of_type(SLR)
+    assert role.inputs["awsServiceName"] == "spot.amazonaws.com" and role.retain_on_delete
+    controller = dev().one(RELEASE, "karpenter-controller")
+    assert role.urn in controller.dependencies
+
+
+def test_spot_service_linked_role_modes():
+    arn = "arn:aws:iam::111122223333:role/aws-service-role/spot.amazonaws.com/AWSServiceRoleForEC2Spot"
+    assert controller.spot_service_linked_role_arn("aws", "111122223333") == arn
+    assert controller.spot_role_options("none", arn, None) is None  # type: ignore[arg-type]
+    created = controller.spot_role_options("create", arn, None)  # type: ignore[arg-type]
+    adopted = controller.spot_role_options("adopt", arn, None)  # type: ignore[arg-type]
+    assert created is not None and adopted is not None
+    assert (created.retain_on_delete, created.import_) == (True, None)
+    assert (adopted.retain_on_delete, adopted.import_) == (True, arn)
+    assert adopted.ignore_changes == ["description", "tags", "tagsAll"]
+
+
+def test_no_spot_service_linked_role_without_a_spot_pool_or_with_mode_none():
+    on_demand = _with_karpenter(pools=[{**stack_values("dev")["karpenter"]["pools"][0],
+                                        "capacityTypes": ["on-demand"]}])
+    assert run(on_demand).of_type(SLR) == []
+    assert run(_with_karpenter(spotServiceLinkedRole="none")).of_type(SLR) == []
+    (adopted,) = run(_with_karpenter(spotServiceLinkedRole="adopt")).of_type(SLR)
+    assert adopted.inputs["awsServiceName"] == "spot.amazonaws.com"
+
+
 def test_controller_reads_this_clusters_interruption_queue():
     values = dev().one(RELEASE, "karpenter-controller").inputs["values"]
     queue = dev().one(QUEUE).inputs
@@ -207,23 +251,33 @@ def test_controller_iam_is_the_upstream_template_less_what_this_platform_never_n
         "AllowScopedInstanceProfileTagActions": {"iam:TagInstanceProfile"},
         "AllowScopedInstanceProfileActions": {"iam:AddRoleToInstanceProfile", "iam:RemoveRoleFromInstanceProfile",
                                               "iam:DeleteInstanceProfile"},
-        "AllowUnscopedInstanceProfileListAction": {"iam:ListInstanceProfiles"},
         "AllowZonalShiftStatusReadOnly": {"arc-zonal-shift:GetManagedResource"},
     }
     assert set(ours) <= set(theirs)
     assert {sid: _actions(s) for sid, s in ours.items()} == {sid: theirs[sid] for sid in ours}
 
 
+def test_every_upstream_controller_action_is_granted_or_withheld_with_a_written_reason():
+    granted = {action for statement in our_controller_statements(dev()).values() for action in _actions(statement)}
+    upstream_actions = set().union(*upstream_controller_statements().values())
+    assert upstream_actions - granted == set(iam.WITHHELD_ACTIONS)
+    assert not granted & set(iam.WITHHELD_ACTIONS)
+    assert all(len(reason) > 40 for reason in iam.WITHHELD_ACTIONS.values())
+    # The reads the NodeClass finalizer and the instance-profile garbage collector make are granted as upstream does.
+    assert {"iam:ListInstanceProfiles", "iam:GetInstanceProfile"} <= granted
+
+
 def test_controller_iam_is_scoped_to_this_cluster_its_node_role_its_profile_and_its_queue():
     ours = our_controller_statements(dev())
     assert ours["AllowPassingInstanceRole"]["Resource"].split("/")[-1].startswith("karpenter-node-role")
-    assert ours["AllowInstanceProfileReadActions"]["Resource"].endswith(
-        ":instance-profile/gpu-dev-us-west-2-karpenter-node")
+    assert ours["AllowInstanceProfileReadActions"]["Resource"] == "arn:aws:iam::111122223333:instance-profile/*"
+    assert ours["AllowUnscopedInstanceProfileListAction"]["Resource"] == "*"
     assert ours["AllowInterruptionQueueActions"]["Resource"].endswith(":gpu-dev-karpenter")
     assert ours["AllowAPIServerEndpointDiscovery"]["Resource"].endswith(":cluster/gpu-dev")
     deletion = ours["AllowScopedDeletion"]["Condition"]
     assert deletion["StringEquals"] == {"aws:ResourceTag/kubernetes.io/cluster/gpu-dev": "owned"}
-    assert all(s["Resource"] != "*" or sid in ("AllowRegionalReadActions", "AllowPricingReadActions")
+    assert all(s["Resource"] != "*" or sid in ("AllowRegionalReadActions", "AllowPricingReadActions",
+                                               "AllowUnscopedInstanceProfileListAction")
                for sid, s in ours.items())
     assert ours["AllowRegionalReadActions"]["Condition"] == {"StringEquals": {"aws:RequestedRegion": "us-west-2"}}
 
@@ -243,7 +297,10 @@ def test_karpenter_nodes_have_their_own_role_profile_and_ec2_linux_entry_keyed_b
     attached = sorted(a.inputs["policyArn"].rsplit("/", 1)[-1]
                       for a in dev().of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
                       if a.name.startswith("karpenter-node-"))
-    assert attached == ["AmazonEC2ContainerRegistryPullOnly", "AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy"]
+    upstream_node_role = template()["Resources"]["KarpenterNodeRole"]["Properties"]["ManagedPolicyArns"]
+    assert attached == sorted(arn.rsplit("/", 1)[-1] for arn in upstream_node_role) == [
+        "AmazonEC2ContainerRegistryPullOnly", "AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy",
+        "AmazonSSMManagedInstanceCore"]
 
 
 def test_cluster_security_group_gets_the_discovery_tag():
@@ -306,6 +363,8 @@ def test_dev_nodepool_taint_labels_limits_disruption_and_expiry():
     template_spec = spec["template"]["spec"]
     assert template_spec["taints"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]
     assert template_spec["expireAfter"] == "720h"
+    assert template_spec["terminationGracePeriod"] == "24h"
+    assert template_spec["requirements"][1]["values"] == ["spot"]  # dev waits for Spot (no fallback)
     assert template_spec["nodeClassRef"] == {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass",
                                              "name": "gpu-spot"}
     assert template_spec["requirements"][0] == {"key": "node.kubernetes.io/instance-type", "operator": "In",
@@ -319,15 +378,15 @@ def test_dev_nodepool_taint_labels_limits_disruption_and_expiry():
         "nvidia.com/gpu.deploy.container-toolkit": "false", "nvidia.com/gpu.deploy.device-plugin": "false"}
 
 
-def test_al2023_pool_keeps_the_operator_device_plugin_and_has_an_on_demand_fallback():
+def test_al2023_pool_keeps_the_operator_device_plugin_and_falls_back_within_its_one_nodepool():
     pools = node_pools(al2023())
-    assert list(pools) == ["gpu-al2023", "gpu-al2023-on-demand"]
-    spot, fallback = pools["gpu-al2023"], pools["gpu-al2023-on-demand"]
-    assert (spot["weight"], fallback["weight"]) == (pool.PRIMARY_WEIGHT, pool.FALLBACK_WEIGHT) == (100, 10)
-    assert fallback["template"]["spec"]["requirements"][1]["values"] == ["on-demand"]
-    assert fallback["template"]["metadata"] == spot["template"]["metadata"]
-    assert fallback["limits"] == spot["limits"] and fallback["disruption"] == spot["disruption"]
-    node_labels = spot["template"]["metadata"]["labels"]
+    assert list(pools) == ["gpu-al2023"]
+    spec = pools["gpu-al2023"]
+    assert spec["weight"] == pool.POOL_WEIGHT == 100
+    assert spec["template"]["spec"]["requirements"][1] == {
+        "key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot", "on-demand"]}
+    assert spec["limits"] == {"nvidia.com/gpu": "4"}
+    node_labels = spec["template"]["metadata"]["labels"]
     assert node_labels["nvidia.com/gpu.deploy.driver"] == "false"
     assert node_labels["nvidia.com/gpu.deploy.container-toolkit"] == "false"
     assert "nvidia.com/gpu.deploy.device-plugin" not in node_labels
@@ -337,16 +396,38 @@ def test_al2023_pool_keeps_the_operator_device_plugin_and_has_an_on_demand_fallb
         "volumeSize": "100Gi", "volumeType": "gp3", "encrypted": True, "deleteOnTermination": True}}]
 
 
-def test_prod_pool_is_spot_first_with_an_on_demand_fallback_beside_the_ubuntu_baseline():
+def test_prod_pool_is_one_nodepool_spot_first_then_on_demand_under_one_gpu_budget():
     pools = node_pools(prod())
-    assert {name: (spec["weight"], spec["template"]["spec"]["requirements"][1]["values"])
-            for name, spec in pools.items()} == {"l4-spot-burst": (100, ["spot"]),
-                                                 "l4-spot-burst-on-demand": (10, ["on-demand"])}
-    for spec in pools.values():
-        assert spec["limits"] == {"nvidia.com/gpu": "8"}
-        assert spec["template"]["metadata"]["labels"] == {
-            "gpu-platform.io/pool": "l4-spot-burst", "gpu-platform.io/os": "ubuntu-24.04",
-            "gpu-platform.io/driver": "580.173.02", "gpu-platform.io/driver-source": "operator"}
+    assert list(pools) == ["l4-spot-burst"]
+    spec = pools["l4-spot-burst"]
+    assert spec["template"]["spec"]["requirements"][1]["values"] == ["spot", "on-demand"]
+    assert spec["limits"] == {"nvidia.com/gpu": "8"}  # maxGpus: 8 GPUs in all, Spot and on-demand together
+    assert spec["template"]["spec"]["terminationGracePeriod"] == "24h"
+    assert spec["template"]["metadata"]["labels"] == {
+        "gpu-platform.io/pool": "l4-spot-burst", "gpu-platform.io/os": "ubuntu-24.04",
+        "gpu-platform.io/driver": "580.173.02", "gpu-platform.io/driver-source": "operator"}
+
+
+def test_every_pool_is_exactly_one_nodepool_so_its_gpu_limit_is_the_whole_budget():
+    for result in (dev(), prod(), al2023(), ubuntu_pinned()):
+        by_pool: dict[str, list[str]] = {}
+        for resource in result.of_type(NODE_POOL):
+            spec = resource.inputs["spec"]
+            by_pool.setdefault(spec["template"]["metadata"]["labels"]["gpu-platform.io/pool"], []).append(
+                resource.inputs["metadata"]["name"])
+        assert all(names == [name] for name, names in by_pool.items()), by_pool
+
+
+def test_capacity_types_are_karpenters_preference_order_with_the_fallback_added_once():
+    def base(**changes: Any) -> Any:
+        entry = {"name": "p", "os": "bottlerocket", "driverVersion": "580", "imageVersion": "v1.68.0",
+                 "instanceTypes": ["g6.xlarge"], **changes}
+        return KarpenterPoolConfig.model_validate(entry)
+    assert pool.capacity_types(base(capacityTypes=["spot"], onDemandFallback=True)) == ["spot", "on-demand"]
+    assert pool.capacity_types(base(capacityTypes=["on-demand", "spot"])) == ["spot", "on-demand"]
+    assert pool.capacity_types(base(capacityTypes=["spot"])) == ["spot"]
+    assert pool.capacity_types(base(capacityTypes=["on-demand"])) == ["on-demand"]
+    assert pool.capacity_types(base()) == ["on-demand"]
 
 
 def test_ubuntu_pool_selects_canonicals_image_by_id_with_bootstrap_user_data():
@@ -378,16 +459,15 @@ def test_every_nodepool_and_ec2nodeclass_validates_strictly_against_the_upstream
 def test_stack_outputs_name_the_queue_and_node_pools():
     outputs = resolved_exports(stack_values("prod"), stack="prod")
     assert outputs["karpenter"]["interruptionQueue"] == "gpu-prod-karpenter"
-    assert outputs["karpenter"]["nodePools"] == {"l4-spot-burst": ["l4-spot-burst", "l4-spot-burst-on-demand"]}
+    assert outputs["karpenter"]["nodePools"] == {"l4-spot-burst": ["l4-spot-burst"]}
     assert outputs["gpuNodeLabels"]["l4-spot-burst"]["gpu-platform.io/driver-source"] == "operator"
 
 
 def test_controller_iam_keeps_every_upstream_resource_and_condition_or_narrows_it():
     scope = iam.Scope(partition="aws", region="us-west-2", account="111122223333", cluster="gpu-dev")
-    names = {"node": "arn:aws:iam::111122223333:role/node", "profile": "arn:aws:iam::111122223333:instance-profile/p",
-             "queue": "arn:aws:sqs:us-west-2:111122223333:q"}
+    names = {"node": "arn:aws:iam::111122223333:role/node", "queue": "arn:aws:sqs:us-west-2:111122223333:q"}
     documents = (iam.node_lifecycle_policy(scope),
-                 iam.integration_policy(scope, names["node"], names["profile"], names["queue"]),
+                 iam.integration_policy(scope, names["node"], names["queue"]),
                  iam.resource_discovery_policy(scope))
     ours = {s["Sid"]: s for document in documents for s in document["Statement"]}
     substitutions = {"${AWS::Partition}": "aws", "${AWS::Region}": "us-west-2", "${AWS::AccountId}": "111122223333",
@@ -404,8 +484,10 @@ def test_controller_iam_keeps_every_upstream_resource_and_condition_or_narrows_i
                 continue
             mine = ours[theirs["Sid"]]
             assert mine.get("Condition") == theirs.get("Condition"), theirs["Sid"]
-            if theirs["Sid"] == "AllowInstanceProfileReadActions":  # narrowed: only the profile the program made
-                assert (theirs["Resource"], mine["Resource"]) == (
-                    "arn:aws:iam::111122223333:instance-profile/*", names["profile"])
-            else:
-                assert mine["Resource"] == theirs["Resource"], theirs["Sid"]
+            assert mine["Resource"] == theirs["Resource"], theirs["Sid"]
+
+
+def test_a_bottlerocket_pool_pins_its_nvidia_driver_tree_through_user_data():
+    spec = node_class(run(_with_pool(nvidiaDriverBranch="pb")))
+    assert spec["userData"] == '[settings.kernel.drivers.nvidia]\nbranch = "pb"\n'
+    assert "userData" not in node_class(dev())  # unset: Bottlerocket picks by GPU, Karpenter's own user data only

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.config import ConfigError, load_stack_config
+from components.config import ConfigError, KarpenterPoolConfig, load_stack_config
 from tests.components.harness import REPO, TODAY, run_rejected, stack_values
 
 FILE = "Pulumi.dev.yaml"
@@ -122,3 +122,12 @@ def test_an_instance_type_the_pinned_release_driver_cannot_drive():
     message = rejection(dev_with(instanceTypes=["g6.xlarge", "g7.2xlarge"]))
     assert 'karpenter.pools[0].driverVersion = "580": g7.2xlarge has RTX PRO 4500 Blackwell Server Edition' in message
     assert "needs driver 595 or later" in message
+
+
+def test_nvidia_driver_branch_is_a_bottlerocket_setting_only():
+    entry = {"name": "p", "os": "al2023", "driverVersion": "580", "imageVersion": "v20260917",
+             "instanceTypes": ["g6.xlarge"], "nvidiaDriverBranch": "pb"}
+    with pytest.raises(ValueError, match="nvidiaDriverBranch is Bottlerocket's"):
+        KarpenterPoolConfig.model_validate(entry)
+    entry.update(os="bottlerocket", imageVersion="v1.68.0")
+    assert KarpenterPoolConfig.model_validate(entry).nvidia_driver_branch == "pb"

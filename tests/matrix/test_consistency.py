@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterator
 from datetime import date
 from typing import Any
@@ -121,7 +122,14 @@ def test_every_instance_family_names_a_known_gpu_and_positive_counts(matrix: Mat
     gpus = {gpu.model for gpu in matrix.data.gpus}
     for family in matrix.data.instance_families:
         assert family.gpu_model in gpus, family.family
-        assert family.sizes and all(count > 0 for count in family.sizes.values()), family.family
+        assert family.sizes, family.family
+        for size, count in family.sizes.items():
+            # A fractional-GPU size advertises no whole GPU: count 0 exactly when it records its share.
+            assert (count == 0) == (size in family.gpu_fraction), (family.family, size)
+            assert count >= 0
+        assert set(family.gpu_fraction) <= set(family.sizes), family.family
+        assert all(re.fullmatch(r"1/\d+", share) for share in family.gpu_fraction.values()), family.family
+        assert not family.gpu_fraction or family.driver_kind == "grid", family.family
 
 
 def test_brief_instance_families_are_all_present(matrix: Matrix):
@@ -195,7 +203,7 @@ def test_every_row_was_reviewed_on_or_before_the_review_day(matrix: Matrix):
         for field in type(matrix.data).model_fields
         for row in (getattr(matrix.data, field) if isinstance(getattr(matrix.data, field), tuple) else ())
     }
-    assert max(reviewed) <= date(2026, 12, 1)  # the audit of issue 9; issue 32's Ubuntu 26.04 rows
+    assert max(reviewed) <= date(2026, 12, 1)  # the audits of issue 9 and 26; issue 32's Ubuntu 26.04 rows
 
 
 def test_newest_operator_matches_the_upstream_chart_defaults(matrix: Matrix):

@@ -125,19 +125,24 @@ def test_bottlerocket_1_29_variant_is_published_until_v1_58_0_by_check(capsys):
 
 
 def test_bottlerocket_1_37_variant_from_v1_68_0_by_check(capsys):
-    _, out = bottlerocket(capsys, "1.37", "v1.65.0")
-    assert "[mandatory] node-image-published: bottlerocket v1.65.0 publishes no aws-k8s-1.37-nvidia variant" in out
     _, out = bottlerocket(capsys, "1.37", "v1.68.0")
     assert "[ok] node-image-published: aws-k8s-1.37-nvidia variant is published in bottlerocket v1.68.0" in out
-    assert ("[advisory] baked-driver-branch: bottlerocket v1.68.0 carries R580 (580.178.04) and R595 (595.91.07); "
-            "no primary source says which one a node loads") in out
 
 
-def test_bottlerocket_1_37_branch_is_not_asserted(matrix: Matrix):
+def test_bottlerocket_1_37_branch_follows_the_gpu_unless_the_setting_pins_it(matrix: Matrix):
+    """Issue 26: ghostdog picks lts unless a GPU needs pb (RTX PRO 4500) or settings.kernel.drivers.nvidia.branch
+    pins one (bottlerocket-core-kit PR #1041)."""
     image = matrix.driver_for_image("bottlerocket", "v1.68.0", "g6.xlarge", "1.37", today=DAY)
     assert image is not None and image.drivers == ("580.178.04", "595.91.07")
-    assert matrix.driver_branch_for_image("bottlerocket", "v1.68.0", "g6.xlarge", "1.37", today=DAY) is None
+    assert matrix.driver_branch_for_image("bottlerocket", "v1.68.0", "g6.xlarge", "1.37", today=DAY) == 580
+    assert matrix.driver_branch_for_image("bottlerocket", "v1.68.0", "g7.2xlarge", "1.37", today=DAY) == 595
     assert matrix.driver_branch_for_image("bottlerocket", "v1.68.0", "g6.xlarge", "1.36", today=DAY) == 580
+    pinned = matrix.driver_for_image("bottlerocket", "v1.68.0", "g6.xlarge", "1.37", today=DAY, branch_pin="pb")
+    assert pinned is not None and (pinned.version, pinned.branch) == ("595.91.07", 595)
+    assert "settings.kernel.drivers.nvidia.branch = 'pb' activates 595.91.07" in pinned.rule
+    # One driver: the setting changes nothing on a variant that ships one tree.
+    single = matrix.driver_for_image("bottlerocket", "v1.68.0", "g6.xlarge", "1.36", today=DAY, branch_pin="pb")
+    assert single is not None and single.branch == 580
 
 
 # --- 2. NVIDIA_REQUIRE_CUDA decides before minor version compatibility, where the toolkit checks it ----------
@@ -190,11 +195,26 @@ def test_nvidia_cuda_12_8_1_on_r535_is_the_mvc_advisory_in_both_modes_by_check(c
 def test_operator_chart_enables_cdi_from_v25_10_0(matrix: Matrix):
     assert matrix.toolkit_mode_for_operator("v25.3.4") == "legacy"
     assert matrix.toolkit_mode_for_operator("v25.10.0") == "cdi"
-    assert matrix.toolkit_mode_for_operator("v26.7.0", cdi_enabled=False) == "legacy"
+    assert matrix.toolkit_mode_for_operator("v25.3.4", cdi_enabled=True) == "cdi"
 
 
-def cuda_pack(driver: str, cdi: bool | None) -> tuple[tuple[str, str], ...]:
+def test_cdi_off_leaves_the_toolkit_on_auto_which_is_jit_cdi_from_toolkit_1_18(matrix: Matrix):
+    """The operator sets the runtime mode only with CDI on; auto resolves to jit-cdi from toolkit v1.18.0
+    (nvidia-container-toolkit internal/info/auto.go), legacy before it."""
+    assert matrix.toolkit_mode_for_operator("v26.7.0", cdi_enabled=False) == "jit-cdi"  # toolkit v1.20.0
+    assert matrix.toolkit_mode_for_operator("v25.10.0", cdi_enabled=False) == "jit-cdi"  # toolkit v1.18.0
+    assert matrix.toolkit_mode_for_operator("v25.3.4", cdi_enabled=False) == "legacy"  # toolkit v1.17.8
+    assert matrix.toolkit_mode_for_operator("v99.0.0", cdi_enabled=False) is None  # not recorded: no guess
+    assert matrix.toolkit_mode_for_operator(None) is None
+    assert matrix.toolkit_checks_require("jit-cdi")[0] is False
+    assert matrix.toolkit_checks_require("legacy")[0] is True
+
+
+def cuda_pack(driver: str, cdi: bool | None, operator: str | None = None) -> tuple[tuple[str, str], ...]:
+    pinned: list[dict[str, object]] = (
+        [{"resource": "gpu-operator", "set": ["version"], "value": operator}] if operator else [])
     patch: list[dict[str, object]] = [
+        *pinned,
         {"resource": "gpu-dev-a10g", "set": ["labels", "gpu-platform.io/os"], "value": "ubuntu-22.04"},
         {"resource": "gpu-operator", "set": ["values", "driver", "version"], "value": driver},
         {"resource": "gpu-inference", "set": ["spec", "template", "spec", "containers", 0, "image"],
@@ -205,15 +225,20 @@ def cuda_pack(driver: str, cdi: bool | None) -> tuple[tuple[str, str], ...]:
     return tuple(v for v in pack("cuda-driver-compatible", patch) if "gpu-inference" in v[1])
 
 
-@pytest.mark.parametrize(("driver", "cdi", "level"), [
-    ("525.147.05", False, "mandatory"), ("525.147.05", None, "advisory"), ("545.29.06", False, "mandatory"),
-    ("535.309.01", False, "advisory"), ("535.309.01", None, "advisory"),
+@pytest.mark.parametrize(("driver", "cdi", "operator", "level"), [
+    ("525.147.05", False, None, "advisory"),  # v26.7.0, CDI off: toolkit v1.20.0 on auto = jit-cdi, no check
+    ("525.147.05", False, "v25.3.4", "mandatory"),  # toolkit v1.17.8 on auto = legacy, which checks
+    ("525.147.05", None, "v25.3.4", "mandatory"),  # v25.3.4's chart leaves CDI off
+    ("525.147.05", None, None, "advisory"), ("545.29.06", False, "v25.3.4", "mandatory"),
+    ("535.309.01", False, None, "advisory"), ("535.309.01", None, None, "advisory"),
 ])
-def test_nvidia_cuda_12_8_1_through_the_pack(driver, cdi, level):
-    (violation,) = cuda_pack(driver, cdi)
+def test_nvidia_cuda_12_8_1_through_the_pack(driver, cdi, operator, level):
+    (violation,) = cuda_pack(driver, cdi, operator)
     assert violation[0] == level
     if level == "mandatory":
         assert "NVIDIA_REQUIRE_CUDA asks cuda>=12.8 or one of R470, R535, R550, R560, R565" in violation[1]
+    elif driver.startswith("525") and cdi is False:
+        assert "the toolkit in jit-cdi mode does not check it" in violation[1]
 
 
 # --- gaps ----------------------------------------------------------------------------------------------------

@@ -29,10 +29,14 @@ MATRIX = load_matrix()
          " (judged as 580.65.06, the branch's first release: the pool pins no image release)"),
         ("580", "bottlerocket", "latest", "1.35", [], "580.65.06",
          " (judged as 580.65.06, the branch's first release: the pool pins no image release)"),
-        # 1.37 nodes of 1.68.0 carry two drivers and no source says which one loads.
-        ("580", "bottlerocket", "v1.68.0", "1.37", ["g6.xlarge"], "580.65.06",
-         " (judged as 580.65.06, the branch's first release: bottlerocket v1.68.0 is pinned but the matrix cannot "
-         "tell which driver it loads)"),
+        # 1.37 nodes of 1.68.0 carry two drivers; ghostdog activates lts (580.178.04) for a g6's L4 (issue 26).
+        ("580", "bottlerocket", "v1.68.0", "1.37", ["g6.xlarge"], "580.178.04",
+         " (judged as 580.178.04, what bottlerocket v1.68.0 ships; source: "
+         "https://bottlerocket.dev/en/os/1.68.x/version-information/gpu-drivers/1.68.0/)"),
+        # A 1.66.0 node's choice is still not documented: the weakest release of the branch.
+        ("580", "bottlerocket", "v1.66.0", "1.37", ["g6.xlarge"], "580.65.06",
+         " (judged as 580.65.06, the branch's first release: bottlerocket v1.66.0 is pinned but its driver table "
+         "is not confirmed)"),
         # The label names another branch than the release ships.
         ("570", "bottlerocket", "v1.68.0", "1.35", [], "570.86.15",
          " (judged as 570.86.15, the branch's first release: bottlerocket v1.68.0 is pinned but it ships "

@@ -9,7 +9,9 @@ Sources:
   `updateConfig.maxUnavailable` nodes at a time:
   https://docs.aws.amazon.com/eks/latest/userguide/managed-node-update-behavior.html
 - Karpenter disruption budgets (`spec.disruption.budgets[].nodes`) and `terminationGracePeriod`, past which a
-  draining node no longer waits on PDBs: https://karpenter.sh/docs/concepts/disruption/
+  draining node no longer waits on PDBs: https://karpenter.sh/docs/concepts/disruption/. Without it, a PDB
+  that never allows an eviction holds an expired node forever (issue 26), so every NodePool sets it, long
+  enough (24h by default) that a drain waits on the PDBs through any ordinary rollout.
 - `protect` / `retainOnDelete`: https://www.pulumi.com/docs/iac/concepts/options/protect/,
   https://www.pulumi.com/docs/iac/concepts/options/retainondelete/
 """
@@ -56,7 +58,8 @@ def test_nodepools_disrupt_one_node_at_a_time_and_wait_on_the_pdbs(stack: str):
     for pool in pools:
         spec = pool.inputs["spec"]
         assert spec["disruption"]["budgets"] == [{"nodes": "1"}], pool.name
-        assert "terminationGracePeriod" not in spec["template"]["spec"], pool.name
+        grace = spec["template"]["spec"]["terminationGracePeriod"]
+        assert grace == "24h", pool.name  # the config default; the drain waits on the PDBs for a day, then forces
 
 
 @pytest.mark.parametrize("stack", STACKS)

@@ -191,6 +191,8 @@ def test_up_of_a_shipped_stack_reports_once_that_a_real_up_would_refuse_it_and_j
     [refused] = doc["realUpRefused"]
     assert f"Pulumi.{stack}.yaml" in refused and "cluster.endpointPublicAccessCidrs[0]" in refused
     assert "RFC 5737 documentation range" in refused and "fix:" in refused
+    # Every section's documentation values, not only the cluster's (issue 25): the model snapshot id.
+    assert 'inferenceServices[0].modelVolume.snapshotId = "snap-0123456789abcdef0"' in refused
     assert REAL_UP_REFUSED not in run.stderr  # reported once, in the document
     assert not [v for v in doc["violations"] if "can't run policy" in v["message"]]
     assert any(r["type"] == "aws:eks/cluster:Cluster" for r in doc["resources"])  # the update was judged

@@ -237,7 +237,10 @@ def test_stack_previews_deterministically(stack_preview, run_preview):
 def test_stack_json_is_one_document_with_the_contract_keys(stack_preview):
     doc = json.loads(stack_preview.stdout)
     assert {"stack", "resources", "violations", "not_seen_offline"} <= set(doc)
-    assert all(set(r) == {"urn", "type", "name", "parent", "inputs"} for r in doc["resources"])
+    assert all(set(r) == {"urn", "type", "name", "parent", "inputs", "options"} for r in doc["resources"])
+    # Each resource's options, as the engine will apply them (issue 25).
+    assert all(set(r["options"]) == {"protect", "retainOnDelete", "customTimeouts", "dependsOn", "ignoreChanges"}
+               for r in doc["resources"])
     assert all(set(v) == {"policy", "enforcement", "urn", "message", "blocks"} for v in doc["violations"])
     assert all(v["enforcement"] in ("mandatory", "advisory") for v in doc["violations"])
     assert all(v["blocks"] in ("before-create", "after-update") for v in doc["violations"])

@@ -59,8 +59,19 @@ class RecordedResource:
     emulated: str = ""
 
     def as_json(self) -> dict[str, Any]:
-        """The resource as `python -m tools.preview --json` prints it."""
-        return {"urn": self.urn, "type": self.type, "name": self.name, "parent": self.parent, "inputs": self.inputs}
+        """The resource as `python -m tools.preview --json` prints it, with the options that decide what the engine
+        does with it (`protect`, `retainOnDelete`, `customTimeouts` in Go durations, `dependsOn` URNs,
+        `ignoreChanges` property paths): a reviewer and a test read them in the document and resources.json."""
+        create, update, delete = self.custom_timeouts
+        options = {
+            "protect": self.protect,
+            "retainOnDelete": self.retain_on_delete,
+            "customTimeouts": {k: v for k, v in (("create", create), ("update", update), ("delete", delete)) if v},
+            "dependsOn": sorted(self.dependencies),
+            "ignoreChanges": list(self.ignore_changes),
+        }
+        return {"urn": self.urn, "type": self.type, "name": self.name, "parent": self.parent, "inputs": self.inputs,
+                "options": options}
 
 
 @dataclass(frozen=True)

@@ -161,7 +161,8 @@ def check(
     image_version: Annotated[str | None, typer.Option(help=IMAGE_VERSION_HELP)] = None,
     toolkit_mode: Annotated[
         str | None,
-        typer.Option(help="How the container toolkit injects GPUs: legacy or cdi (default: the operator chart's)"),
+        typer.Option(help="How the container toolkit injects GPUs: legacy, cdi or jit-cdi (default: the operator "
+                          "chart's; CDI off on toolkit v1.18.0+ is jit-cdi)"),
     ] = None,
     disable_require: Annotated[
         bool, typer.Option(help="The container sets NVIDIA_DISABLE_REQUIRE=true (no NVIDIA_REQUIRE_CUDA check)")
@@ -180,9 +181,10 @@ def check(
     if kubelet is not None and kubernetes is None:
         raise UsageProblem("--kubelet needs --kubernetes (the control plane version it is compared with)")
     _image_version(os_value, image_version)
-    if toolkit_mode is not None and toolkit_mode not in ("legacy", "cdi"):
-        raise UsageProblem(f"--toolkit-mode {toolkit_mode!r} is not a mode; use legacy or cdi")
-    mode: ToolkitMode | None = "cdi" if toolkit_mode == "cdi" else "legacy" if toolkit_mode == "legacy" else None
+    modes: dict[str, ToolkitMode] = {"legacy": "legacy", "cdi": "cdi", "jit-cdi": "jit-cdi"}
+    if toolkit_mode is not None and toolkit_mode not in modes:
+        raise UsageProblem(f"--toolkit-mode {toolkit_mode!r} is not a mode; use legacy, cdi or jit-cdi")
+    mode: ToolkitMode | None = modes.get(toolkit_mode) if toolkit_mode is not None else None
     assumptions = (
         ["no --instance-type: the GPU is assumed to be a data-center GPU (CUDA forward compatibility needs one)"]
         if cuda is not None and instance_type is None

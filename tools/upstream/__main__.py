@@ -7,7 +7,8 @@
 ../shared), else downloads it from its pinned commit (GPU_PLATFORM_UPSTREAM_URL, default
 https://raw.githubusercontent.com); `--download` skips the local copy. Every file is checked against its
 sha256. Exit 0: the cache holds exactly the pinned files; 1: a file was refused or is missing (each one
-named on stderr); 2: bad arguments or an unreadable lockfile.
+named on stderr); 2: bad arguments or an unreadable lockfile. An optional pin that could not be fetched is
+named on one `note:` line and does not fail the fill.
 """
 
 from __future__ import annotations
@@ -62,9 +63,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     size = sum(o.pin.size for o in outcomes if o.action != "refused")
     for line in refusal_lines(outcomes, shared=shared, local=local, base=base):
         print(line, file=sys.stderr)
+    for o in outcomes:
+        if o.action == "unavailable" and not counts["refused"]:  # offline, the refusal lines already say why
+            print(f"note: optional {o.pin.file} not fetched ({o.pin.optional}); the tests that read it skip: "
+                  f"{o.problem}", file=sys.stderr)
     origin = f"copied from {local}" if local else f"downloaded from {base}"
     print(f"{cache}: {len(pins)} pinned files ({size / 1e6:.1f} MB): {counts['kept']} already verified, "
-          f"{counts['copied'] + counts['downloaded']} {origin}, {counts['refused']} refused")
+          f"{counts['copied'] + counts['downloaded']} {origin}, {counts['refused']} refused"
+          + (f", {counts['unavailable']} optional unavailable" if counts["unavailable"] else ""))
     return 1 if counts["refused"] else 0
 
 

@@ -57,7 +57,8 @@ def get(url: str, timeout_s: float) -> bytes:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What happened to one pin: kept, copied (from the local copy), downloaded, or refused (with why).
+    """What happened to one pin: kept, copied (from the local copy), downloaded, refused (with why), or, for an
+    optional pin that could not be fetched, unavailable (with why).
 
     `cause` of a refusal: "sha256" (wrong bytes), "http" (the server answered with an error), "unreachable" (no
     server answered) or "not-tried" (an earlier download found the base unreachable).
@@ -107,6 +108,13 @@ def _one(pin: Pin, cache: Path, local: Path | None, base: str, *, timeout_s: flo
     return Outcome(pin, "refused" if problem else action, problem, "sha256" if problem else "")
 
 
+def _optional(outcome: Outcome) -> Outcome:
+    """An optional pin that could not be fetched is unavailable, not refused; wrong bytes stay a refusal."""
+    if outcome.action == "refused" and outcome.pin.optional and outcome.cause != "sha256":
+        return Outcome(outcome.pin, "unavailable", outcome.problem, outcome.cause)
+    return outcome
+
+
 def fill(pins: Sequence[Pin], cache: Path, *, local: Path | None, base: str, timeout_s: float = 30.0,
          workers: int = 8) -> list[Outcome]:
     """Bring the cache to exactly the pinned files; one Outcome per pin, in pin order."""
@@ -114,7 +122,7 @@ def fill(pins: Sequence[Pin], cache: Path, *, local: Path | None, base: str, tim
     unreachable = threading.Event()
     with ThreadPoolExecutor(max_workers=workers) as pool:
         outcomes = list(pool.map(
-            lambda p: _one(p, cache, local, base, timeout_s=timeout_s, unreachable=unreachable), pins))
+            lambda p: _optional(_one(p, cache, local, base, timeout_s=timeout_s, unreachable=unreachable)), pins))
     pinned = {cache / p.file for p in pins}
     for path in sorted(cache.rglob("*"), reverse=True):
         if path.is_file() and path not in pinned:
@@ -125,11 +133,14 @@ def fill(pins: Sequence[Pin], cache: Path, *, local: Path | None, base: str, tim
 
 
 def missing(pins: Sequence[Pin], cache: Path) -> list[str]:
-    """The pinned files the cache lacks or holds with other bytes (what `verify` reports)."""
+    """The pinned files the cache lacks or holds with other bytes (what `verify` reports); an absent optional pin
+    is not missing (its tests skip with its reason)."""
     out = []
     for pin in pins:
         path = cache / pin.file
         if not path.is_file():
+            if pin.optional:
+                continue
             out.append(f"{pin.file}: absent from {cache}")
         elif sha256_of(path.read_bytes()) != pin.sha256:
             out.append(f"{pin.file}: sha256 in {cache} is not the pinned {pin.sha256}")

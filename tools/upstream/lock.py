@@ -11,6 +11,10 @@ Places, each overridable by the environment:
   `../shared` next to the repository, as on this project's machines;
 - the download base: `GPU_PLATFORM_UPSTREAM_URL`, default https://raw.githubusercontent.com
   (`<base>/<repository>/<commit>/<path>`).
+
+A pin may carry `optional`: why it may be absent (a file the local copy does not hold, fetched only where the
+download base answers). `make upstream` then reports it as unavailable instead of failing, and the tests that
+read it skip with that reason, under CI=true too (tests/shared.py); every other pin stays required.
 """
 
 from __future__ import annotations
@@ -33,6 +37,9 @@ _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 _REPOSITORY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
+_KEYS = {"file", "repository", "commit", "path", "sha256", "size"}
+
+
 class LockError(Exception):
     """The lockfile is unreadable or a pin is malformed; the message names the file and the pin."""
 
@@ -47,6 +54,7 @@ class Pin:
     path: str
     sha256: str
     size: int
+    optional: str = ""
 
     def url(self, base: str = RAW_BASE) -> str:
         return f"{base.rstrip('/')}/{self.repository}/{self.commit}/{self.path}"
@@ -74,8 +82,9 @@ def sha256_of(data: bytes) -> str:
 
 
 def _pin(raw: object, where: str) -> Pin:
-    if not isinstance(raw, dict) or set(raw) != {"file", "repository", "commit", "path", "sha256", "size"}:
-        raise LockError(f"{where}: a pin has exactly file, repository, commit, path, sha256, size")
+    if not isinstance(raw, dict) or not _KEYS <= set(raw) <= _KEYS | {"optional"}:
+        raise LockError(f"{where}: a pin has exactly file, repository, commit, path, sha256, size "
+                        "(and optional, the reason it may be absent)")
     pin = Pin(**raw)
     problems = [
         ("file", isinstance(pin.file, str) and bool(pin.file) and not pin.file.startswith("/") and ".." not in
@@ -85,6 +94,7 @@ def _pin(raw: object, where: str) -> Pin:
         ("path", isinstance(pin.path, str) and bool(pin.path) and not pin.path.startswith("/")),
         ("sha256", isinstance(pin.sha256, str) and bool(_SHA256.match(pin.sha256))),
         ("size", isinstance(pin.size, int) and pin.size >= 0),
+        ("optional", isinstance(pin.optional, str) and ("optional" not in raw or bool(pin.optional.strip()))),
     ]
     bad = [name for name, ok in problems if not ok]
     if bad:
@@ -120,7 +130,8 @@ _HEADER = (
 def dump(pins: Iterable[Pin], path: Path = LOCK_PATH) -> None:
     """Write the lockfile: sorted by file, one pin per line, so a moved pin is a one-line diff."""
     ordered = sorted(pins, key=lambda p: p.file)
-    lines = [json.dumps(asdict(pin), separators=(", ", ": ")) for pin in ordered]
+    lines = [json.dumps({k: v for k, v in asdict(pin).items() if k != "optional" or v}, separators=(", ", ": "))
+             for pin in ordered]
     body = ",\n    ".join(lines)
     text = (f'{{\n  "comment": {json.dumps(_HEADER)},\n  "version": {LOCK_VERSION},\n'
             f'  "files": [\n    {body}\n  ]\n}}\n')

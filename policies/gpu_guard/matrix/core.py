@@ -35,6 +35,7 @@ class Matrix(ImageQueries):
         today: date | None = None,
         toolkit_mode: ToolkitMode | None = None,
         disable_require: bool = False,
+        branch_pin: str | None = None,
     ) -> list[Finding]:
         """Every finding for one node pool configuration. `cuda` is a version or an image reference;
         `image_version` pins the AL2023 / Bottlerocket release (None: the newest as of `today`);
@@ -47,10 +48,12 @@ class Matrix(ImageQueries):
         if os in BAKED_DRIVER_OS:
             node_kubernetes = kubelet or kubernetes
             if node_kubernetes is not None:
-                image = self.driver_for_image(os, image_version, instance_type, node_kubernetes, today=today)
+                image = self.driver_for_image(os, image_version, instance_type, node_kubernetes, today=today,
+                                              branch_pin=branch_pin)
                 image_judged = image is not None and image.release is not None
                 findings.extend(
-                    self.image_findings(os, image_version, instance_type, node_kubernetes, driver=driver, today=today)
+                    self.image_findings(os, image_version, instance_type, node_kubernetes, driver=driver, today=today,
+                                        branch_pin=branch_pin)
                 )
             else:
                 findings.extend(self._baked_driver_findings(os, parsed, today, image_version))
@@ -76,6 +79,10 @@ class Matrix(ImageQueries):
         if instance_type is not None:
             inst = self.instance_type(instance_type)
             findings.extend(self.architecture_support(instance_type, driver))
+            if inst is not None and inst.fraction is not None:
+                # What the pool is (the CLI and the config say it; the pack says it where a GPU request meets it,
+                # gpu-workload-schedulable): a share of one GPU on the GRID driver, no nvidia.com/gpu.
+                findings.append(self.fractional_gpu_finding(inst))
         if cuda is not None:
             if toolkit_mode is None and os not in BAKED_DRIVER_OS:
                 toolkit_mode = self.toolkit_mode_for_operator(operator)

@@ -22,7 +22,15 @@ from .rows import (
 _NVIDIA_CUDA_TAG = re.compile(r"^(?P<cuda>\d+\.\d+\.\d+)(?:-|$)")
 _NGC_TAG = re.compile(r"^(?P<release>\d{2}\.\d{2})(?:-|$)")
 
-ToolkitMode = Literal["legacy", "cdi"]
+ToolkitMode = Literal["legacy", "cdi", "jit-cdi"]
+
+
+def _release_key(version: str) -> tuple[int, ...]:
+    """v1.18.0 -> (1, 18, 0); ValueError when the string holds no number."""
+    parts = tuple(int(p) for p in re.findall(r"\d+", version)[:3])
+    if not parts:
+        raise ValueError(version)
+    return parts
 
 
 class CudaQueries(InstanceQueries):
@@ -69,21 +77,34 @@ class CudaQueries(InstanceQueries):
         return (row.checks, row.source) if row is not None else (mode == "legacy", self.data.mvc[0].source)
 
     def toolkit_mode_for_operator(self, operator: str | None, cdi_enabled: bool | None = None) -> ToolkitMode | None:
-        """How the GPU Operator's toolkit injects GPUs: the values' cdi.enabled when set, else the chart default of
-        that release (CDI from `operator_cdi_default`); None without an operator (the node image's toolkit)."""
-        if cdi_enabled is not None:
-            return "cdi" if cdi_enabled else "legacy"
-        if operator is None or not self.data.operator_cdi_default:
-            return None
-        since = self.data.operator_cdi_default[0].since
+        """How the GPU Operator's toolkit injects GPUs: `cdi` when CDI is on (the values' cdi.enabled, else the chart
+        default of that release, `operator_cdi_default`); with CDI off the operator leaves the toolkit's runtime
+        mode at `auto`, which resolves by the release's toolkit (`toolkit_auto_mode`: legacy before v1.18.0,
+        jit-cdi from it). None without an operator (the node image's toolkit) or for an unknown release."""
+        if operator is None:
+            return "cdi" if cdi_enabled else None
+        if cdi_enabled is None:
+            if not self.data.operator_cdi_default:
+                return None
+            try:
+                cdi_enabled = _release_key(operator) >= _release_key(self.data.operator_cdi_default[0].since)
+            except ValueError:
+                return None
+        if cdi_enabled:
+            return "cdi"
+        return self.toolkit_auto_mode(operator)
 
-        def key(version: str) -> tuple[int, ...]:
-            return tuple(int(p) for p in re.findall(r"\d+", version)[:3])
-
-        try:
-            return "cdi" if key(operator) >= key(since) else "legacy"
-        except ValueError:
+    def toolkit_auto_mode(self, operator: str) -> ToolkitMode | None:
+        """What `auto` resolves to on the toolkit of this operator release; None when the release is not recorded."""
+        row = next((r for r in self.data.operators if r.version == operator), None)
+        if row is None:
             return None
+        steps = sorted(self.data.toolkit_auto_mode, key=lambda r: _release_key(r.since))
+        mode: ToolkitMode = "legacy"
+        for step in steps:
+            if _release_key(row.toolkit) >= _release_key(step.since):
+                mode = step.mode
+        return mode
 
     def driver_cuda(self, branch: int) -> tuple[int, int] | None:
         """The CUDA version (major, minor) a driver of this branch reports (`native_cuda`: every release of a branch
@@ -175,7 +196,8 @@ class CudaQueries(InstanceQueries):
                 ]
             require_note = (
                 f" The image's NVIDIA_REQUIRE_CUDA does not admit R{parsed.branch} ({admitted} only): the toolkit in "
-                "CDI mode does not check it, but legacy mode would refuse the container."
+                f"{'CDI' if mode == 'cdi' else mode} mode does not check it, but legacy mode would refuse the "
+                "container."
             )
         if mvc is not None and same_major and driver_key >= parse_driver_version(mvc.floor):
             caveats = "; ".join(c.text for c in self.data.mvc_caveats)

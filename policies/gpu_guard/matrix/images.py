@@ -111,6 +111,7 @@ class ImageQueries(NodeQueries):
         k8s_version: str,
         *,
         today: date | None = None,
+        branch_pin: str | None = None,
     ) -> ImageDriver | None:
         """The driver a node of this image release, instance type and Kubernetes version loads.
 
@@ -134,7 +135,7 @@ class ImageQueries(NodeQueries):
         if row is None:
             return self._date_step_driver(os, pinned, minor, today, ever_published)
         versions = row.drivers.get(minor) or row.drivers.get("*") or ()
-        published = self._published(row, following, minor, exact, ever_published)
+        published = self._published(row, following, minor, exact, ever_published, pinned=pinned is not None)
         where = f"{os} {row.release}" if exact else f"{os} {pinned} (recorded step: {row.release})"
         if not versions:
             return ImageDriver(
@@ -142,7 +143,7 @@ class ImageQueries(NodeQueries):
                 (), None, None, f"{where} carries no driver for Kubernetes {minor}", row.source,
                 row.confirmed and exact,
             )
-        version, rule = self._resolve(row, versions, instance_type, where)
+        version, rule = self._resolve(row, versions, instance_type, where, branch_pin)
         branch = parse_driver_version(version).branch if version is not None else None
         return ImageDriver(
             os, pinned, row.release, exact, minor, published, self._published_set(row, ever_published),
@@ -150,32 +151,51 @@ class ImageQueries(NodeQueries):
         )
 
     @staticmethod
-    def _published_set(row: ImageRelease, ever_published: tuple[str, ...]) -> tuple[str, ...]:
-        listed = tuple(k for k in row.drivers if k != "*")
-        return listed if "*" not in row.drivers else tuple(sorted(set(listed) | set(ever_published)))
+    def _star_versions(row: ImageRelease, ever_published: tuple[str, ...]) -> tuple[str, ...]:
+        """The minors a `*` row publishes: its own `kubernetes` list when recorded, else every minor ever published."""
+        return row.kubernetes if row.kubernetes is not None else ever_published
 
-    @staticmethod
+    @classmethod
+    def _published_set(cls, row: ImageRelease, ever_published: tuple[str, ...]) -> tuple[str, ...]:
+        listed = tuple(k for k in row.drivers if k != "*")
+        if "*" not in row.drivers:
+            return listed
+        return tuple(sorted(set(listed) | set(cls._star_versions(row, ever_published)),
+                            key=lambda v: tuple(int(p) for p in v.split("."))))
+
+    @classmethod
     def _published(
-        row: ImageRelease, following: ImageRelease | None, minor: str, exact: bool, ever: tuple[str, ...]
+        cls, row: ImageRelease, following: ImageRelease | None, minor: str, exact: bool, ever: tuple[str, ...],
+        *, pinned: bool = True,
     ) -> bool | None:
-        in_next = following is None or minor in following.drivers or ("*" in following.drivers and minor in ever)
+        in_next = (following is None or minor in following.drivers
+                   or ("*" in following.drivers and minor in cls._star_versions(following, ever)))
         if minor in row.drivers:
             # Between two recorded rows, a variant the next row no longer lists may be gone already.
             return True if exact or in_next else None
         if "*" in row.drivers:
+            if row.kubernetes is not None:
+                # The release's own list: a pinned release publishes nothing outside it; an unpinned pool may get a
+                # newer release than the newest recorded one, so a minor outside the list stays unknown there.
+                return True if minor in row.kubernetes else (False if exact and pinned else None)
             return True if minor in ever else None
         if exact or following is None or not in_next:
             return False
         return None  # appears by the next recorded release; this release's own table is not recorded
 
     def _resolve(
-        self, row: ImageRelease, versions: tuple[str, ...], instance_type: str | None, where: str
+        self, row: ImageRelease, versions: tuple[str, ...], instance_type: str | None, where: str,
+        branch_pin: str | None = None,
     ) -> tuple[str | None, str]:
         listing = " and ".join(f"R{parse_driver_version(v).branch} ({v})" for v in versions)
         if len(versions) == 1:
             return versions[0], f"{where} ships one driver, {versions[0]}"
         if row.resolution == "undocumented":
             return None, f"{where} carries {listing}; no primary source says which one a node loads"
+        if row.resolution == "bottlerocket-branch-setting" and branch_pin in row.branch_setting:
+            pinned = row.branch_setting[branch_pin]
+            return pinned, (f"{where} carries {listing}; settings.kernel.drivers.nvidia.branch = {branch_pin!r} "
+                            f"activates {pinned} at boot whatever the GPU")
         inst = self.instance_type(instance_type) if instance_type else None
         first, second = versions[0], versions[1]
         if inst is None:
@@ -259,12 +279,15 @@ class ImageQueries(NodeQueries):
         *,
         instance_type: str | None = None,
         image_version: str | None = None,
+        branch_pin: str | None = None,
     ) -> int | None:
         """Driver branch a Bottlerocket/AL2023 NVIDIA node loads (the image's default one when it depends on
-        the GPU and no instance type is given); None for Ubuntu or when no source tells."""
+        the GPU and no instance type is given); None for Ubuntu or when no source tells. `branch_pin`: a
+        Bottlerocket node's settings.kernel.drivers.nvidia.branch."""
         if os not in BAKED_DRIVER_OS:
             return None
-        image = self.driver_for_image(os, image_version, instance_type, kubernetes, today=today)
+        image = self.driver_for_image(os, image_version, instance_type, kubernetes, today=today,
+                                      branch_pin=branch_pin)
         if image is None or not image.drivers:
             return None
         if image.branch is not None:
@@ -280,11 +303,14 @@ class ImageQueries(NodeQueries):
         *,
         driver: str | None = None,
         today: date | None = None,
+        branch_pin: str | None = None,
     ) -> list[Finding]:
         """Is an image of this release published for the Kubernetes version (rule node-image-published), and
-        is the declared driver the one its nodes load (rule baked-driver-branch)?"""
+        is the declared driver the one its nodes load (rule baked-driver-branch)? `branch_pin`: a Bottlerocket
+        pool's settings.kernel.drivers.nvidia.branch (lts / pb)."""
         today = today or date.today()
-        image = self.driver_for_image(os, image_version, instance_type, kubernetes, today=today)
+        image = self.driver_for_image(os, image_version, instance_type, kubernetes, today=today,
+                                      branch_pin=branch_pin)
         if image is None:
             return []
         findings = [self._published_finding(image)] if image.release is not None else []
@@ -329,6 +355,19 @@ class ImageQueries(NodeQueries):
             return f"aws-k8s-{image.kubernetes}-nvidia variant"
         return f"AL2023 NVIDIA AMI for Kubernetes {image.kubernetes}"
 
+    def _branch_setting_fix(self, image: ImageDriver, declared: int) -> str:
+        """", set nvidiaDriverBranch: pb (settings.kernel.drivers.nvidia.branch), " where the release selects its
+        driver by that setting and one of its values activates the declared branch; "" elsewhere."""
+        if image.resolution != "bottlerocket-branch-setting" or image.release is None or len(image.drivers) < 2:
+            return ""
+        row = next((r for r in self.image_releases(image.os) if r.release == image.release), None)
+        values = [value for value, version in (row.branch_setting.items() if row else ())
+                  if parse_driver_version(version).branch == declared]
+        if not values:
+            return ""
+        return (f"set the pool's nvidiaDriverBranch to {values[0]} (settings.kernel.drivers.nvidia.branch = "
+                f"{values[0]!r}), ")
+
     def _branch_finding(self, image: ImageDriver, driver: str, today: date) -> list[Finding]:
         rule = "baked-driver-branch"
         declared = parse_driver_version(driver).branch
@@ -354,12 +393,13 @@ class ImageQueries(NodeQueries):
         if image.branch is not None:
             if image.branch == declared:
                 return [Finding("ok", rule, f"{image.rule}; R{declared} as declared", image.source)]
+            setting = self._branch_setting_fix(image, declared)
             return [
                 Finding(
                     "mandatory",
                     rule,
-                    f"{image.rule}, not R{declared}; declare driver {image.branch} for this pool, or pin an image "
-                    "release whose driver it needs.",
+                    f"{image.rule}, not R{declared}; declare driver {image.branch} for this pool, {setting}or pin "
+                    "an image release whose driver it needs.",
                     image.source,
                     (str(image.branch),),
                 )
@@ -367,7 +407,8 @@ class ImageQueries(NodeQueries):
         if declared in branches:
             caveat = (
                 f"; a node whose GPU does not need it loads R{branches[0]}"
-                if declared != branches[0] and image.resolution == "al2023-open-supported-devices"
+                if declared != branches[0]
+                and image.resolution in ("al2023-open-supported-devices", "bottlerocket-branch-setting")
                 else ""
             )
             return [Finding("advisory", rule, f"{image.rule}{caveat}", image.source, tuple(map(str, branches)))]

@@ -43,6 +43,9 @@ class InstanceQueries(OperatorQueries):
             cpu_arch=row.cpu_arch,
             source=row.source,
             confirmed=row.confirmed and gpu.confirmed,
+            fraction=row.gpu_fraction.get(size),
+            driver_kind=row.driver_kind,
+            unsupported_branches=row.unsupported_branches,
         )
 
     def is_gpu_instance(self, name: str) -> bool:
@@ -88,6 +91,23 @@ class InstanceQueries(OperatorQueries):
                     nearest,
                 )
             )
+        if parsed.branch in inst.unsupported_branches:
+            nearest = tuple(
+                v for v in self.known_driver_versions()
+                if parse_driver_version(v).branch not in inst.unsupported_branches
+                and (gpu.min_driver is None or parse_driver_version(v) >= parse_driver_version(gpu.min_driver))
+            )[:NEAREST]
+            findings.append(
+                Finding(
+                    "mandatory",
+                    rule,
+                    f"{inst.name}, {_gpu_share(inst)} on the {inst.driver_kind.upper()} driver: driver "
+                    f"R{parsed.branch} does not support the {inst.family} family, so driver {driver} cannot drive "
+                    f"it. Use another branch: {fmt_versions(nearest)}.",
+                    inst.source,
+                    nearest,
+                )
+            )
         if gpu.min_driver is not None:
             floor = parse_driver_version(gpu.min_driver)
             below = parsed < floor if not parsed.is_branch_only else parsed.branch < floor.branch
@@ -111,3 +131,23 @@ class InstanceQueries(OperatorQueries):
                 )
             )
         return findings
+
+    @staticmethod
+    def fractional_gpu_finding(inst: InstanceType) -> Finding:
+        """What a fractional-GPU instance is: a share of one GPU on the GRID driver, no nvidia.com/gpu."""
+        return Finding(
+            "advisory",
+            "gpu-instance-fractional",
+            f"{inst.name} is {_gpu_share(inst)}, served by the {inst.driver_kind.upper()} driver: Karpenter reports "
+            "karpenter.k8s.aws/instance-gpu-count=0 and the node advertises no nvidia.com/gpu, so a pod requesting "
+            "nvidia.com/gpu never schedules on it, and a NodePool limit on nvidia.com/gpu does not bound it. Run "
+            "workloads that fit the GPU share and select the pool by its labels.",
+            inst.source,
+        )
+
+
+def _gpu_share(inst: InstanceType) -> str:
+    """"a fractional L4 (1/8 of one GPU)" or "1 x L4"."""
+    if inst.fraction is not None:
+        return f"a fractional {inst.gpu_model} ({inst.fraction} of one GPU)"
+    return f"{inst.gpus} x {inst.gpu_model}"

@@ -25,6 +25,9 @@ class InstanceType:
     cpu_arch: str
     source: str
     confirmed: bool
+    fraction: str | None = None  # a fractional-GPU size: its share of one GPU ("1/8"); gpus is then 0
+    driver_kind: str = "tesla"  # tesla (data-center driver) or grid (GRID vGPU guest driver)
+    unsupported_branches: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -226,7 +226,17 @@ class InstanceFamily(_Row):
     family: str = Field(description="Family, e.g. g5 or p6-b200")
     gpu_model: str = Field(description="GPU model (a row of `gpus`)")
     cpu_arch: Literal["x86_64", "arm64"] = Field(description="CPU architecture")
-    sizes: dict[str, int] = Field(description="GPU count per size, e.g. {xlarge: 1, 12xlarge: 4}")
+    sizes: dict[str, int] = Field(description="GPU count per size, e.g. {xlarge: 1, 12xlarge: 4}; 0 for a "
+                                              "fractional GPU (no nvidia.com/gpu is advertised)")
+    gpu_fraction: dict[str, str] = Field(
+        default_factory=dict, description="Fractional-GPU sizes: the share of one GPU each gets, e.g. {xlarge: 1/8}"
+    )
+    driver_kind: Literal["tesla", "grid"] = Field(
+        default="tesla", description="The driver flavour the instances need: tesla (data-center) or grid (vGPU guest)"
+    )
+    unsupported_branches: tuple[int, ...] = Field(
+        default=(), description="Driver branches documented not to support the family"
+    )
 
 
 class BakedDriver(_Row):
@@ -273,16 +283,28 @@ class ImageRelease(_Row):
     drivers: dict[str, tuple[str, ...]] = Field(
         description="Kubernetes minor (or *) -> driver versions or branches baked in, the default first"
     )
-    resolution: Literal["single", "al2023-open-supported-devices", "undocumented"] = Field(
+    resolution: Literal[
+        "single", "al2023-open-supported-devices", "bottlerocket-branch-setting", "undocumented",
+    ] = Field(
         default="single",
         description="How a node picks among several drivers: single (one driver), al2023-open-supported-devices "
-        "(amazon-eks-ami resolve-nvidia-driver.sh), undocumented (no primary source says)",
+        "(amazon-eks-ami resolve-nvidia-driver.sh), bottlerocket-branch-setting (ghostdog: the "
+        "settings.kernel.drivers.nvidia.branch pin, else the GPU), undocumented (no primary source says)",
+    )
+    branch_setting: dict[str, str] = Field(
+        default_factory=dict,
+        description="bottlerocket-branch-setting: each value of settings.kernel.drivers.nvidia.branch -> the driver "
+        "it activates, e.g. {lts: 580.178.04, pb: 595.91.07}",
     )
     second_tree_gpus: tuple[str, ...] = Field(
         default=(), description="GPU models (rows of gpus) that resolve to the second driver (the PB tree)"
     )
     first_tree_families: tuple[str, ...] = Field(
         default=(), description="Instance families forced onto the first driver whatever their GPU"
+    )
+    kubernetes: tuple[str, ...] | None = Field(
+        default=None,
+        description="A `*` row: the Kubernetes minors the release publishes, when known (else node_images.published)",
     )
 
     @field_validator("release", mode="before")
@@ -369,7 +391,9 @@ class ImageRequireCuda(_Row):
 class ToolkitRequireCheck(_Row):
     """Whether the NVIDIA Container Toolkit checks NVIDIA_REQUIRE_* in one GPU injection mode."""
 
-    mode: Literal["legacy", "cdi"] = Field(description="legacy: runtime hook + nvidia-container-cli; cdi: CDI specs")
+    mode: Literal["legacy", "cdi", "jit-cdi"] = Field(
+        description="legacy: runtime hook + nvidia-container-cli; cdi: CDI specs; jit-cdi: CDI specs the runtime "
+                    "generates per container")
     checks: bool = Field(description="Whether an unsatisfied NVIDIA_REQUIRE_CUDA stops the container")
 
 
@@ -377,6 +401,14 @@ class OperatorCdiDefault(_Row):
     """The first GPU Operator release whose chart enables CDI by default (`cdi.enabled: true` in values.yaml)."""
 
     since: str = Field(description="Operator release, e.g. v25.10.0")
+
+
+class ToolkitAutoMode(_Row):
+    """What the toolkit's runtime mode `auto` resolves to on a GPU (NVML) node, from a toolkit release on. The
+    GPU Operator sets the mode (`cdi`) only when CDI is enabled; otherwise the toolkit keeps `auto`."""
+
+    since: str = Field(description="First NVIDIA Container Toolkit release with this resolution, e.g. v1.18.0")
+    mode: Literal["legacy", "jit-cdi"] = Field(description="The mode `auto` resolves to from that release on")
 
 
 class UnconfirmedRelease(_Row):
@@ -423,6 +455,9 @@ class MatrixData(BaseModel):
     )
     toolkit_require_check: tuple[ToolkitRequireCheck, ...] = Field(
         default=(), description="Whether the container toolkit checks NVIDIA_REQUIRE_CUDA, per injection mode"
+    )
+    toolkit_auto_mode: tuple[ToolkitAutoMode, ...] = Field(
+        default=(), description="What the toolkit's `auto` runtime mode resolves to, by toolkit release"
     )
 
 

@@ -148,7 +148,8 @@ def baked_pool_drivers(matrix: Matrix, pool: Pool, os_name: OsName, kubernetes: 
     by_branch: dict[int, list[str]] = {}
     for instance_type in pool.instance_types or (None,):
         branch = matrix.baked_driver_branch(
-            os_name, kubernetes, today, instance_type=instance_type, image_version=image_version
+            os_name, kubernetes, today, instance_type=instance_type, image_version=image_version,
+            branch_pin=pool.driver_branch_pin,
         )
         if branch is not None:
             by_branch.setdefault(branch, []).extend([instance_type] if instance_type else [])

@@ -32,7 +32,7 @@ from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs
 
 from ..base import stack_policy
 from ..inventory import GPU_TAINT_KEY, Reach, Taint, Workload, build_inventory, tolerates
-from ..matrix import Matrix, load_matrix
+from ..matrix import InstanceType, Matrix, load_matrix
 from ..scheduling import selected, untolerated
 from ..views import Pool, is_gpu_taint
 from .gpu_nodes_tainted import gpu_reason
@@ -56,10 +56,17 @@ def _fits(matrix: Matrix, reach: Reach, gpus: int) -> bool:
     return False
 
 
+def _gpus_of(known: InstanceType) -> str:
+    """`1`, or for a fractional-GPU size what it is instead: no whole GPU, so no nvidia.com/gpu."""
+    if known.fraction is None:
+        return str(known.gpus)
+    return f"0: a fractional {known.gpu_model}, {known.fraction} of one GPU on the {known.driver_kind.upper()} driver"
+
+
 def _capacity(matrix: Matrix, reaches: list[Reach]) -> str:
     parts = []
     for reach in reaches:
-        sizes = [f"{t} ({known.gpus})" for t in reach.instance_types if (known := matrix.instance_type(t))]
+        sizes = [f"{t} ({_gpus_of(known)})" for t in reach.instance_types if (known := matrix.instance_type(t))]
         parts.append(f"{reach.pool.name!r}: {', '.join(sizes) or 'no GPU instance type'}")
     return "; ".join(parts)
 

@@ -1,0 +1,122 @@
+"""The numbers a model volume and its Deployment derive from the config: gp3 sizing, read time, timeouts.
+
+Pure integer functions, tested directly (tests/components/test_budget.py), used by the config check
+(components/config/serving.py: it refuses a `startupSeconds` that cannot cover the read) and by the
+manifests and resource options (model_volume.py, service.py). Nothing here imports the rest of the
+package, so the config may import it without a circle.
+
+gp3 (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html#gp3-performance): 3,000 IOPS and
+125 MiB/s included at any size; up to 80,000 IOPS at most 500 IOPS per GiB; up to 2,000 MiB/s at most
+0.25 MiB/s per provisioned IOPS (so IOPS >= 4 x MiB/s). The EBS CSI driver passes the StorageClass
+parameters `throughput` (MiB/s, default 125) and `iops` to CreateVolume
+(kubernetes-sigs/aws-ebs-csi-driver @ v1.64.0 docs/parameters.md:15-16; gp3 IOPS bounds pkg/cloud/cloud.go:80-82).
+
+How fast a restored volume can be read:
+- With Fast Snapshot Restore, at the volume's provisioned throughput, up to 1,000 MiB/s ("Volumes provisioned
+  with performance up to 64,000 IOPS and 1,000 MiB/s throughput receive the full performance benefit",
+  https://docs.aws.amazon.com/ebs/latest/userguide/ebs-fast-snapshot-restore.html).
+- With a provisioned volume initialization rate (100-300 MiB/s), at that rate
+  (https://docs.aws.amazon.com/ebs/latest/userguide/initalize-volume.html).
+- Otherwise blocks load lazily from S3 at a rate AWS documents only as one that "fluctuates" (same page).
+  The budget plans it at LAZY_MIBPS = 100 MiB/s, the slowest rate AWS documents for filling a restored
+  volume (the provisioned initialization rate's floor); a stack that needs a guarantee sets
+  `volumeInitializationRate` or `fastSnapshotRestore`.
+"""
+
+from __future__ import annotations
+
+import math
+
+MIB_PER_GIB = 1024
+GP3_BASE_MIBPS, GP3_MAX_MIBPS = 125, 2000
+GP3_BASE_IOPS, GP3_MAX_IOPS = 3000, 80000
+GP3_IOPS_PER_GIB = 500
+GP3_IOPS_PER_MIBPS = 4  # at most 0.25 MiB/s per provisioned IOPS
+FSR_MAX_MIBPS = 1000
+LAZY_MIBPS = 100
+# The default throughput reads the whole snapshot in this long; capped where FSR still gives full speed.
+TARGET_READ_SECONDS = 300
+DEFAULT_MAX_MIBPS = FSR_MAX_MIBPS
+# Startup budget = the read time, half of it again as margin (the rate is a plan, not a promise), and
+# SERVER_START_SECONDS for Triton to start and load the model into GPU memory once it is read (an allowance,
+# not a measurement).
+SERVER_START_SECONDS = 60
+# A new pod before its startup probe runs: a GPU node launched and joined (Karpenter, or the managed group),
+# the GPU Operator's driver on an Ubuntu node, and a pull of the multi-GiB Triton image. An allowance.
+POD_START_SECONDS = 900
+# terraform-provider-aws's FastSnapshotRestore waits through `enabling` and `optimizing` to `enabled` under a
+# 10-minute default create timeout (internal/service/ec2/ebs_fast_snapshot_restore.go:30, wait.go
+# waitFastSnapshotRestoreCreated); AWS documents optimizing at 60 minutes per TiB
+# (https://docs.aws.amazon.com/ebs/latest/userguide/ebs-fast-snapshot-restore.html, "Fast snapshot restore states").
+FSR_ENABLING_MINUTES = 10
+FSR_OPTIMIZING_MINUTES_PER_TIB = 60
+
+
+def default_throughput(snapshot_gib: int, size_gib: int) -> int:
+    """MiB/s that read the snapshot in TARGET_READ_SECONDS, within gp3's bounds for a volume of `size_gib`."""
+    wanted = math.ceil(snapshot_gib * MIB_PER_GIB / TARGET_READ_SECONDS)
+    ceiling = min(DEFAULT_MAX_MIBPS, max_iops(size_gib) // GP3_IOPS_PER_MIBPS)
+    return max(GP3_BASE_MIBPS, min(wanted, ceiling))
+
+
+def max_iops(size_gib: int) -> int:
+    """The most IOPS a gp3 volume of `size_gib` may have (never below the included 3,000)."""
+    return max(GP3_BASE_IOPS, min(GP3_MAX_IOPS, size_gib * GP3_IOPS_PER_GIB))
+
+
+def default_iops(throughput: int, size_gib: int) -> int:
+    """The fewest IOPS that carry `throughput` (0.25 MiB/s per IOPS), at least the included 3,000."""
+    return max(GP3_BASE_IOPS, min(max_iops(size_gib), throughput * GP3_IOPS_PER_MIBPS))
+
+
+def gp3_problem(throughput: int, iops: int, size_gib: int) -> str | None:
+    """Why gp3 refuses this combination (CreateVolume fails and every replica stays Pending), or None."""
+    if iops > max_iops(size_gib):
+        return (f"{iops} IOPS exceed gp3's {GP3_IOPS_PER_GIB} IOPS per GiB for a {size_gib} GiB volume "
+                f"({max_iops(size_gib)})")
+    if throughput * GP3_IOPS_PER_MIBPS > iops:
+        return (f"{throughput} MiB/s needs at least {throughput * GP3_IOPS_PER_MIBPS} IOPS on gp3 "
+                f"(0.25 MiB/s per IOPS), not {iops}")
+    return None
+
+
+def restore_rate(throughput: int, fast_snapshot_restore: bool, initialization_rate: int | None) -> tuple[int, str]:
+    """(MiB/s at which a new replica reads its restored volume, how that rate is known)."""
+    if fast_snapshot_restore:
+        return min(throughput, FSR_MAX_MIBPS), "Fast Snapshot Restore at the volume's throughput"
+    if initialization_rate is not None:
+        return min(throughput, initialization_rate), "the provisioned volume initialization rate"
+    return min(throughput, LAZY_MIBPS), "lazy loading from S3, planned at 100 MiB/s"
+
+
+def read_seconds(snapshot_gib: int, rate_mibps: int) -> int:
+    return math.ceil(snapshot_gib * MIB_PER_GIB / rate_mibps)
+
+
+def startup_needed(snapshot_gib: int, rate_mibps: int) -> int:
+    """The startup budget that covers reading the snapshot: read time x 1.5 + SERVER_START_SECONDS."""
+    return math.ceil(read_seconds(snapshot_gib, rate_mibps) * 3 / 2) + SERVER_START_SECONDS
+
+
+def minutes(seconds: int) -> str:
+    """A Pulumi custom timeout (a Go duration) in whole minutes, rounded up."""
+    return f"{math.ceil(seconds / 60)}m"
+
+
+def deployment_timeouts(startup_seconds: int, max_replicas: int) -> tuple[str, str]:
+    """(create, update) for the Deployment's await.
+
+    pulumi-kubernetes waits for a Deployment's replicas to be ready under a 10-minute default
+    (pulumi/pulumi-kubernetes @ v4.32.0 provider/pkg/await/deployment.go:105, :206; customTimeouts replace it).
+    Create: one pod from nothing, POD_START_SECONDS + the whole startup budget (which covers the read).
+    Update: the rolling update (maxSurge 1, maxUnavailable 0) starts the replicas one after the other, so
+    up to `max_replicas` times that.
+    """
+    one = POD_START_SECONDS + startup_seconds
+    return minutes(one), minutes(one * max(1, max_replicas))
+
+
+def fsr_create_timeout(snapshot_gib: int) -> str:
+    """FSR_ENABLING_MINUTES + 60 minutes per TiB of optimizing, e.g. 150 GiB -> 10 + 9 = 19m."""
+    optimizing = math.ceil(snapshot_gib * FSR_OPTIMIZING_MINUTES_PER_TIB / MIB_PER_GIB)
+    return f"{FSR_ENABLING_MINUTES + optimizing}m"

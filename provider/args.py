@@ -1,0 +1,169 @@
+"""Typed Args for the component package, derived from the stack-config models: one schema, one validation path.
+
+`args_type(Model)` turns a pydantic model of components/config (ClusterConfig, KarpenterPoolConfig, ...) into
+a TypedDict that `pulumi.provider.experimental`'s analyzer can read: every field keeps its Python name (the
+analyzer camel-cases it for the schema), a field with a default is `NotRequired` (the default stays in the
+model and applies when the input is absent), and each description is the model field's own. Nothing about a
+field (bounds, patterns, choices, defaults, cross checks) is written here: a change in the models flows into
+the schema and into the validation of every package consumer.
+
+The analyzer accepts str, int, float, bool, lists, dicts with str keys, TypedDicts and enums, and refuses
+unions (pulumi 3.272.0 pulumi/provider/experimental/analyzer.py:454-705: `is_simple`, `is_list`, `is_dict`,
+the custom-type branch, and "Union types are not supported" at 624-627). So a `Literal` becomes its value
+type (the choices are listed in the description and checked by the model), and `X | None` becomes X, not
+required.
+
+`to_model_values` turns what the provider host hands the component (Python names, integers as floats) back
+into the model's aliases, so `check_stack` validates exactly what a stack file would hold.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
+
+import pulumi
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticUndefined
+
+# TypedDicts built so far (by model), and the description of each property, by TypedDict name and field.
+_BUILT: dict[type[BaseModel], type] = {}
+DESCRIPTIONS: dict[str, dict[str, str]] = {}
+_SIMPLE = (str, int, float, bool)
+
+
+class NotPlainError(ValueError):
+    """A configuration input arrived as an Output (unknown until apply); the models validate plain values only."""
+
+
+def _strip(annotation: Any) -> Any:
+    """Annotated and Optional removed: the type the value has."""
+    while True:
+        origin = typing.get_origin(annotation)
+        if origin is Annotated:
+            annotation = typing.get_args(annotation)[0]
+        elif origin in (typing.Union, types.UnionType):
+            args = [a for a in typing.get_args(annotation) if a is not type(None)]
+            if len(args) != 1:
+                raise TypeError(f"{annotation}: a union the package schema cannot express")
+            annotation = args[0]
+        else:
+            return annotation
+
+
+def schema_type(annotation: Any) -> Any:
+    """The analyzer-readable type of a model field's annotation."""
+    annotation = _strip(annotation)
+    origin = typing.get_origin(annotation)
+    if origin is Literal:
+        kinds = {type(v) for v in typing.get_args(annotation)}
+        if len(kinds) != 1:
+            raise TypeError(f"{annotation}: a Literal of mixed types")
+        return kinds.pop()
+    if origin in (list, tuple):
+        return list[schema_type(typing.get_args(annotation)[0])]  # type: ignore[misc]
+    if origin is dict:
+        key, value = typing.get_args(annotation)
+        return dict[_strip(key), schema_type(value)]  # type: ignore[misc]
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return args_type(annotation)
+    if annotation in _SIMPLE:
+        return annotation
+    raise TypeError(f"{annotation}: no package schema type for it")
+
+
+def _choices(annotation: Any) -> list[str]:
+    annotation = _strip(annotation)
+    if typing.get_origin(annotation) in (list, tuple):
+        annotation = _strip(typing.get_args(annotation)[0])
+    if typing.get_origin(annotation) is Literal:
+        return [str(v) for v in typing.get_args(annotation)]
+    return []
+
+
+def _description(info: FieldInfo) -> str:
+    text = info.description or ""
+    choices = _choices(info.annotation)
+    if choices and not all(c in text for c in choices):
+        text += f" One of: {', '.join(choices)}."
+    return text.strip()
+
+
+def args_type(model: type[BaseModel]) -> type:
+    """The TypedDict of `model`, named like it, built once."""
+    built = _BUILT.get(model)
+    if built is not None:
+        return built
+    fields: dict[str, Any] = {}
+    DESCRIPTIONS[model.__name__] = {}
+    for name, info in model.model_fields.items():
+        typ = schema_type(info.annotation)
+        has_default = info.default is not PydanticUndefined or info.default_factory is not None
+        fields[name] = NotRequired[typ] if has_default else typ
+        DESCRIPTIONS[model.__name__][name] = _description(info)
+    typed: type = TypedDict(model.__name__, fields)  # type: ignore[misc]  # built from the model, by name
+    typed.__module__ = __name__
+    typed.__doc__ = (model.__doc__ or model.__name__).strip()
+    _BUILT[model] = typed
+    return typed
+
+
+def _field_schema_name(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def schema_names(model: type[BaseModel]) -> dict[str, str]:
+    """Model alias -> the property name in the package schema (`diskSizeGiB` -> `diskSizeGib`)."""
+    return {(info.alias or name): _field_schema_name(name) for name, info in model.model_fields.items()}
+
+
+def renamed_aliases() -> dict[str, str]:
+    """Every model alias the schema spells otherwise, over the models built so far (nested ones included)."""
+    return {alias: schema for model in _BUILT for alias, schema in schema_names(model).items() if alias != schema}
+
+
+def to_model_values(model: type[BaseModel], value: Any) -> Any:
+    """Python-named inputs -> the model's aliases, integral floats of int fields back to int; unknown keys kept."""
+    if isinstance(value, _OUTPUT_TYPES):
+        raise NotPlainError("a configuration value must be plain (known when the program runs), not an Output")
+    if not isinstance(value, Mapping):
+        return value
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        info = model.model_fields.get(key)
+        if info is None:
+            out[key] = item
+            continue
+        out[info.alias or key] = _convert(info.annotation, item)
+    return out
+
+
+def _convert(annotation: Any, value: Any) -> Any:
+    if isinstance(value, _OUTPUT_TYPES):
+        raise NotPlainError("a configuration value must be plain (known when the program runs), not an Output")
+    try:
+        annotation = _strip(annotation)
+    except TypeError:
+        return value
+    origin = typing.get_origin(annotation)
+    if origin in (list, tuple) and isinstance(value, list):
+        inner = typing.get_args(annotation)[0]
+        return [_convert(inner, v) for v in value]
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return to_model_values(annotation, value)
+    # Numbers cross the provider protocol as doubles, and the SDK's int conversion is overwritten right after
+    # it is made (pulumi 3.272.0 pulumi/provider/experimental/component.py:276-287), so an int field gets 8.0.
+    if annotation is int and isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+
+
+
+
+_OUTPUT_TYPES = (pulumi.Output,)
