@@ -16,6 +16,8 @@
    Remediate and Analyze per resource, AnalyzeStack), and the clock stops at the answer of the last
    AnalyzeStack: the stack verdict. The pack's CPU is its process's user + system time
    (/proc/PID/stat) over the same span.
+3. The gRPC floor: as many calls again to the same process, each an empty `Remediate` the servicer answers
+   without policy work: what the Python gRPC server costs per call, which no pack can go below.
 
 Reports the median and worst of wall and CPU, and the calls replayed. `bench/preview.py` runs it too
 (`--pack-services`). Speed is measured here, never asserted by a test.
@@ -130,6 +132,7 @@ class Replay:
     cpu_s: float
     startup_cpu_s: float
     calls: dict[str, int]
+    floor_cpu_s: float = 0.0  # the same number of calls answered with no policy work (an empty Remediate)
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -173,8 +176,16 @@ def replay(recording: Path) -> Replay:
                     raise SystemExit(f"bench: the pack failed {method}: {exc.details()}{pack.stderr_tail()}") from None
         wall = time.perf_counter() - start
         cpu = _cpu_seconds(pid) - cpu_before
+        # The gRPC floor: as many calls, each a Remediate of a resource no policy looks at (no remediating
+        # policy: the servicer answers at once), so what is left is the server's own cost per call.
+        empty = analyzer_pb2.AnalyzeRequest(type="bench:index:Nothing", urn="urn:pulumi:b::b::bench:index:Nothing::n",
+                                            name="n")
+        before_floor = _cpu_seconds(pid)
+        for _ in requests:
+            stub.Remediate(empty, timeout=300)
+        floor = _cpu_seconds(pid) - before_floor
         channel.close()
-    return Replay(wall, cpu, cpu_before, counts)
+    return Replay(wall, cpu, cpu_before, counts, floor)
 
 
 def summary(replays: Sequence[Replay]) -> dict[str, Any]:
@@ -184,6 +195,7 @@ def summary(replays: Sequence[Replay]) -> dict[str, Any]:
         "wall_median_s": statistics.median(walls), "wall_worst_s": max(walls),
         "cpu_median_s": statistics.median(cpus), "cpu_worst_s": max(cpus),
         "startup_cpu_median_s": statistics.median(r.startup_cpu_s for r in replays),
+        "floor_cpu_median_s": statistics.median(r.floor_cpu_s for r in replays),
         "calls": replays[0].calls if replays else {},
     }
 

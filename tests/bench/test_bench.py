@@ -98,10 +98,11 @@ def test_the_pack_replay_summary_and_its_lines() -> None:
     from bench.preview import pack_lines  # noqa: PLC0415
 
     calls = {"Analyze": 3, "AnalyzeStack": 1}
-    result = summary([Replay(2.0, 0.5, 1.0, calls), Replay(3.0, 0.9, 1.2, calls), Replay(1.0, 0.7, 1.1, calls)])
+    result = summary([Replay(2.0, 0.5, 1.0, calls, 0.3), Replay(3.0, 0.9, 1.2, calls, 0.4),
+                      Replay(1.0, 0.7, 1.1, calls, 0.2)])
     assert (result["wall_median_s"], result["wall_worst_s"], result["cpu_median_s"], result["cpu_worst_s"]) == (
         2.0, 3.0, 0.7, 0.9)
     lines = pack_lines(result, 100, 10)
-    assert lines[-1] == "| 0.70 s | 0.90 s | 2.00 s | 3.00 s | 1.10 s | Analyze 3, AnalyzeStack 1 |"
+    assert lines[-1] == "| 0.70 s | 0.90 s | 2.00 s | 3.00 s | 0.30 s | 1.10 s | Analyze 3, AnalyzeStack 1 |"
     assert pack_lines(None, 0, 10) == ["not measured (`--pack-services 0`)"]
     assert _cpu_seconds(os.getpid()) > 0
