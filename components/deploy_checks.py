@@ -19,6 +19,16 @@ Each runs before any resource is registered and raises one ConfigError naming fi
 - A deployer without access (`check_deployer_access`): the identity running Pulumi is in none of the
   cluster's principal lists and the existing cluster has no access entry for it, so every Kubernetes
   step would fail. (Listing the creator is no longer a conflict: components/access.py adopts its entry.)
+- The Spot service-linked role taken (`check_spot_service_linked_role`): a pool can run Spot, the stack says
+  `karpenter.spotServiceLinkedRole: create`, and the account already holds `AWSServiceRoleForEC2Spot` (it ran
+  Spot before, another stack of the account made it, or this stack was destroyed: the role is retained). IAM
+  refuses the create with InvalidInput "Service role name AWSServiceRoleForEC2Spot has been taken in this
+  account" midway through `pulumi up`, after the cluster and more were created; the check stops the up before
+  anything is registered. Looked up with ListRoles by the role's path (`aws.iam.get_roles`, the provider's
+  aws_iam_roles data source), which answers an empty list where GetRole would fail with NoSuchEntity. In a
+  preview it is a warning (`REAL_UP_REFUSED` + the message, listed by tools.preview as `realUpRefused`), as
+  for a deployer without access: the account can still change before the up (the other stack destroyed), a
+  pull-request preview must show the whole plan, and the up itself is what fails.
 
 Sources:
 - RFC 5737 documentation ranges: https://www.rfc-editor.org/rfc/rfc5737
@@ -30,6 +40,14 @@ Sources:
 - Creator admin in pulumi-eks: https://github.com/pulumi/pulumi-eks/blob/master/nodejs/eks/cluster/cluster.ts
 - Access entry conflicts: https://docs.aws.amazon.com/eks/latest/APIReference/API_CreateAccessEntry.html
 - Session issuer of an assumed role: https://docs.aws.amazon.com/STS/latest/APIReference/API_GetCallerIdentity.html
+- A service-linked role's path is /aws-service-role/<service principal>/ and its name is the service's own:
+  https://docs.aws.amazon.com/IAM/latest/UserGuide/using-service-linked-roles.html; EC2 Spot's is
+  AWSServiceRoleForEC2Spot for spot.amazonaws.com:
+  https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/service-linked-roles-spot-instance-requests.html
+- ListRoles with PathPrefix (an empty list, no error, when nothing matches):
+  https://docs.aws.amazon.com/IAM/latest/APIReference/API_ListRoles.html, read by the aws_iam_roles data source:
+  https://registry.terraform.io/providers/hashicorp/aws/latest/docs/data-sources/iam_roles
+  (hashicorp/terraform-provider-aws website/docs/d/iam_roles.html.markdown, "Roles filtered by path prefix")
 """
 
 from __future__ import annotations
@@ -44,6 +62,7 @@ from components.config import (
     ClusterConfig,
     ConfigError,
     InferenceServiceConfig,
+    KarpenterConfig,
     Problem,
     raise_problems,
     stack_file_name,
@@ -59,6 +78,11 @@ PLACEHOLDER_HEX_RUNS: tuple[str, ...] = ("0123456789abcdef", "1234567890abcdef")
 
 # The warning a run in a documentation account logs instead of refusing (tools/preview/model.py reads it).
 REAL_UP_REFUSED = "a real `pulumi up` of this stack file would be refused: "
+
+# The EC2 Spot service-linked role: its service principal, name and IAM path (module docstring, sources).
+SPOT_SERVICE = "spot.amazonaws.com"
+SPOT_SERVICE_LINKED_ROLE = "AWSServiceRoleForEC2Spot"
+SPOT_ROLE_PATH = f"/aws-service-role/{SPOT_SERVICE}/"
 
 _CIDR_FIX = ("set the egress address of the machine that runs `pulumi up` (e.g. the output of "
              "`curl https://checkip.amazonaws.com` followed by /32) or your VPN range, or [] for a "
@@ -180,5 +204,33 @@ def check_deployer_access(config: ClusterConfig, deployer: str, *, cluster_exist
         "entries (it may be this one: its entry is created before any Kubernetes step)")
     if pulumi.runtime.is_dry_run():
         pulumi.log.warn(message)
+        return
+    raise ConfigError(message)
+
+
+def spot_service_linked_role_exists() -> bool:
+    """Whether the account holds AWSServiceRoleForEC2Spot (ListRoles by its path: no error when it has none)."""
+    return SPOT_SERVICE_LINKED_ROLE in aws.iam.get_roles(path_prefix=SPOT_ROLE_PATH).names
+
+
+def check_spot_service_linked_role(config: KarpenterConfig | None, *, exists: bool | None = None,
+                                   dry_run: bool | None = None) -> None:
+    """`karpenter.spotServiceLinkedRole: create` in an account that already has the role: refuse the up.
+
+    Asked only when a pool can run Spot and the mode is `create` (`exists`: default the account's answer).
+    A `pulumi up` raises one ConfigError before anything is registered; a preview warns (module docstring).
+    """
+    if config is None or not config.runs_spot or config.spot_service_linked_role != "create":
+        return
+    if not (spot_service_linked_role_exists() if exists is None else exists):
+        return
+    message = (
+        f"{stack_file_name()}: karpenter.spotServiceLinkedRole = \"create\": this account already has the Spot "
+        f"service-linked role {SPOT_SERVICE_LINKED_ROLE} (path {SPOT_ROLE_PATH}), so IAM would refuse to create "
+        "it (\"Service role name AWSServiceRoleForEC2Spot has been taken in this account\") midway through "
+        "`pulumi up`; fix: set karpenter.spotServiceLinkedRole: adopt (the stack imports the role and never "
+        "deletes it), or none when an account baseline manages it")
+    if pulumi.runtime.is_dry_run() if dry_run is None else dry_run:
+        pulumi.log.warn(REAL_UP_REFUSED + message)
         return
     raise ConfigError(message)

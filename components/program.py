@@ -10,7 +10,7 @@ import pulumi
 
 from components.cluster import Cluster
 from components.config import StackConfig
-from components.deploy_checks import refuse_documentation_values
+from components.deploy_checks import check_spot_service_linked_role, refuse_documentation_values
 from components.gpu_node_group import GpuManagedNodeGroup
 from components.gpu_operator import GpuOperatorRelease
 from components.karpenter import KarpenterController, KarpenterGpuPool
@@ -69,6 +69,7 @@ def build(config: StackConfig) -> Platform:
     from components.inference.serving import build_serving, monitoring_stack  # noqa: PLC0415
 
     refuse_documentation_values(config.cluster, services=config.inference_services)
+    check_spot_service_linked_role(config.karpenter)
     cluster = Cluster(config.cluster.name, config.cluster, config.system_node_group)
     platform = Platform(cluster=cluster)
     pools = {pool.name: pool for pool in config.gpu_pools()}

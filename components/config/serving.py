@@ -44,6 +44,7 @@ from components.inference import budget
 from policies.gpu_guard.wakes import wake_message
 
 DEFAULT_MODEL_REPOSITORY = "/models"
+STARTUP_MAX_SECONDS = 7200  # the most `startupSeconds` may be (its field's bound)
 _EKS_ADDON_VERSION_RE = re.compile(r"^v\d+\.\d+\.\d+-eksbuild\.\d+$")
 
 
@@ -70,16 +71,52 @@ def _eks_addon_version(value: str) -> str:
     return value
 
 
-# A standard five-field cron expression, as KEDA's cron scaler parses it (robfig/cron standard parser):
-# minute hour day-of-month month day-of-week. Source: https://keda.sh/docs/2.20/scalers/cron/
+# A standard five-field cron expression, as KEDA's cron scaler parses it: robfig/cron v3.0.1 (kedacore/keda @
+# v2.20.2 go.mod) with Minute | Hour | Dom | Month | Dow (pkg/scalers/cron_scaler.go:39). Each field is a
+# comma-separated list of `*` or `?`, a number or name, or a range `a-b`, each with an optional `/step`; the
+# bounds and names are robfig/cron's (spec.go `minutes` ... `dow`; parser.go getRange, parseIntOrName). It knows
+# no `L`, `W` or `#`. Source: https://keda.sh/docs/2.20/scalers/cron/, https://pkg.go.dev/github.com/robfig/cron/v3
 _CRON_RE = re.compile(r"^\S+( \S+){4}$")
-_CRON_FIELD_RE = re.compile(r"^[0-9A-Za-z*/,?-]+$")
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_DAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
+_CRON_FIELDS: tuple[tuple[str, int, int, dict[str, int]], ...] = (
+    ("minute", 0, 59, {}), ("hour", 0, 23, {}), ("day-of-month", 1, 31, {}),
+    ("month", 1, 12, {m: i + 1 for i, m in enumerate(_MONTHS)}),
+    ("day-of-week", 0, 6, {d: i for i, d in enumerate(_DAYS)}),
+)
+
+
+def _cron_value(text: str, low: int, high: int, names: dict[str, int]) -> int | None:
+    value = names.get(text.lower())
+    if value is None and text.isdigit():
+        value = int(text)
+    return value if value is not None and low <= value <= high else None
+
+
+def _cron_field_ok(field: str, low: int, high: int, names: dict[str, int]) -> bool:
+    for part in field.split(","):
+        span, _, step = part.partition("/")
+        if "/" in part and not (step.isdigit() and int(step) > 0):
+            return False
+        if span in ("*", "?"):
+            continue
+        ends = span.split("-")
+        values = [v for v in (_cron_value(e, low, high, names) for e in ends) if v is not None]
+        if len(ends) > 2 or len(values) != len(ends) or values != sorted(values):
+            return False
+    return True
 
 
 def _cron(value: str) -> str:
-    if not _CRON_RE.match(value) or not all(_CRON_FIELD_RE.match(f) for f in value.split()):
+    if not _CRON_RE.match(value):
         raise ConfigIssue("a cron expression has five fields: minute hour day-of-month month day-of-week",
                           nearest=["0 7 * * 1-5"])
+    for field, (name, low, high, names) in zip(value.split(), _CRON_FIELDS, strict=True):
+        if not _cron_field_ok(field, low, high, names):
+            raise ConfigIssue(
+                f"the {name} field {field!r} is not one KEDA's cron parser (robfig/cron standard) accepts: "
+                f"numbers {low}-{high}{' or names' if names else ''}, *, ?, ranges a-b, steps /n and lists; "
+                "no L, W or #", nearest=["0 7 * * 1-5"])
     return value
 
 
@@ -109,6 +146,16 @@ class WakeScheduleConfig(_Model):
     start: Cron = Field(description="Cron expression: when the window opens (the service wakes).")
     end: Cron = Field(description="Cron expression: when the window closes (KEDA may scale to zero after cooldown).")
 
+    @model_validator(mode="after")
+    def _start_is_not_end(self) -> WakeScheduleConfig:
+        # KEDA refuses the trigger: "start and end can not have exactly same time input"
+        # (kedacore/keda @ v2.20.2 pkg/scalers/cron_scaler.go:48-50), so the ScaledObject never works.
+        if self.start == self.end:
+            raise ConfigIssue("KEDA's cron trigger refuses a window whose start and end are the same expression",
+                              value=self.end, path=("end",), nearest=["0 19 * * 1-5"],
+                              fix="set end to when the window closes, after start")
+        return self
+
 
 class AutoscalingConfig(_Model):
     """`inferenceServices[].autoscaling`: a KEDA Prometheus trigger."""
@@ -121,7 +168,8 @@ class AutoscalingConfig(_Model):
     )
     fallback_replicas: int | None = Field(
         default=None, ge=1, le=1000, alias="fallbackReplicas",
-        description="Replicas KEDA holds while Prometheus cannot be queried (default: minReplicas, at least 1).",
+        description="Replicas KEDA holds while Prometheus cannot be queried (default: minReplicas, at least 1); "
+                    "only with minReplicas 1 or more (a fallback would wake a service that sleeps at zero).",
     )
     cooldown_seconds: int = Field(
         default=300, ge=30, le=86400, alias="cooldownSeconds",
@@ -133,14 +181,20 @@ class AutoscalingConfig(_Model):
                     "zero when its query reads only its own metrics (Triton's nv_*).",
     )
 
-    def triggers(self, prometheus_url: str, wake_replicas: int) -> list[dict[str, Any]]:
+    def triggers(self, prometheus_url: str, wake_replicas: int, scales_to_zero: bool) -> list[dict[str, Any]]:
         """The ScaledObject's triggers: the cron window first (when set), then the Prometheus query.
 
-        `ignoreNullValues: "false"`: an empty answer (a lost Triton scrape target) is an error, so KEDA holds
-        `fallback.replicas` instead of reading 0 and scaling the service down (kedacore/keda @ v2.20.2
-        pkg/scalers/prometheus_scaler.go:56, :267-272; fallback: https://keda.sh/docs/2.20/reference/scaledobject-spec/#fallback).
-        At zero replicas an error never activates the trigger, so it does not wake the service either
-        (pkg/scaling/executor/scale_scaledobjects.go:86-92): the cron window does.
+        `ignoreNullValues` (kedacore/keda @ v2.20.2 pkg/scalers/prometheus_scaler.go:56, :268-272):
+        - a service that scales to zero gets "true": at zero replicas the `nv_*` query is empty, and it must read
+          as 0 (inactive). As an error it would count toward `fallback`, and once the fallback is active KEDA
+          treats the trigger as active in its polling loop (pkg/fallback/fallback.go:142-170,
+          pkg/scaling/scale_handler.go:1003, :1023) and scales the target from zero
+          (pkg/scaling/executor/scale_scaledobjects.go:63-73; commit e414cb457, released in v2.19.0): the
+          service would wake minutes after every scale-in. Such a service has no `fallback` either
+          (components/inference/scaling.py); the cron window wakes it.
+        - a service that keeps at least one replica gets "false": an empty answer (a lost Triton scrape target)
+          is an error, so KEDA holds `fallback.replicas` instead of reading 0 and scaling the service down
+          (https://keda.sh/docs/2.20/reference/scaledobject-spec/#fallback).
         """
         out: list[dict[str, Any]] = []
         if self.wake_schedule is not None:
@@ -155,7 +209,7 @@ class AutoscalingConfig(_Model):
                 "query": self.query,
                 "threshold": self.threshold,
                 "activationThreshold": self.activation_threshold,
-                "ignoreNullValues": "false",
+                "ignoreNullValues": "true" if scales_to_zero else "false",
             },
         })
         return out
@@ -194,7 +248,8 @@ class ModelVolumeConfig(_Model):
         default=None, ge=100, le=300, alias="volumeInitializationRate",
         description="MiB/s at which each restored volume is filled from the snapshot (EBS provisioned "
                     "initialization rate, billed per restore); an alternative to Fast Snapshot Restore for "
-                    "services that scale out rarely.",
+                    "services that scale out rarely. Set beside fastSnapshotRestore, it wins: the volume is "
+                    "initialized at this rate, not with FSR.",
     )
     snapshot_size_gib: int | None = Field(
         default=None, ge=1, le=65536, alias="snapshotSizeGiB",
@@ -287,7 +342,7 @@ class InferenceServiceConfig(_Model):
         description="How long a stopping replica keeps serving in-flight requests (Triton --exit-timeout-secs).",
     )
     startup_seconds: int = Field(
-        default=600, ge=30, le=7200, alias="startupSeconds",
+        default=600, ge=30, le=STARTUP_MAX_SECONDS, alias="startupSeconds",
         description="How long a new replica may take to load its models before it is restarted.",
     )
     cpu: str = Field(default="2", description="CPU request per replica.")
@@ -330,6 +385,15 @@ class InferenceServiceConfig(_Model):
             return self
         rate, how = volume.restore_rate()
         needed = budget.startup_needed(volume.snapshot_gib, rate)
+        if needed > STARTUP_MAX_SECONDS:
+            # No startupSeconds can cover the read (the field stops at STARTUP_MAX_SECONDS): only a faster read can.
+            raise ConfigIssue(
+                f"a new replica reads its {volume.snapshot_gib} GiB snapshot at {rate} MiB/s ({how}): "
+                f"{budget.read_seconds(volume.snapshot_gib, rate)} s, {needed} s with the margin, more than the "
+                f"{STARTUP_MAX_SECONDS} s startupSeconds may allow, so the startup probe kills every replica while "
+                "the model loads",
+                value=self.startup_seconds, path=("startupSeconds",),
+                fix=self._faster_read_fix(volume))
         if self.startup_seconds < needed:
             raise ConfigIssue(
                 f"a new replica reads its {volume.snapshot_gib} GiB snapshot at {rate} MiB/s ({how}): "
@@ -340,6 +404,25 @@ class InferenceServiceConfig(_Model):
                 fix="raise startupSeconds, or make the read faster: modelVolume.throughputMiBps (gp3, up to 2000), "
                     "fastSnapshotRestore, or volumeInitializationRate")
         return self
+
+    @staticmethod
+    def _faster_read_fix(volume: ModelVolumeConfig) -> str:
+        """The read rates that bring the startup budget under STARTUP_MAX_SECONDS, each with the budget it needs."""
+        gib, options = volume.snapshot_gib, []
+        fsr_rate = min(budget.GP3_MAX_MIBPS, budget.FSR_MAX_MIBPS)
+        fsr = budget.startup_needed(gib, fsr_rate)
+        if fsr <= STARTUP_MAX_SECONDS and volume.volume_initialization_rate is None:
+            options.append(f"modelVolume.fastSnapshotRestore: true with modelVolume.throughputMiBps: {fsr_rate} "
+                           f"(startupSeconds {fsr})")
+        init_rate = budget.INIT_MAX_MIBPS
+        init = budget.startup_needed(gib, init_rate)
+        if init <= STARTUP_MAX_SECONDS:
+            options.append(f"modelVolume.volumeInitializationRate: {init_rate} with throughputMiBps at least "
+                           f"{init_rate} (startupSeconds {init})")
+        if not options:
+            return (f"no EBS restore rate reads {gib} GiB within {STARTUP_MAX_SECONDS} s: make the snapshot smaller "
+                    "(one model repository per service)")
+        return "make the read faster: " + ", or ".join(options)
 
     def wake_replicas(self) -> int:
         """Replicas the wake window holds: minReplicas, at least one."""
@@ -352,7 +435,7 @@ class InferenceServiceConfig(_Model):
             "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": self.name},
             "minReplicaCount": self.min_replicas,
             "maxReplicaCount": self.max_replicas,
-            "triggers": autoscaling.triggers(prometheus_url, self.wake_replicas()),
+            "triggers": autoscaling.triggers(prometheus_url, self.wake_replicas(), self.min_replicas == 0),
         }
 
     @property

@@ -16,7 +16,15 @@ How fast a restored volume can be read:
   with performance up to 64,000 IOPS and 1,000 MiB/s throughput receive the full performance benefit",
   https://docs.aws.amazon.com/ebs/latest/userguide/ebs-fast-snapshot-restore.html).
 - With a provisioned volume initialization rate (100-300 MiB/s), at that rate
-  (https://docs.aws.amazon.com/ebs/latest/userguide/initalize-volume.html).
+  (https://docs.aws.amazon.com/ebs/latest/userguide/initalize-volume.html), even where FSR is enabled: the rate
+  takes the place of FSR for that volume (restore_rate).
+  FSR has a quota: volume-creation credits, one bucket per snapshot per Availability Zone, of MIN(10, 1024 /
+  snapshot GiB) credits (at least 1), refilled at that many per hour; each volume created from the snapshot in
+  that zone spends one, and a volume created with the bucket empty gets no FSR and restores lazily
+  (https://docs.aws.amazon.com/ebs/latest/userguide/ebs-fast-snapshot-restore.html, "Volume creation credits").
+  prod's 150 GiB snapshot: 6 credits per zone per hour. The budget plans every replica at the FSR rate, so a
+  burst of new replicas beyond the bucket in one zone reads at the lazy rate below and may outlast
+  `startupSeconds` (docs/runbook.md entry 9).
 - Otherwise blocks load lazily from S3 at a rate AWS documents only as one that "fluctuates" (same page).
   The budget plans it at LAZY_MIBPS = 100 MiB/s, the slowest rate AWS documents for filling a restored
   volume (the provisioned initialization rate's floor); a stack that needs a guarantee sets
@@ -33,6 +41,7 @@ GP3_BASE_IOPS, GP3_MAX_IOPS = 3000, 80000
 GP3_IOPS_PER_GIB = 500
 GP3_IOPS_PER_MIBPS = 4  # at most 0.25 MiB/s per provisioned IOPS
 FSR_MAX_MIBPS = 1000
+INIT_MAX_MIBPS = 300  # the provisioned volume initialization rate's ceiling (initalize-volume.html; 100-300)
 LAZY_MIBPS = 100
 # The default throughput reads the whole snapshot in this long; capped where FSR still gives full speed.
 TARGET_READ_SECONDS = 300
@@ -81,11 +90,18 @@ def gp3_problem(throughput: int, iops: int, size_gib: int) -> str | None:
 
 
 def restore_rate(throughput: int, fast_snapshot_restore: bool, initialization_rate: int | None) -> tuple[int, str]:
-    """(MiB/s at which a new replica reads its restored volume, how that rate is known)."""
-    if fast_snapshot_restore:
-        return min(throughput, FSR_MAX_MIBPS), "Fast Snapshot Restore at the volume's throughput"
+    """(MiB/s at which a new replica reads its restored volume, how that rate is known).
+
+    The initialization rate is tested before FSR: when CreateVolume is given a VolumeInitializationRate for a
+    snapshot that has Fast Snapshot Restore enabled, the volume is initialized at that rate, not with FSR
+    (https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_CreateVolume.html, VolumeInitializationRate),
+    and the EBS CSI driver passes the StorageClass's rate to CreateVolume whenever it is set
+    (kubernetes-sigs/aws-ebs-csi-driver @ v1.64.0 pkg/cloud/cloud.go:930-931).
+    """
     if initialization_rate is not None:
         return min(throughput, initialization_rate), "the provisioned volume initialization rate"
+    if fast_snapshot_restore:
+        return min(throughput, FSR_MAX_MIBPS), "Fast Snapshot Restore at the volume's throughput"
     return min(throughput, LAZY_MIBPS), "lazy loading from S3, planned at 100 MiB/s"
 
 

@@ -13,6 +13,7 @@ from components import iam as node_iam
 from components import labels
 from components.cluster import KARPENTER_DISCOVERY_TAG, Cluster
 from components.config import KarpenterConfig
+from components.deploy_checks import SPOT_SERVICE, SPOT_SERVICE_LINKED_ROLE
 from components.karpenter import iam
 from components.karpenter.interruption import InterruptionQueue, interruption_queue
 
@@ -38,14 +39,14 @@ CONTROLLER_RESOURCES = {"cpu": "1", "memory": "1Gi"}
 # Source: https://github.com/aws/karpenter-provider-aws/blob/v1.14.1/website/content/en/docs/troubleshooting.md#L25-L37
 # Source: https://github.com/aws/karpenter-provider-aws/blob/v1.14.1/website/content/en/docs/getting-started/getting-started-with-karpenter/_index.md#L93-L96
 # Name and path: https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/service-linked-roles-spot-instance-requests.html
-SPOT_SERVICE = "spot.amazonaws.com"
+# (SPOT_SERVICE, SPOT_SERVICE_LINKED_ROLE: components/deploy_checks.py, whose check refuses `create` where the
+# account already holds the role.)
 
 # The node role's policies beyond every node's (components.iam.NODE_POLICIES): upstream's KarpenterNodeRole also
 # carries AmazonSSMManagedInstanceCore, which Bottlerocket's control container needs to register with SSM (the
 # way into a node without SSH). Source: .upstream-cache/iam/karpenter-cloudformation.yaml:22-26 (v1.14.1)
 # Source: https://bottlerocket.dev/en/os/latest/#/concepts/host-containers/ (control container: SSM agent)
 NODE_EXTRA_POLICIES: tuple[str, ...] = ("AmazonSSMManagedInstanceCore",)
-SPOT_SERVICE_LINKED_ROLE = "AWSServiceRoleForEC2Spot"
 
 
 def spot_service_linked_role_arn(partition: str, account: str) -> str:

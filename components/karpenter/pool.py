@@ -57,6 +57,18 @@ BOTTLEROCKET_OS_VOLUME_GIB = 4
 BOTTLEROCKET_DATA_DEVICE = "/dev/xvdb"
 
 
+
+# Deleting a NodePool or EC2NodeClass (destroy, a pool removed or renamed) waits on Karpenter's finalizers while
+# it drains and terminates the pool's nodes; pulumi-kubernetes gives a delete 10 minutes unless customTimeouts
+# says otherwise (pulumi/pulumi-kubernetes@94977969 provider/pkg/await/await.go:933-1020, `timeout :=
+# 10 * time.Minute`, overridden by the delete timeout). A drain under a PodDisruptionBudget of `maxUnavailable: 1`
+# evicts one replica at a time, each taking up to its terminationGracePeriodSeconds (components/inference:
+# preStop 15 s + drainSeconds + 15 s): prod's 8 replicas at drainSeconds 120 are 8 x 150 s = 20 min, plus the
+# instance's termination and the NodeClaim finalizer (a few minutes): 30 minutes. A drain held longer (a PDB
+# that allows no eviction) ends at the NodePool's terminationGracePeriod; the delete then times out with the
+# resource still in the state, and the next `pulumi destroy` or `up` waits for it again.
+DELETE_TIMEOUTS = pulumi.CustomTimeouts(delete="30m")
+
 def _volume(device: str, size_gib: int) -> dict[str, Any]:
     return {"deviceName": device, "ebs": {"volumeSize": f"{size_gib}Gi", "volumeType": "gp3", "encrypted": True,
                                           "deleteOnTermination": True}}
@@ -235,7 +247,7 @@ class KarpenterGpuPool(pulumi.ComponentResource):
             metadata=k8s.meta.v1.ObjectMetaArgs(name=pool.name),
             spec=spec,
             opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=after_crds,
-                                        ignore_changes=ignore),
+                                        ignore_changes=ignore, custom_timeouts=DELETE_TIMEOUTS),
         )
         arch = KUBERNETES_ARCH[cpu_arch]
         self.nodepool_specs = {pool.name: nodepool_spec(config, pool, arch=arch)}
@@ -247,7 +259,8 @@ class KarpenterGpuPool(pulumi.ComponentResource):
                 metadata=k8s.meta.v1.ObjectMetaArgs(name=nodepool),
                 spec=nodepool_spec_value,
                 opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider,
-                                            depends_on=[*after_crds, self.node_class]),
+                                            depends_on=[*after_crds, self.node_class],
+                                            custom_timeouts=DELETE_TIMEOUTS),
             )
             for nodepool, nodepool_spec_value in self.nodepool_specs.items()
         }

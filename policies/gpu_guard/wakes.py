@@ -7,11 +7,18 @@ the same answer with the same words, before any resource exists.
 How KEDA v2.20.2 decides (github.com/kedacore/keda @ v2.20.2):
 - Scale to zero: `minReplicaCount` absent means 0 (pkg/scaling/executor/scale_scaledobjects.go:57-61);
   `idleReplicaCount` (only 0 is valid) also idles the target at zero while no trigger is active (:70-72, :97).
-- From zero, only an *active* trigger scales the target up (scale_scaledobjects.go:63-72); while it sits at zero
-  the HPA is off, so `fallback` does not wake it either (:86-92).
+- From zero, only an *active* trigger scales the target up (scale_scaledobjects.go:63-73). A trigger whose
+  `fallback` is active counts as active: after `fallback.failureThreshold` failed polls GetMetricsWithFallback
+  returns the fallback metric with fallbackActive=true and no error (pkg/fallback/fallback.go:142-170), and the
+  polling loop sets `isActiveOrFallback := fallbackActive || isMetricActive` (pkg/scaling/scale_handler.go:1003,
+  :1023, read at :847), so the executor scales the target from zero (commit e414cb457, "apply fallback in polling
+  loop to enable scaling from zero", released in v2.19.0). Only the `scalingModifiers` fallback behavior returns
+  fallbackActive=false (fallback.go:145-153).
 - A Prometheus trigger is active when its value exceeds `activationThreshold`
   (pkg/scalers/prometheus_scaler.go:319); an empty result reads as 0 while `ignoreNullValues` is true, its
-  default (:56, :267-271), and is an error otherwise (:272). Either way an empty query never activates.
+  default (:56, :267-271), and is an error otherwise (:272). Either way an empty query never activates it by its
+  value; but as an error it counts toward `fallback`, which then wakes the target (above): a ScaledObject with a
+  `fallback` and such a trigger never sleeps (`never_sleeps`, the advisory scaled-workload-wakes-fallback).
 - cpu and memory triggers read the target's own pods; KEDA's webhook refuses them alone with minReplicaCount 0
   (apis/keda/v1alpha1/scaledobject_webhook.go:497-511).
 
@@ -184,3 +191,42 @@ def wake_message(subject: str, spec: Mapping[str, Any]) -> str | None:
     target, why = problem
     return (f"{subject} scales {target} to zero but nothing can wake it: {why}. Once at zero it never serves again. "
             f"Fix: {WAKE_FIX}.")
+
+
+# KEDA reads `ignoreNullValues` with Go's strconv.ParseBool (its typed trigger metadata, pkg/scalers/scalersconfig).
+_FALSE = frozenset({"0", "f", "F", "false", "FALSE", "False"})
+SLEEP_FIX = ('set ignoreNullValues "true" on that trigger (an empty result then reads as 0, inactive), or remove '
+             "fallback, or keep minReplicaCount at 1 or more")
+
+
+def errors_at_zero(trigger: Mapping[str, Any], target: str) -> str | None:
+    """Why `trigger` answers with an error while `target` has no pods: a Prometheus query of the workload's own
+    series with `ignoreNullValues` false (the empty result is an error, prometheus_scaler.go:268-272)."""
+    if trigger.get("type") != "prometheus":
+        return None
+    metadata = trigger.get("metadata") or {}
+    if str(metadata.get("ignoreNullValues", "true")) not in _FALSE:
+        return None
+    if trigger_cannot_wake(trigger, target) is None:
+        return None
+    return (f"the prometheus query {str(metadata.get('query', ''))!r} reads only the workload's own series and "
+            'has ignoreNullValues "false", so its empty result at zero replicas is an error')
+
+
+def never_sleeps(spec: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(the scaled workload, why) when it can reach zero but KEDA's fallback wakes it again: a `fallback` and a
+    trigger that errors at zero. None otherwise."""
+    fallback = spec.get("fallback")
+    if not scales_to_zero(spec) or not isinstance(fallback, Mapping):
+        return None
+    if fallback.get("behavior") == "scalingModifiers":
+        return None
+    target_ref = spec.get("scaleTargetRef") or {}
+    target = str(target_ref.get("name", ""))
+    triggers: Sequence[Mapping[str, Any]] = spec.get("triggers") or []
+    for trigger in triggers:
+        why = errors_at_zero(trigger, target)
+        if why is not None:
+            return f"{target_ref.get('kind', 'Deployment')} '{target}'", why
+    return None
+

@@ -10,6 +10,7 @@ docs/ci-cd.md's table "Who can write where" names the same access policy for eac
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 from typing import Any
@@ -70,8 +71,11 @@ def _environments(job: dict[str, Any]) -> list[str]:
     """The job's environment names, matrix rows expanded (`preview-${{ matrix.stack }}`)."""
     raw = job.get("environment")
     name = str(raw.get("name") if isinstance(raw, dict) else raw or "")
-    rows = job.get("strategy", {}).get("matrix", {}).get("include", [{}])
-    return sorted({_expand_matrix(name, row) for row in rows})
+    matrix = job.get("strategy", {}).get("matrix", {})
+    axes = {k: v for k, v in matrix.items() if k not in ("include", "exclude") and isinstance(v, list)}
+    rows = [dict(zip(axes, values, strict=True)) for values in itertools.product(*axes.values())] if axes else []
+    rows += matrix.get("include", [])
+    return sorted({_expand_matrix(name, row) for row in rows or [{}]})
 
 
 def _index(steps: list[dict[str, Any]], predicate: Any) -> int | None:
@@ -153,6 +157,59 @@ def test_a_writer_without_the_guard_is_reported(tmp_path: Path, event: str, envi
     (tmp_path / "bad.yml").write_text(BAD.format(event=event, environment=environment, command=command),
                                       encoding="utf-8")
     assert message in unguarded_writers([tmp_path / "bad.yml"])
+
+
+SECRET = re.compile(r"\bsecrets\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)|\bsecrets\s*\[")
+
+
+def secrets_outside_environments(paths: list[Path]) -> list[str]:
+    """Jobs that read a secret (other than GITHUB_TOKEN) without naming an environment.
+
+    A job without `environment:` can reach repository (and organisation) secrets only, and those any workflow run
+    of the repository reads: a push of any branch, a `workflow_dispatch` from any branch, with no deployment
+    branch rule and no reviewer in between. An environment's secrets reach only jobs that name it, once its
+    protection rules (deployment branches, reviewers) pass. The workflow's own `env:` and a reusable workflow's
+    `secrets: inherit` count as the job's.
+    Source: https://docs.github.com/en/actions/security-for-github-actions/security-guides/using-secrets-in-github-actions
+    Source: https://docs.github.com/en/actions/managing-workflow-runs-and-deployments/managing-deployments/managing-environments-for-deployment#environment-secrets
+    """
+    found = []
+    for path in paths:
+        workflow_env = yaml.safe_dump(load(path).get("env") or {})
+        for job_id, job in jobs(path).items():
+            text = workflow_env + yaml.safe_dump(job)
+            names = {m.group(1) or "[...]" for m in SECRET.finditer(text)} - {"GITHUB_TOKEN"}
+            if job.get("secrets") == "inherit":
+                names.add("inherit")
+            if names and not job.get("environment"):
+                found.append(f"{path.name}: job {job_id} reads secrets {sorted(names)} without an environment")
+    return found
+
+
+def test_every_job_that_reads_a_secret_names_an_environment() -> None:
+    assert secrets_outside_environments(workflow_files()) == []
+    calendar = jobs(WORKFLOWS / "calendar.yml")["deployed-state"]
+    assert _environments(calendar) == ["analyze-dev", "analyze-prod"]
+
+
+@pytest.mark.parametrize(("job", "message"), [
+    ("env:\n      TOKEN: ${{ secrets.PULUMI_ACCESS_TOKEN }}",
+     "bad.yml: job read reads secrets ['PULUMI_ACCESS_TOKEN'] without an environment"),
+    ("uses: ./.github/workflows/x.yml\n    secrets: inherit",
+     "bad.yml: job read reads secrets ['inherit'] without an environment"),
+    ("env:\n      TOKEN: ${{ secrets['NPM_TOKEN'] }}",
+     "bad.yml: job read reads secrets ['[...]'] without an environment"),
+])
+def test_a_secret_outside_an_environment_is_reported(tmp_path: Path, job: str, message: str) -> None:
+    bad = tmp_path / "bad.yml"
+    bad.write_text(f"on: push\njobs:\n  read:\n    runs-on: ubuntu-24.04\n    {job}\n", encoding="utf-8")
+    assert secrets_outside_environments([bad]) == [message]
+    guarded = tmp_path / "guarded.yml"
+    guarded.write_text(f"on: push\njobs:\n  read:\n    environment: analyze\n    {job}\n", encoding="utf-8")
+    assert secrets_outside_environments([guarded]) == []
+    token = tmp_path / "token.yml"
+    token.write_text("on: push\njobs:\n  read:\n    env:\n      T: ${{ secrets.GITHUB_TOKEN }}\n", encoding="utf-8")
+    assert secrets_outside_environments([token]) == []
 
 
 # --- docs/ci-cd.md says the same ----------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from components.deploy_checks import REAL_UP_REFUSED, refuse_documentation_value
 from components.gpu_node_group import image_pins
 from components.gpu_operator import helm_values
 from tests.components.harness import TODAY, run, run_rejected, stack_values
+from tools.engine.mocks import invokes
 from tools.engine.mocks import monitor as mocks
 from tools.engine.mocks.monitor import RecordingMonitor
 
@@ -134,6 +135,70 @@ def test_up_in_the_documentation_account_reports_the_refusal_and_goes_on(caplog:
     assert len(refused) == 1
     assert 'Pulumi.dev.yaml: cluster.endpointPublicAccessCidrs[0] = "203.0.113.0/24"' in refused[0]
     assert "curl https://checkip.amazonaws.com" in refused[0]
+
+
+
+# --- the Spot service-linked role an account already holds ----------------------------------------------------
+
+GET_ROLES = "aws:iam/getRoles:getRoles"
+SPOT_ROLE = (("/aws-service-role/spot.amazonaws.com/", "AWSServiceRoleForEC2Spot"),)
+SPOT_ROLE_TAKEN = ('Pulumi.dev.yaml: karpenter.spotServiceLinkedRole = "create": this account already has the Spot '
+                   "service-linked role AWSServiceRoleForEC2Spot (path /aws-service-role/spot.amazonaws.com/)")
+
+
+@pytest.fixture
+def account_with_spot_role(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Another stack of the account (dev and prod sharing one), or this one destroyed: the role is retained.
+    monkeypatch.setitem(mocks.INVOKES, GET_ROLES, invokes.roles_answer(
+        (*SPOT_ROLE, ("/aws-service-role/autoscaling.amazonaws.com/", "AWSServiceRoleForAutoScaling"))))
+
+
+@pytest.mark.usefixtures("account_with_spot_role")
+def test_up_with_create_where_the_spot_role_exists_is_refused_before_anything_is_created():
+    result, error = run_rejected(deployable("dev"), preview=False, account=REAL_ACCOUNT)
+    assert isinstance(error, ConfigError)
+    message = str(error)
+    assert message.startswith(SPOT_ROLE_TAKEN) and "\n" not in message
+    assert "fix: set karpenter.spotServiceLinkedRole: adopt" in message
+    assert result.registered == []
+    assert (GET_ROLES, {"pathPrefix": "/aws-service-role/spot.amazonaws.com/"}) in [
+        (token, {k: v for k, v in args.items() if v is not None}) for token, args in result.invokes]
+
+
+@pytest.mark.usefixtures("account_with_spot_role")
+def test_preview_with_create_where_the_spot_role_exists_warns_and_previews(caplog: pytest.LogCaptureFixture):
+    result = run(deployable("dev"), account=REAL_ACCOUNT)
+    assert result.of_type("aws:iam/serviceLinkedRole:ServiceLinkedRole")
+    refused = [r.getMessage() for r in caplog.records if r.getMessage().startswith(REAL_UP_REFUSED)]
+    assert [m.removeprefix(REAL_UP_REFUSED)[:len(SPOT_ROLE_TAKEN)] for m in refused] == [SPOT_ROLE_TAKEN]
+
+
+@pytest.mark.usefixtures("account_with_spot_role", "options")
+def test_adopt_where_the_spot_role_exists_imports_it(options: dict[str, Any]):
+    values = deployable("dev")
+    values["karpenter"]["spotServiceLinkedRole"] = "adopt"
+    run(values, preview=False, account=REAL_ACCOUNT)
+    assert options["karpenter-spot-service-linked-role"]["importId"] == (
+        f"arn:aws:iam::{REAL_ACCOUNT}:role/aws-service-role/spot.amazonaws.com/AWSServiceRoleForEC2Spot")
+
+
+def test_create_in_an_account_without_the_spot_role_creates_it():
+    # The mocks' default account never ran Spot: ListRoles under the path answers no role.
+    result = run(deployable("dev"), preview=False, account=REAL_ACCOUNT)
+    (role,) = result.of_type("aws:iam/serviceLinkedRole:ServiceLinkedRole")
+    assert role.inputs["awsServiceName"] == "spot.amazonaws.com"
+    assert any(token == GET_ROLES for token, _ in result.invokes)
+
+
+@pytest.mark.usefixtures("account_with_spot_role")
+def test_the_spot_role_is_looked_up_only_for_create_with_a_spot_pool():
+    on_demand = deployable("dev")
+    on_demand["karpenter"]["pools"][0]["capacityTypes"] = ["on-demand"]
+    none = deployable("dev")
+    none["karpenter"]["spotServiceLinkedRole"] = "none"
+    for values in (on_demand, none):
+        result = run(values, preview=False, account=REAL_ACCOUNT)
+        assert not any(token == GET_ROLES for token, _ in result.invokes)
 
 
 def test_the_account_decides_only_when_there_is_something_to_refuse():

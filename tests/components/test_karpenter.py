@@ -177,6 +177,14 @@ def test_no_spot_service_linked_role_without_a_spot_pool_or_with_mode_none():
     assert adopted.inputs["awsServiceName"] == "spot.amazonaws.com"
 
 
+
+def test_node_pools_and_node_classes_wait_30_minutes_for_their_drain_on_delete():
+    # pulumi-kubernetes' own delete await is 10 minutes (components/karpenter/pool.py, DELETE_TIMEOUTS).
+    for result in (dev(), prod()):
+        recorded = [*result.of_type(NODE_POOL), *result.of_type(NODE_CLASS)]
+        assert recorded and {r.custom_timeouts for r in recorded} == {("", "", "30m")}
+
+
 def test_controller_reads_this_clusters_interruption_queue():
     values = dev().one(RELEASE, "karpenter-controller").inputs["values"]
     queue = dev().one(QUEUE).inputs

@@ -138,7 +138,11 @@ def test_gp3_problems_name_the_limit():
 
 def test_restore_rates():
     assert budget.restore_rate(512, True, None) == (512, "Fast Snapshot Restore at the volume's throughput")
-    assert budget.restore_rate(1500, True, 300) == (1000, "Fast Snapshot Restore at the volume's throughput")
+    assert budget.restore_rate(1500, True, None) == (1000, "Fast Snapshot Restore at the volume's throughput")
+    # Both given: CreateVolume initializes at the given rate, not with FSR (API_CreateVolume.html,
+    # VolumeInitializationRate), and the EBS CSI driver passes the rate (v1.64.0 pkg/cloud/cloud.go:930-931).
+    assert budget.restore_rate(1500, True, 300) == (300, "the provisioned volume initialization rate")
+    assert budget.restore_rate(200, True, 300) == (200, "the provisioned volume initialization rate")
     assert budget.restore_rate(512, False, 300) == (300, "the provisioned volume initialization rate")
     assert budget.restore_rate(200, False, 300) == (200, "the provisioned volume initialization rate")
     assert budget.restore_rate(512, False, None) == (100, "lazy loading from S3, planned at 100 MiB/s")

@@ -98,13 +98,25 @@ def test_triton_gets_a_writable_home_and_the_model_files_its_group():
     assert spec["securityContext"]["fsGroupChangePolicy"] == "OnRootMismatch"
 
 
-def test_dev_wakes_on_its_cron_window_and_a_lost_metric_is_an_error():
-    triggers = dev().one(SCALED_OBJECT).inputs["spec"]["triggers"]
+def test_dev_wakes_on_its_cron_window_and_sleeps_outside_it():
+    # minReplicas 0: no fallback and ignoreNullValues "true". At zero the nv_* query is empty; as an error it
+    # would count toward fallback, and KEDA v2.20.2 treats an active fallback as an active trigger in the
+    # polling loop (pkg/scaling/scale_handler.go:1003), so the service would wake minutes after each scale-in.
+    spec = dev().one(SCALED_OBJECT).inputs["spec"]
+    triggers = spec["triggers"]
     assert triggers[0] == {"type": "cron", "metadata": {"timezone": "UTC", "start": "0 7 * * 1-5",
                                                         "end": "0 19 * * 1-5", "desiredReplicas": "1"}}
-    assert triggers[1]["metadata"]["ignoreNullValues"] == "false"
-    prod_triggers = prod().one(SCALED_OBJECT).inputs["spec"]["triggers"]
-    assert [t["type"] for t in prod_triggers] == ["prometheus"]
+    assert spec["minReplicaCount"] == 0
+    assert "fallback" not in spec
+    assert triggers[1]["metadata"]["ignoreNullValues"] == "true"
+
+
+def test_prod_at_one_or_more_keeps_the_fallback_and_a_lost_metric_is_an_error():
+    spec = prod().one(SCALED_OBJECT).inputs["spec"]
+    assert spec["minReplicaCount"] >= 1
+    assert spec["fallback"] == {"failureThreshold": 3, "replicas": 4}
+    assert [t["type"] for t in spec["triggers"]] == ["prometheus"]
+    assert spec["triggers"][0]["metadata"]["ignoreNullValues"] == "false"
 
 
 def _dev(**changes: Any) -> dict[str, Any]:
@@ -162,11 +174,51 @@ def test_without_fsr_the_budget_uses_the_lazy_rate_or_the_initialization_rate():
     assert accepted.one(STORAGE_CLASS).inputs["parameters"]["volumeInitializationRate"] == "300"
 
 
+def test_a_read_no_startup_seconds_can_cover_names_a_faster_read_not_a_refused_value():
+    # 1000 GiB lazily at 100 MiB/s needs 15420 s, above startupSeconds' own cap (7200): suggesting 15420 would
+    # be refused in turn, so the fix is a faster read.
+    values = copy.deepcopy(stack_values("prod"))
+    volume = values["inferenceServices"][0]["modelVolume"]
+    volume.update(sizeGiB=1000, snapshotSizeGiB=1000, fastSnapshotRestore=False)
+    result, error = run_rejected(values, stack="prod")
+    message = str(error)
+    assert ("a new replica reads its 1000 GiB snapshot at 100 MiB/s (lazy loading from S3, planned at 100 MiB/s): "
+            "10240 s, 15420 s with the margin, more than the 7200 s startupSeconds may allow") in message
+    assert "nearest valid choice" not in message and "15420;" not in message
+    assert ("fix: make the read faster: modelVolume.fastSnapshotRestore: true with modelVolume.throughputMiBps: "
+            "1000 (startupSeconds 1596), or modelVolume.volumeInitializationRate: 300 with throughputMiBps at least "
+            "300 (startupSeconds 5181)") in message
+    assert result.registered == []
+    volume.update(volumeInitializationRate=300, throughputMiBps=300)
+    values["inferenceServices"][0]["startupSeconds"] = 5181
+    assert run(values, stack="prod").one(STORAGE_CLASS)
+
+
+def test_an_initialization_rate_beside_fsr_is_budgeted_at_the_rate_not_at_fsr():
+    # CreateVolume initializes at the given rate instead of FSR when both are given (API_CreateVolume.html,
+    # VolumeInitializationRate); the EBS CSI driver passes the rate (v1.64.0 pkg/cloud/cloud.go:930-931).
+    values = copy.deepcopy(stack_values("prod"))
+    assert values["inferenceServices"][0]["modelVolume"]["fastSnapshotRestore"] is True
+    values["inferenceServices"][0]["modelVolume"]["volumeInitializationRate"] = 100
+    _, error = run_rejected(values, stack="prod")  # 150 GiB at 100 MiB/s: 1536 s, 2364 s with the margin
+    assert "at 100 MiB/s (the provisioned volume initialization rate): 1536 s, 2364 s" in str(error)
+
+
 @pytest.mark.parametrize(("changes", "text"), [
     ({"modelVolume__iops": 16000}, "16000 IOPS exceed gp3's 500 IOPS per GiB for a 20 GiB volume (10000)"),
     ({"modelVolume__throughputMiBps": 1000}, "1000 MiB/s needs at least 4000 IOPS on gp3"),
     ({"modelVolume__kmsKeyArn": "alias/model"}, "a KMS key ARN looks like"),
     ({"autoscaling__wakeSchedule__start": "7am"}, "a cron expression has five fields"),
+    # robfig/cron's standard parser (KEDA's cron scaler) knows no L, W or #, and checks each field's bounds.
+    ({"autoscaling__wakeSchedule__start": "0 7 L * *"}, "the day-of-month field 'L' is not one KEDA's cron parser"),
+    ({"autoscaling__wakeSchedule__start": "0 7 15W * *"}, "the day-of-month field '15W' is not one"),
+    ({"autoscaling__wakeSchedule__start": "0 7 * * 5#3"}, "the day-of-week field '5#3' is not one"),
+    ({"autoscaling__wakeSchedule__start": "0 24 * * 1-5"}, "the hour field '24' is not one"),
+    ({"autoscaling__wakeSchedule__start": "0 7 * * 1-7"}, "the day-of-week field '1-7' is not one"),
+    ({"autoscaling__wakeSchedule__start": "*/0 7 * * *"}, "the minute field '*/0' is not one"),
+    # KEDA refuses start == end (kedacore/keda @ v2.20.2 pkg/scalers/cron_scaler.go:48-50).
+    ({"autoscaling__wakeSchedule__end": "0 7 * * 1-5"},
+     "KEDA's cron trigger refuses a window whose start and end are the same expression"),
     ({"autoscaling__wakeSchedule__timezone": "Mars/Olympus"}, "an IANA time zone name"),
 ])
 def test_bad_volume_and_schedule_input_is_refused_with_its_key(changes: dict[str, Any], text: str):
@@ -177,6 +229,11 @@ def test_bad_volume_and_schedule_input_is_refused_with_its_key(changes: dict[str
     assert isinstance(error, ConfigError)
     assert text in str(error), str(error)
     assert result.registered == []
+
+
+@pytest.mark.parametrize("start", ["0 7 * * MON-FRI", "*/15 7-18 ? * *", "30 6 1,15 jan-jun 0", "0 0/2 * * *"])
+def test_robfig_cron_expressions_are_accepted(start: str):
+    assert run(_dev(autoscaling__wakeSchedule__start=start)).one(SCALED_OBJECT)
 
 
 def test_a_customer_managed_key_encrypts_the_volumes_and_the_driver_may_use_it():

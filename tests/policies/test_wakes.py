@@ -86,3 +86,29 @@ def test_the_policy_and_the_config_check_say_the_same_words():
     outcome = run_policy(policy, [{"type": "kubernetes:keda.sh/v1alpha1:ScaledObject", "name": "t",
                                    "props": {"metadata": {"name": "t", "namespace": "n"}, "spec": spec}}], None)
     assert list(outcome.messages) == [wakes.wake_message("ScaledObject 'n/t'", spec)]
+
+
+def _spec(**changes: object) -> dict[str, object]:
+    spec: dict[str, object] = {
+        "scaleTargetRef": {"kind": "Deployment", "name": "t"}, "minReplicaCount": 0,
+        "fallback": {"failureThreshold": 3, "replicas": 1},
+        "triggers": [{"type": "prometheus", "metadata": {"query": "sum(nv_inference_pending_request_count)",
+                                                          "ignoreNullValues": "false"}}],
+    }
+    spec.update(changes)
+    return spec
+
+
+@pytest.mark.parametrize(("changes", "sleeps"), [
+    ({}, False),
+    ({"minReplicaCount": 1}, True),                                  # never reaches zero
+    ({"fallback": None}, True),                                      # no fallback to turn active
+    ({"fallback": {"failureThreshold": 3, "replicas": 1, "behavior": "scalingModifiers"}}, True),  # not active
+    ({"triggers": [{"type": "prometheus", "metadata": {"query": "sum(nv_x)", "ignoreNullValues": "False"}}]},
+     False),                                                          # strconv.ParseBool spelling
+    ({"triggers": [{"type": "prometheus", "metadata": {"query": "sum(nv_x)"}}]}, True),  # default true
+    ({"triggers": [{"type": "prometheus", "metadata": {"query": "sum(ingress_requests)",
+                                                        "ignoreNullValues": "false"}}]}, True),  # not its own
+])
+def test_a_fallback_keeps_awake_only_what_errors_at_zero(changes: dict[str, object], sleeps: bool):
+    assert (wakes.never_sleeps(_spec(**changes)) is None) is sleeps

@@ -10,9 +10,13 @@ from the KMS key's ARN), a plain input passes through known (`version`, `upgrade
 `deletionProtection`, the public CIDRs).
 
 Read at pulumi/pulumi-eks commit 7bf0c1b1 (`git describe`: v4.3.0-9-g7bf0c1b1), the newest snapshot the
-source mirror holds; the project pins pulumi-eks 4.4.0 (requirements.txt), whose source could not be read
-here. The lines each child comes from are in `SOURCE`; tests/tools/fixtures/pulumi_eks_source.yaml holds
-their text at that commit and tests/tools/test_eks_children.py pins the emulation to it.
+source mirror holds (re-fetched 2026-12-02: master still 7bf0c1b1, tags end at v4.3.0); the project pins
+pulumi-eks 4.4.0 (requirements.txt), whose source could not be read here. What was checked instead: the
+generated Python SDKs of 4.3.0 and 4.4.0 (built from the provider's schema) declare the same resources,
+inputs and outputs (diff of the wheels: only code-generation and whitespace changes), so the interface is
+unchanged; what `createCore` registers in 4.4.0 is still unread. The lines each child comes from are in
+`SOURCE`; tests/tools/fixtures/pulumi_eks_source.yaml holds their text at that commit and
+tests/tools/test_eks_children.py pins the emulation to it.
 
 Emulated (for inputs with `skipDefaultNodeGroup`, `skipDefaultSecurityGroups`, authentication mode `API`, no
 `accessEntries`, no OIDC provider, CoreDNS add-on off, no Fargate or Auto Mode, no `serviceRole`):

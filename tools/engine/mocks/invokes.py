@@ -320,6 +320,29 @@ def _get_iam_role(args: dict[str, Any], ctx: MockContext) -> dict[str, Any]:
             "uniqueId": "AROA" + stable_hex("role", name).upper(), "path": "/", "createDate": CREATED_AT}
 
 
+# IAM roles the offline account holds, by path (the stack's own roles are registered, not listed here). By default
+# none under /aws-service-role/: an account that never ran Spot, so `karpenter.spotServiceLinkedRole: create`
+# (the shipped stacks' default) goes through (components/deploy_checks.py). Tests answer with `roles_answer`
+# for an account that holds AWSServiceRoleForEC2Spot.
+ACCOUNT_ROLES: tuple[tuple[str, str], ...] = ()
+
+
+def roles_answer(roles: tuple[tuple[str, str], ...]) -> InvokeHandler:
+    """A `getRoles` handler for an account holding `roles` ((path, name) pairs)."""
+    def get_roles(args: dict[str, Any], ctx: MockContext) -> dict[str, Any]:
+        # ListRoles matches PathPrefix on the path; name_regex filters what it returns, in the provider.
+        # Source: https://docs.aws.amazon.com/IAM/latest/APIReference/API_ListRoles.html
+        # Source: https://registry.terraform.io/providers/hashicorp/aws/latest/docs/data-sources/iam_roles
+        prefix = str(args.get("pathPrefix") or "/")
+        pattern = re.compile(str(args["nameRegex"])) if args.get("nameRegex") else None
+        found = sorted((path, name) for path, name in roles
+                       if path.startswith(prefix) and (pattern is None or pattern.search(name)))
+        return {"id": ctx.region, "pathPrefix": args.get("pathPrefix"), "nameRegex": args.get("nameRegex"),
+                "names": [name for _, name in found],
+                "arns": [f"arn:{ctx.partition}:iam::{ctx.account}:role{path}{name}" for path, name in found]}
+    return get_roles
+
+
 def _get_session_context(args: dict[str, Any], ctx: MockContext) -> dict[str, Any]:
     # An assumed-role session's issuer is the role (path dropped in the session ARN); any other ARN is its own.
     # Source: https://registry.terraform.io/providers/hashicorp/aws/latest/docs/data-sources/iam_session_context
@@ -355,6 +378,7 @@ INVOKES: dict[str, InvokeHandler] = {
     "aws:autoscaling/getAmiIds:getAmiIds": _get_auto_scaling_groups,
     "aws:iam/getPolicyDocument:getPolicyDocument": _get_policy_document,
     "aws:iam/getRole:getRole": _get_iam_role,
+    "aws:iam/getRoles:getRoles": roles_answer(ACCOUNT_ROLES),
     "aws:iam/getSessionContext:getSessionContext": _get_session_context,
     "aws:ec2/getSubnets:getSubnets": _get_subnets,
     "aws:ec2/getSubnet:getSubnet": _get_subnet,
