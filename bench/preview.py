@@ -13,7 +13,9 @@ Every measured run is a fresh process, as CI and `make preview` run it:
   sweep runs at `--sweep-pools` pools (default 10), the pools sweep with no service; `--grid` runs every
   (N, P) pair. A stack the program rejects (exit 2, e.g. a section whose component has not landed) is
   reported as such, with the program's message, and not timed.
-- the floor: a fresh Python that imports exactly the Pulumi SDK modules (`pulumi`, `pulumi_aws`,
+- the fixed floor: a fresh Python importing a fixed list of SDK modules (`FIXED_FLOOR_MODULES`, issue 30),
+  which does not grow with the preview, so it anchors the ratio `x fixed floor` and the targets.
+- the probed floor: a fresh Python that imports exactly the Pulumi SDK modules (`pulumi`, `pulumi_aws`,
   `pulumi_kubernetes`, `pulumi_eks`... from site-packages) the prod preview process imports, with what
   they import in turn (grpc, protobuf...), and nothing else: what any tool that runs this program on
   these SDKs pays before doing any work. Our own dependencies (pydantic, PyYAML, rich, jsonschema) and
@@ -57,6 +59,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench import pack_replay  # noqa: E402
 from bench.stacks import write_stack  # noqa: E402
 
 # The value a watch-mode save toggles in prod's stack file: the on-demand baseline's maxSize (a10g-baseline).
@@ -89,6 +92,16 @@ _PROBE = (
 
 _FLOOR = "import importlib, json, sys\nfor name in json.load(open(sys.argv[1])):\n    importlib.import_module(name)\n"
 
+# The fixed floor (issue 30): a fixed list of SDK modules, which does not grow with what the preview imports, so
+# it can anchor a target. The probed floor above moves with the preview; the two are reported side by side.
+FIXED_FLOOR_MODULES = (
+    "pulumi", "pulumi_eks", "pulumi_policy", "pydantic",
+    *(f"pulumi_aws.{m}" for m in ("ec2", "eks", "iam", "sqs", "cloudwatch", "kms", "ssm")),
+    *(f"pulumi_kubernetes.{m}" for m in ("apps.v1", "core.v1", "networking.v1", "helm.v3", "apiextensions",
+                                         "storage.v1", "policy.v1")),
+)
+_FIXED_FLOOR = f"import importlib\nfor name in {list(FIXED_FLOOR_MODULES)!r}:\n    importlib.import_module(name)\n"
+
 
 @dataclass
 class Case:
@@ -96,7 +109,7 @@ class Case:
 
     label: str
     cmd: list[str]
-    kind: str  # "preview" | "floor" | "checkov"
+    kind: str  # "preview" | "floor" | "checkov" | "pack"
     services: int | None = None
     pools: int | None = None
     walls: list[float] = field(default_factory=list)
@@ -268,17 +281,19 @@ def machine() -> list[str]:
     ]
 
 
-def table(cases: Sequence[Case], floor: float) -> list[str]:
-    rows = ["| case | median wall | worst | x floor | median CPU | peak RSS | resources | violations |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|"]
+def table(cases: Sequence[Case], floor: float, fixed: float) -> list[str]:
+    rows = ["| case | median wall | worst | x fixed floor | x probed floor | median CPU | peak RSS | resources "
+            "| violations |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for case in cases:
         if case.rejected is not None:
-            rows.append(f"| {case.label} | rejected: {case.rejected.replace('|', '/')[:160]} | | | | | | |")
+            rows.append(f"| {case.label} | rejected: {case.rejected.replace('|', '/')[:160]} | | | | | | | |")
             continue
         if not case.walls:
             continue
         rows.append(
-            f"| {case.label} | {case.median:.2f} s | {max(case.walls):.2f} s | {case.median / floor:.2f} | "
+            f"| {case.label} | {case.median:.2f} s | {max(case.walls):.2f} s | {case.median / fixed:.2f} | "
+            f"{case.median / floor:.2f} | "
             f"{statistics.median(case.cpus):.2f} s | {max(case.peaks_kib) / 1024:.0f} MiB | "
             f"{'' if case.resources is None else case.resources} | "
             f"{'' if case.violations is None else case.violations} |"
@@ -287,6 +302,7 @@ def table(cases: Sequence[Case], floor: float) -> list[str]:
 
 
 def slope_lines(cases: Sequence[Case], floor: float) -> list[str]:
+    """The least-squares line per service and per pool; `floor`: the fixed floor the intercept is compared to."""
     lines: list[str] = []
     for axis, unit in (("services", "service"), ("pools", "pool")):
         sweep = [c for c in cases if c.kind == "preview" and c.walls and c.label.startswith(f"{axis} sweep")]
@@ -296,9 +312,30 @@ def slope_lines(cases: Sequence[Case], floor: float) -> list[str]:
             lines.append(f"- per {unit}: not enough timed points ({len(points)}) for a slope")
             continue
         b, a, r2 = fit
-        lines.append(f"- per {unit}: {b * 1000:.1f} ms (intercept {a:.2f} s = {a / floor:.2f}x floor, "
+        lines.append(f"- per {unit}: {b * 1000:.1f} ms (intercept {a:.2f} s = {a / floor:.2f}x fixed floor, "
                      f"R^2 {r2:.3f}, {len(points)} points)")
     return lines
+
+
+def pack_lines(pack: dict[str, object] | None, services: int, pools: int) -> list[str]:
+    """The pack replay's lines (`bench/pack_replay.py`)."""
+    if pack is None:
+        return ["not measured (`--pack-services 0`)"]
+    calls = pack["calls"]
+    assert isinstance(calls, dict)
+    return [
+        f"`bench/pack_replay.py`: the analyzer requests `tools.preview` sent for {services} services at {pools} pools "
+        f"(first preview), recorded once and replayed one at a time over gRPC to a fresh pack process, "
+        f"{pack['runs']} times; from its last registration (the pack started and imported) to the stack verdict.",
+        "",
+        "| pack CPU (median) | worst | wall (median) | worst | gRPC floor CPU (as many empty calls) "
+        "| startup CPU (imports, before the clock) | calls |",
+        "|---:|---:|---:|---:|---:|---:|---|",
+        f"| {pack['cpu_median_s']:.2f} s | {pack['cpu_worst_s']:.2f} s | {pack['wall_median_s']:.2f} s | "
+        f"{pack['wall_worst_s']:.2f} s | {pack.get('floor_cpu_median_s', 0.0):.2f} s | "
+        f"{pack['startup_cpu_median_s']:.2f} s | "
+        + ", ".join(f"{k} {v}" for k, v in calls.items()) + " |",
+    ]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -312,6 +349,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-checkov", action="store_true")
     parser.add_argument("--watch-saves", type=int, default=5, help="saves timed in watch mode (0: none)")
     parser.add_argument("--watch-settle", type=float, default=5.0, help="seconds between two saves in watch mode")
+    parser.add_argument("--pack-services", type=int, default=100,
+                        help="services of the stack whose analyzer calls are replayed to the pack alone (0: none)")
     parser.add_argument("--output", type=Path, default=REPO / "bench" / "results.md")
     parser.add_argument("--note", default="", help="a line about the conditions, copied into the results")
     args = parser.parse_args(argv)
@@ -339,6 +378,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                                  str(floor_modules(work))], "floor")
         module_count = len(json.loads(Path(floor_case.cmd[-1]).read_text(encoding="utf-8")))
         cases.insert(0, floor_case)
+        fixed_case = Case(f"fixed floor: import {len(FIXED_FLOOR_MODULES)} named SDK modules",
+                          [sys.executable, "-c", _FIXED_FLOOR], "floor")
+        cases.insert(0, fixed_case)
 
         checkov = None if args.no_checkov else find_checkov(args.checkov)
         for run in range(args.runs):
@@ -363,11 +405,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"checkov run {run + 1}/{args.runs}", file=sys.stderr)
                 for _, case in checkov_cases:
                     _run(case)
+        pack: dict[str, object] | None = None
+        if args.pack_services > 0:
+            print("the pack alone", file=sys.stderr)
+            recording = pack_replay.record(work, args.pack_services, args.sweep_pools, "preview")
+            pack = pack_replay.summary([pack_replay.replay(recording) for _ in range(args.runs)])
         print("watch mode", file=sys.stderr)
         latencies = watch_latency(args.watch_saves, args.watch_settle, work) if args.watch_saves > 0 else []
     load_after = os.getloadavg()
 
-    floor = floor_case.median
+    floor, fixed = floor_case.median, fixed_case.median
     lines = [
         "# Preview + policy gate: benchmark results",
         "",
@@ -383,17 +430,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         "",
         "## Wall time and peak memory",
         "",
-        f"The floor is a fresh Python importing the {module_count} Pulumi SDK modules the prod preview imports. "
-        "`x floor` is each median wall time over the floor's. CPU is user + system seconds of the run's whole "
+        "The fixed floor is a fresh Python importing `" + "`, `".join(FIXED_FLOOR_MODULES) + "` (issue 30: it "
+        "does not move with what the preview imports; `x fixed floor` is each median wall time over its). "
+        f"The probed floor is a fresh Python importing the {module_count} Pulumi SDK modules the prod preview "
+        "imports (`x probed floor`). CPU is user + system seconds of the run's whole "
         "process tree (the preview and the policy pack), which a busy machine disturbs less than wall time; "
         "on an idle machine with two or more cores, wall time can be below it (the pack starts while the "
         "program runs). Peak RSS is the largest process of the run's tree (the preview or the policy pack).",
         "",
-        *table(cases, floor),
+        *table(cases, floor, fixed),
         "",
         "## Slope",
         "",
-        *slope_lines(cases, floor),
+        *slope_lines(cases, fixed),
+        "",
+        "## The policy pack alone, as the engine drives it",
+        "",
+        *pack_lines(pack, args.pack_services, args.sweep_pools),
         "",
         "## Watch mode: from the save of prod's stack file to the new verdict on screen",
         "",

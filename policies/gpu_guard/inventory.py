@@ -27,6 +27,7 @@ Sources:
 
 from __future__ import annotations
 
+import threading
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -404,8 +405,30 @@ class Inventory:
         ]
 
 
+_LAST_CALL: list[tuple[int, Inventory]] = []  # the inventory of the latest numbered AnalyzeStack call
+_LAST_CALL_LOCK = threading.Lock()
+
+
 def build_inventory(resources: Iterable[Any]) -> Inventory:
-    """Read `PolicyResource`s (anything with `resource_type`, `props`, `urn`, `name`) into an Inventory."""
+    """Read `PolicyResource`s (anything with `resource_type`, `props`, `urn`, `name`) into an Inventory.
+
+    The stack of one `AnalyzeStack` call, as the pack's servicer numbers it (`servicer.StackResources.call`),
+    is read once for every stack policy of that call: no rule changes an Inventory it is given. A build that
+    ends in an exception (an unknown value) is not kept, so each policy meets it again.
+    """
+    call = getattr(resources, "call", 0)
+    if call:
+        with _LAST_CALL_LOCK:
+            if _LAST_CALL and _LAST_CALL[0][0] == call:
+                return _LAST_CALL[0][1]
+        inv = _build_inventory(resources)
+        with _LAST_CALL_LOCK:
+            _LAST_CALL[:] = [(call, inv)]
+        return inv
+    return _build_inventory(resources)
+
+
+def _build_inventory(resources: Iterable[Any]) -> Inventory:
     items = list(resources)
     inv = Inventory()
     for r in items:

@@ -15,6 +15,12 @@ and validates afresh when it does not (another stack, a changed config). A recor
 once and only to the other side, so it never outlives the `AnalyzeStack` call that made it: a pack
 kept warm across previews (watch mode) judges the next call afresh, even for the same stack, and
 so sees what changed outside it (a registry answer, the calendar). The cache holds one record per pair.
+
+Under the pack's own servicer (`servicer.OncePerCallServicer`) every stack policy of one `AnalyzeStack` call
+gets the same resource objects, and the list says which call it belongs to (`StackResources.call`, a number
+no other call of the process has): the fingerprint is then that number and the policy config, with no pass
+over the resources. Under any other servicer (upstream's, a test's), it is the digest of everything the
+validation can read.
 """
 
 from __future__ import annotations
@@ -34,7 +40,11 @@ def _urn(resource: Any) -> str | None:
 
 
 def stack_fingerprint(args: StackValidationArgs) -> str:
-    """A digest of everything a stack validation can read from `args`: resources (in order) and config."""
+    """What identifies the stack `args` shows: its `AnalyzeStack` call and the config when the servicer numbers
+    its calls, else a digest of everything a stack validation can read (resources in order, config)."""
+    call = getattr(args.resources, "call", 0)
+    if call:
+        return f"call {call} " + json.dumps(args.get_config(), sort_keys=True, default=repr)
     digest = hashlib.blake2b(digest_size=20)
     for res in args.resources:
         deps = getattr(res, "property_dependencies", None) or {}

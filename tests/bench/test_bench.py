@@ -5,6 +5,7 @@ Nothing here times anything (speed is measured by `make bench`, never asserted b
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -86,7 +87,22 @@ def test_table_shows_ratios_and_rejections() -> None:
     prod = Case("prod", [], "preview", walls=[4.0, 3.0, 5.0], peaks_kib=[2048, 4096], cpus=[3.0, 2.0, 9.0],
                 resources=49, violations=1)
     rejected = Case("gen", [], "preview", rejected="error: a | b")
-    rows = table([floor, prod, rejected], floor.median)
-    assert rows[2] == "| floor | 2.00 s | 3.00 s | 1.00 | 0.70 s | 1 MiB |  |  |"
-    assert rows[3] == "| prod | 4.00 s | 5.00 s | 2.00 | 3.00 s | 4 MiB | 49 | 1 |"
+    rows = table([floor, prod, rejected], floor.median, 1.0)  # the fixed floor at 1 s, the probed one at 2 s
+    assert rows[2] == "| floor | 2.00 s | 3.00 s | 2.00 | 1.00 | 0.70 s | 1 MiB |  |  |"
+    assert rows[3] == "| prod | 4.00 s | 5.00 s | 4.00 | 2.00 | 3.00 s | 4 MiB | 49 | 1 |"
     assert rows[4].startswith("| gen | rejected: error: a / b |")
+
+
+def test_the_pack_replay_summary_and_its_lines() -> None:
+    from bench.pack_replay import Replay, _cpu_seconds, summary  # noqa: PLC0415
+    from bench.preview import pack_lines  # noqa: PLC0415
+
+    calls = {"Analyze": 3, "AnalyzeStack": 1}
+    result = summary([Replay(2.0, 0.5, 1.0, calls, 0.3), Replay(3.0, 0.9, 1.2, calls, 0.4),
+                      Replay(1.0, 0.7, 1.1, calls, 0.2)])
+    assert (result["wall_median_s"], result["wall_worst_s"], result["cpu_median_s"], result["cpu_worst_s"]) == (
+        2.0, 3.0, 0.7, 0.9)
+    lines = pack_lines(result, 100, 10)
+    assert lines[-1] == "| 0.70 s | 0.90 s | 2.00 s | 3.00 s | 0.30 s | 1.10 s | Analyze 3, AnalyzeStack 1 |"
+    assert pack_lines(None, 0, 10) == ["not measured (`--pack-services 0`)"]
+    assert _cpu_seconds(os.getpid()) > 0

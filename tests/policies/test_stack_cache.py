@@ -149,3 +149,36 @@ def test_every_policy_of_the_pack_shares_one_matrix_loaded_once_per_process(monk
         monkeypatch.undo()
         loader.load_matrix.cache_clear()
     assert reads == [loader.MATRIX_PATH]
+
+
+def _numbered(args: StackValidationArgs, call: int) -> StackValidationArgs:
+    """`args` as the pack's servicer hands them: the resource list carries its AnalyzeStack call's number."""
+    from policies.gpu_guard.servicer import StackResources  # noqa: PLC0415
+
+    resources = StackResources(args.resources)
+    resources.call = call
+    return StackValidationArgs(resources, args.get_config())
+
+
+def test_under_the_packs_servicer_the_fingerprint_is_the_call_and_the_config() -> None:
+    same_call = _numbered(_args(RESOURCES), 7)
+    assert stack_fingerprint(same_call) == stack_fingerprint(_numbered(_args(RESOURCES), 7))
+    assert stack_fingerprint(same_call) != stack_fingerprint(_numbered(_args(RESOURCES), 8))
+    assert stack_fingerprint(same_call) != stack_fingerprint(_numbered(_args(RESOURCES, {"today": "2027-01-01"}), 7))
+    assert stack_fingerprint(same_call) != stack_fingerprint(_args(RESOURCES))  # an unnumbered list: the digest
+    shared = SharedValidation(_list_first)
+    shared.judge("policy", _numbered(_args(RESOURCES), 9), Collect())
+    shared.judge("policy-caveats", _numbered(_args(RESOURCES), 10), Collect())  # the next call: validated afresh
+    assert shared.runs == 2
+    shared.judge("policy", _numbered(_args(RESOURCES), 10), Collect())  # same call: handed over
+    assert shared.runs == 2
+
+
+def test_the_stack_policies_of_one_call_share_one_inventory() -> None:
+    first, again = _numbered(_args(RESOURCES), 11), _numbered(_args(RESOURCES), 11)
+    assert inventory.build_inventory(first.resources) is inventory.build_inventory(again.resources)
+    assert inventory.build_inventory(first.resources) is not inventory.build_inventory(
+        _numbered(_args(RESOURCES), 12).resources)
+    plain = _args(RESOURCES).resources
+    assert inventory.build_inventory(plain) is not inventory.build_inventory(plain)
+    assert inventory.build_inventory(plain) == inventory.build_inventory(first.resources)

@@ -26,7 +26,7 @@ from typing import Any
 import grpc
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
-from tools.engine import gate
+from tools.engine.conversation import ALL_PHASES, Conversation, GateResult, Phase, check_pack, pack_python
 from tools.engine.pack_process import DUMMY_ENGINE_ADDRESS, GRPC_OPTIONS, PackProcess
 from tools.engine.policy_config import GateError, LoadedPolicyConfig
 from tools.engine.records import RecordedResource
@@ -36,11 +36,11 @@ from tools.engine.view import EngineResource, engine_resources
 class WarmPack:
     """One policy pack process for one project, stack and phase; `judge` as many stacks as needed."""
 
-    def __init__(self, *, pack_dir: Path, stack: str, project: str, phase: gate.Phase = "preview",
+    def __init__(self, *, pack_dir: Path, stack: str, project: str, phase: Phase = "preview",
                  stack_config: Mapping[str, str] | None = None, python: str | None = None,
                  organization: str = "organization", timeout_s: float = 120) -> None:
-        if phase not in gate.ALL_PHASES:
-            raise GateError(f"phase {phase!r} is not one of {', '.join(gate.ALL_PHASES)}")
+        if phase not in ALL_PHASES:
+            raise GateError(f"phase {phase!r} is not one of {', '.join(ALL_PHASES)}")
         self.pack_dir = Path(pack_dir).resolve()
         self.stack, self.project, self.phase, self.organization = stack, project, phase, organization
         self.timeout_s = timeout_s
@@ -55,7 +55,7 @@ class WarmPack:
         """Launch the pack process; returns at once (the pack imports while the caller works)."""
         if self._pack is not None:
             return self
-        gate._check_pack(self.pack_dir)
+        check_pack(self.pack_dir)
         env = dict(os.environ)
         env.pop("PULUMI_CONFIG", None)
         env.update({"PULUMI_PROJECT": self.project, "PULUMI_STACK": self.stack,
@@ -64,7 +64,7 @@ class WarmPack:
         if self._stack_config:
             env["PULUMI_CONFIG"] = json.dumps(self._stack_config)
         # Source: pulumi-analyzer-policy-python in pulumi/pulumi sdk/python/cmd: `python -u -m pulumi.policy`.
-        cmd = [self._python or gate.pack_python(self.pack_dir), "-u", "-m", "pulumi.policy", DUMMY_ENGINE_ADDRESS,
+        cmd = [self._python or pack_python(self.pack_dir), "-u", "-m", "pulumi.policy", DUMMY_ENGINE_ADDRESS,
                str(self.pack_dir)]
         self._pack = PackProcess(cmd, self.pack_dir, env).__enter__()
         return self
@@ -108,7 +108,7 @@ class WarmPack:
     def analyze(self, items: Sequence[EngineResource], *, stack: str, project: str,
                 policy_config: Mapping[str, Any] | None = None, stack_config: Mapping[str, str] | None = None,
                 config_source: str | None = None, today: date | None = None,
-                tags: Mapping[str, str] | None = None) -> gate.GateResult:
+                tags: Mapping[str, str] | None = None) -> GateResult:
         """The pack over an existing state (`tools.engine.analyze`): every item analyzed with its inputs as a dry
         run, remediations reported and not applied, AnalyzeStack with every item's outputs."""
         if config_source is None:
@@ -116,7 +116,7 @@ class WarmPack:
                              else "policy config")
         deadline = time.monotonic() + self.timeout_s
         stub, pack = self._connect(deadline)
-        conversation = gate._Conversation(stub, pack, deadline)
+        conversation = Conversation(stub, pack, deadline)
         conversation.apply_remediations = False
         try:
             return conversation.run(
@@ -135,13 +135,14 @@ class WarmPack:
             raise
 
     # ------------------------------------------------------------------ one preview
-    def judge(self, resources: Sequence[RecordedResource], *, stack: str, project: str, phase: gate.Phase,
+    def judge(self, resources: Sequence[RecordedResource], *, stack: str, project: str, phase: Phase,
               policy_config: Mapping[str, Any] | None = None, stack_config: Mapping[str, str] | None = None,
               config_source: str | None = None, today: date | None = None,
               tags: Mapping[str, str] | None = None, skip_preview: bool = False,
-              known: Sequence[RecordedResource] | None = None) -> gate.GateResult:
+              known: Sequence[RecordedResource] | None = None, offline_only: bool = True) -> GateResult:
         """Ask the pack about every resource and the stack (see `gate.run_gate` for the arguments; `known`: the
-        stack as the first `pulumi up` leaves it, for the offline-only verdicts of a first preview)."""
+        stack as the first `pulumi up` leaves it, for the offline-only verdicts of a first preview; `offline_only`
+        False: the caller drops those verdicts, so the pack is not asked for them)."""
         if (stack, project, phase) != (self.stack, self.project, self.phase):
             raise GateError(f"this pack was started for {self.project}/{self.stack} ({self.phase}), not "
                             f"{project}/{stack} ({phase}); start another")
@@ -153,7 +154,7 @@ class WarmPack:
                                  dry_run=dry_run)
         deadline = time.monotonic() + self.timeout_s
         stub, pack = self._connect(deadline)
-        conversation = gate._Conversation(stub, pack, deadline)
+        conversation = Conversation(stub, pack, deadline)
         try:
             return conversation.run(
                 items,
@@ -170,6 +171,7 @@ class WarmPack:
                 root_stack_urn=f"urn:pulumi:{stack}::{project}::pulumi:pulumi:Stack::{project}-{stack}",
                 known=None if known is None else engine_resources(known, stack=stack, project=project,
                                                                   stack_config=stack_config or {}, dry_run=False),
+                offline_only=offline_only,
             )
         except GateError:
             if not self.alive:

@@ -66,6 +66,7 @@ from tools.engine.policy_config import GateError
 from tools.engine.records import Violation
 from tools.engine.view import emulated_children, not_seen_offline, stack_tags
 from tools.engine.warm_pack import WarmPack
+from tools.preview.forked import Forked, preload_program
 from tools.preview.model import GateReport, LogEntry, Recording, StackConfig, real_up_refusals
 from tools.preview.verdicts import api_server_verdict
 
@@ -406,13 +407,13 @@ def early_pack(project: str, stack: str, config: StackConfig, phase: Phase) -> I
 def run_policy_gate(recording: Recording, config: StackConfig, policy_config: Path | None,
                     loaded: Mapping[str, Any] | None, today: datetime.date, *,
                     skip_preview: bool = False, pack: WarmPack | None = None,
-                    known: Recording | None = None) -> GateReport:
+                    known: Recording | None = None, offline_only: bool = True) -> GateReport:
     """Hand every resource to the policy pack in policies/, as `pulumi preview --policy-pack` would.
 
     `loaded` is `policy_config` as `read_policy_config` returned it; `today` is the run's `judging_day`.
     `pack`: a pack process already started for this stack and phase (`early_pack`), else one is started here.
     `known`: in a first preview, the program's `up` recording (`known_recording`), from which the offline-only
-    verdicts are computed.
+    verdicts are computed; `offline_only` False: the caller drops them, so the pack is not asked for them.
     """
     if not (REPO / "tools" / "engine" / "gate.py").is_file():
         return GateReport(ran=False, detail="no policy pack ran: tools/engine/gate.py does not exist yet")
@@ -424,7 +425,7 @@ def run_policy_gate(recording: Recording, config: StackConfig, policy_config: Pa
             result = pack.judge(list(recording.resources), stack=recording.stack, project=recording.project,
                                 phase=recording.phase, policy_config=loaded, stack_config=config.values,
                                 today=today, tags=recording.tags, skip_preview=skip_preview,
-                                known=None if known is None else list(known.resources))
+                                known=None if known is None else list(known.resources), offline_only=offline_only)
         else:
             result = gate.run_gate(
                 list(recording.resources),
@@ -516,9 +517,10 @@ def run_up(project: Project, stack: str, config: StackConfig, policy_config: Pat
     if not skip_preview:
         with early_pack(project.name, stack, config, "preview") as pack:
             first = run_program(project, stack, config, "preview", today)
-            known = known_recording(project, stack, config, today)
+            # The preview's offline-only verdicts are dropped below whichever way it ends (the update reaches
+            # them itself, after its steps): neither the program's `up` run nor the pack is asked for them here.
             preview_report = run_policy_gate(first, config, policy_config, loaded, today, skip_preview=False,
-                                             pack=pack, known=known)
+                                             pack=pack, offline_only=False)
         engine_mandatory = [v for v in preview_report.violations if v.enforcement == "mandatory" and not v.offline_only]
         if engine_mandatory:
             kept = tuple(v for v in preview_report.violations if not v.offline_only)
@@ -654,10 +656,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                                        skip_preview=args.skip_preview)
         else:
             with early_pack(project.name, args.stack, config, args.phase) as pack:
+                # A first preview needs the program's `up` run too: it runs in a forked child meanwhile.
+                up_run = None
+                if args.phase == "preview":
+                    preload_program(project.main)
+                    up_run = Forked(lambda: known_recording(project, args.stack, config, today))
                 recording = run_program(project, args.stack, config, args.phase, today, changed=args.changed,
                                         cluster_replaced=args.cluster_replaced)
-                known = (known_recording(project, args.stack, config, today)
-                         if args.phase == "preview" or recording.change else None)
+                known = (up_run.result() if up_run is not None
+                         else known_recording(project, args.stack, config, today) if recording.change else None)
                 report = run_policy_gate(recording, config, policy_config, loaded, today,
                                          skip_preview=args.skip_preview, pack=pack, known=known)
         # On an update the objects exist; a replaced cluster's objects are created anew on the new one. `analyze`

@@ -233,7 +233,8 @@ class Runner:
         self.proc.stdin.write(f"go {result}\n")
         self.proc.stdin.flush()
         self._await("done")
-        self.proc.wait()
+        # Read the answer now; the runner exits on its own (`discard` or the next `Runner` reaps it), so its
+        # interpreter's teardown is not part of the time from the save to the verdict.
         outcome: Outcome = pickle.loads(result.read_bytes())  # our own child wrote it
         return outcome
 
@@ -261,6 +262,7 @@ class Watcher:
         self.watched = watched_files(self.program_dir, self.stack_file, self.policy_config, command.PACK_DIR)
         self.preload: tuple[str, ...] = ()
         self.runner: Runner | None = None
+        self.finished: list[Runner] = []
         self.pack = WarmPack(pack_dir=command.PACK_DIR, stack=self.stack, project=self.project.name, phase=self.phase)
         self.previous: Verdict | None = None
         self.workdir = Path(tempfile.mkdtemp(prefix="preview-watch-"))
@@ -298,6 +300,8 @@ class Watcher:
             outcome = runner.run(self.workdir / "outcome.pickle")
         except command.PreviewError as exc:
             outcome = Outcome(None, None, str(exc), self.preload, 0.0)
+        finally:
+            self.finished.append(runner)
         self.preload = outcome.modules or self.preload
         gate_started = time.perf_counter()
         if outcome.rejected is not None or outcome.recording is None or outcome.config is None:
@@ -322,6 +326,9 @@ class Watcher:
         print(status_line(verdict, time.time() - saved_at, files, self.program_dir, detail), file=self.out,
               flush=True)
         self.previous = verdict
+        for done in self.finished:  # the runners that answered have exited by now, or exit as they are reaped
+            done.discard()
+        self.finished.clear()
         self.spawn_runner()  # the next runner imports while the user edits
         return verdict
 
