@@ -47,7 +47,6 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import pulumi
-import yaml
 from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime.mocks import MockSettings
 from pulumi.runtime.proto import engine_pb2
@@ -68,6 +67,7 @@ from tools.engine.view import emulated_children, not_seen_offline, stack_tags
 from tools.engine.warm_pack import WarmPack
 from tools.preview.forked import Forked, preload_program
 from tools.preview.model import GateReport, LogEntry, Recording, StackConfig, real_up_refusals
+from tools.preview.stack_files import PreviewError, Project, load_project, load_stack_config
 from tools.preview.verdicts import api_server_verdict
 
 REPO = Path(__file__).resolve().parents[2]
@@ -78,134 +78,6 @@ ORGANIZATION = "organization"
 EXIT_OK = 0
 EXIT_MANDATORY = 1
 EXIT_REJECTED = 2
-
-
-class PreviewError(Exception):
-    """The configuration or the program was rejected; the message is what the user reads (exit 2)."""
-
-
-# --------------------------------------------------------------------------------------------------
-# Project and stack configuration, read as the Pulumi CLI reads them
-# --------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Project:
-    name: str
-    directory: Path
-    main: Path
-    description: str | None = None
-
-
-def _load_yaml(path: Path, what: str) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise PreviewError(f"{path}: {what} not found") from None
-    except OSError as exc:
-        raise PreviewError(f"{path}: cannot read the {what} ({exc.strerror})") from None
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise PreviewError(f"{path}:{where}: the {what} is not valid YAML ({problem})") from None
-
-
-def load_project(program_dir: Path) -> Project:
-    """Read `Pulumi.yaml`: the project name, a Python runtime, and where the program starts.
-
-    Source: https://www.pulumi.com/docs/iac/concepts/projects/project-file/
-    """
-    path = program_dir / "Pulumi.yaml"
-    data = _load_yaml(path, "project file")
-    if not isinstance(data, dict) or not isinstance(data.get("name"), str) or not data["name"]:
-        raise PreviewError(f"{path}: key 'name' must be the project name (a non-empty string), got {data!r}")
-    runtime = data.get("runtime")
-    runtime_name = runtime.get("name") if isinstance(runtime, dict) else runtime
-    if runtime_name != "python":
-        raise PreviewError(
-            f"{path}: key 'runtime' is {runtime_name!r}; the offline preview runs Python programs only "
-            "(runtime: python)"
-        )
-    main_dir = program_dir
-    if isinstance(data.get("main"), str):
-        main_dir = (program_dir / data["main"]).resolve()
-    main = main_dir if main_dir.is_file() else main_dir / "__main__.py"
-    if not main.is_file():
-        raise PreviewError(f"{path}: the program entry point {main} does not exist; add __main__.py")
-    description = data.get("description") if isinstance(data.get("description"), str) else None
-    return Project(name=data["name"], directory=program_dir, main=main, description=description)
-
-
-def _cli_string(value: Any) -> str:
-    """A config value as the CLI passes it to a program: strings verbatim, everything else as JSON."""
-    return value if isinstance(value, str) else json.dumps(value)
-
-
-def _unwrap_secure(value: Any) -> tuple[Any, bool]:
-    """Replace every `{secure: <ciphertext>}` by the ciphertext string: an opaque secret offline."""
-    if isinstance(value, dict):
-        if set(value) == {"secure"} and isinstance(value["secure"], str):
-            return value["secure"], True
-        found = False
-        out: dict[str, Any] = {}
-        for k, v in value.items():
-            out[k], secret = _unwrap_secure(v)
-            found = found or secret
-        return out, found
-    if isinstance(value, list):
-        items = [_unwrap_secure(v) for v in value]
-        return [v for v, _ in items], any(s for _, s in items)
-    return value, False
-
-
-def _full_key(key: Any, project: str, path: Path) -> str:
-    if not isinstance(key, str) or not key or key.count(":") > 1 or key.startswith(":") or key.endswith(":"):
-        raise PreviewError(
-            f"{path}: config key {key!r} is not '<namespace>:<name>' or '<name>'; fix: write it as "
-            f"'{project}:<name>' (e.g. {project}:cluster) or 'aws:region'"
-        )
-    return key if ":" in key else f"{project}:{key}"
-
-
-def _project_defaults(program_dir: Path, project: str) -> dict[str, Any]:
-    """`config:` defaults declared in Pulumi.yaml (`key: value` or `key: {default: value}`)."""
-    data = _load_yaml(program_dir / "Pulumi.yaml", "project file")
-    section = data.get("config") if isinstance(data, dict) else None
-    defaults: dict[str, Any] = {}
-    if isinstance(section, dict):
-        for key, spec in section.items():
-            full = _full_key(key, project, program_dir / "Pulumi.yaml")
-            if isinstance(spec, dict) and ("default" in spec or "value" in spec):
-                defaults[full] = spec.get("value", spec.get("default"))
-            elif not isinstance(spec, dict):
-                defaults[full] = spec
-    return defaults
-
-
-def load_stack_config(path: Path, project: str, program_dir: Path) -> StackConfig:
-    """Read a `Pulumi.<stack>.yaml` file into the config map a program receives."""
-    data = _load_yaml(path, "stack config file")
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise PreviewError(f"{path}: a stack file is a mapping with a 'config:' key, got {type(data).__name__}")
-    section = data.get("config") or {}
-    if not isinstance(section, dict):
-        raise PreviewError(f"{path}: key 'config' must be a mapping of config keys, got {section!r}")
-    merged = _project_defaults(program_dir, project)
-    for key, value in section.items():
-        merged[_full_key(key, project, path)] = value
-    values: dict[str, str] = {}
-    secrets: list[str] = []
-    for key, value in merged.items():
-        unwrapped, secret = _unwrap_secure(value)
-        values[key] = _cli_string(unwrapped)
-        if secret:
-            secrets.append(key)
-    return StackConfig(path=path, values=values, secret_keys=tuple(sorted(secrets)), parsed=merged)
 
 
 # --------------------------------------------------------------------------------------------------

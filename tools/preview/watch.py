@@ -46,7 +46,7 @@ from typing import Any, TextIO
 
 from tools.engine.policy_config import GateError
 from tools.engine.records import RecordedResource, Violation
-from tools.preview import command
+from tools.preview import command, stack_files
 from tools.preview.model import GateReport
 from tools.preview.verdicts import api_server_verdict
 from tools.preview.worker import Outcome
@@ -225,7 +225,7 @@ class Runner:
         for line in self.proc.stdout:
             if line.strip() == word:
                 return
-        raise command.PreviewError(f"the program runner exited with status {self.proc.wait()} before '{word}'")
+        raise stack_files.PreviewError(f"the program runner exited with status {self.proc.wait()} before '{word}'")
 
     def run(self, result: Path) -> Outcome:
         assert self.proc.stdin is not None
@@ -252,7 +252,7 @@ class Watcher:
 
         self.out = out
         self.program_dir = args.program.resolve()
-        self.project = command.load_project(self.program_dir)
+        self.project = stack_files.load_project(self.program_dir)
         self.stack = args.stack
         self.stack_file = (args.config_file or self.program_dir / f"Pulumi.{args.stack}.yaml").resolve()
         self.phase = args.phase
@@ -298,7 +298,7 @@ class Watcher:
         runner, self.runner = self.runner, None
         try:
             outcome = runner.run(self.workdir / "outcome.pickle")
-        except command.PreviewError as exc:
+        except stack_files.PreviewError as exc:
             outcome = Outcome(None, None, str(exc), self.preload, 0.0)
         finally:
             self.finished.append(runner)
@@ -405,6 +405,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return command.EXIT_REJECTED
     try:
         return watch(args)
-    except command.PreviewError as exc:
+    except stack_files.PreviewError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return command.EXIT_REJECTED

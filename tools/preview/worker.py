@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tools.preview import command
+from tools.preview import command, stack_files
 from tools.preview.model import Recording, StackConfig
 
 
@@ -64,11 +64,11 @@ def run_once(spec: dict[str, Any]) -> Outcome:
     start = time.perf_counter()
     program_dir = Path(spec["program"])
     try:
-        project = command.load_project(program_dir)
-        config = command.load_stack_config(Path(spec["config_file"]), project.name, program_dir)
+        project = stack_files.load_project(program_dir)
+        config = stack_files.load_stack_config(Path(spec["config_file"]), project.name, program_dir)
         today = datetime.date.fromisoformat(spec["today"]) if spec.get("today") else None
         recording = command.run_program(project, spec["stack"], config, spec["phase"], today)
-    except command.PreviewError as exc:
+    except stack_files.PreviewError as exc:
         return Outcome(None, None, str(exc), preload_candidates(dict(sys.modules), program_dir),
                        time.perf_counter() - start)
     return Outcome(recording, config, None, preload_candidates(dict(sys.modules), program_dir),
