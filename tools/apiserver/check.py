@@ -25,7 +25,7 @@ from typing import Any
 from tools.apiserver import schemas
 from tools.apiserver.findings import Finding
 from tools.apiserver.helm_values import HELM_RELEASE, release_findings
-from tools.engine.records import UNKNOWN, RecordedResource
+from tools.engine.records import UNKNOWN, RecordedResource, has_unknown
 
 CLUSTER_TYPES = ("eks:index:Cluster", "aws:eks/cluster:Cluster")
 # Kubernetes provider types that are not one API object (components that expand into many, or Helm).
@@ -61,16 +61,6 @@ def kubernetes_object(res: RecordedResource) -> dict[str, Any]:
 def object_name(obj: Mapping[str, Any]) -> str:
     meta = obj.get("metadata") or {}
     return f"{obj.get('kind')}/{meta.get('namespace') or '-'}/{meta.get('name')}"
-
-
-def has_unknown(value: Any) -> bool:
-    if isinstance(value, str):
-        return value == UNKNOWN
-    if isinstance(value, Mapping):
-        return any(has_unknown(v) for v in value.values())
-    if isinstance(value, list | tuple):
-        return any(has_unknown(v) for v in value)
-    return False
 
 
 def _at(obj: Any, path: Sequence[Any]) -> Any:
