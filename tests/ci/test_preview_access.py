@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 import pytest
 
 from tests.ci.test_workflows import WORKFLOWS, jobs
+from tests.policies.conftest_registry import fake_server
 from tests.shared import REPO
 from tools import preview_access
 
@@ -45,29 +45,18 @@ def api_server(allowed_verbs: set[str]) -> Iterator[tuple[str, list[dict[str, An
     """A loopback API server answering SelfSubjectAccessReviews: allowed when the verb is in `allowed_verbs`."""
     seen: list[dict[str, Any]] = []
 
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            review = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            seen.append({"path": self.path, "auth": self.headers["Authorization"], "review": review})
-            review["status"] = {"allowed": review["spec"]["resourceAttributes"]["verb"] in allowed_verbs}
-            body = json.dumps(review).encode()
-            self.send_response(201)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    def review(handler: http.server.BaseHTTPRequestHandler) -> None:
+        asked = json.loads(handler.rfile.read(int(handler.headers["Content-Length"])))
+        seen.append({"path": handler.path, "auth": handler.headers["Authorization"], "review": asked})
+        asked["status"] = {"allowed": asked["spec"]["resourceAttributes"]["verb"] in allowed_verbs}
+        body = json.dumps(asked).encode()
+        handler.send_response(201)
+        handler.send_header("Content-Length", str(len(body)))
+        handler.end_headers()
+        handler.wfile.write(body)
 
-        def log_message(self, format: str, *args: Any) -> None:
-            return
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", seen
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with fake_server(review) as (url, _):
+        yield url, seen
 
 
 def _run(tmp_path: Path, url: str, **env: str) -> subprocess.CompletedProcess[str]:

@@ -169,6 +169,7 @@ def fake_server(handle: Handler) -> Iterator[tuple[str, list[str]]]:
 
         do_GET = _any
         do_HEAD = _any
+        do_POST = _any
 
         def log_message(self, format: str, *args: Any) -> None:
             return
