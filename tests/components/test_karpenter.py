@@ -478,24 +478,31 @@ def test_controller_iam_keeps_every_upstream_resource_and_condition_or_narrows_i
                  iam.integration_policy(scope, names["node"], names["queue"]),
                  iam.resource_discovery_policy(scope))
     ours = {s["Sid"]: s for document in documents for s in document["Statement"]}
-    substitutions = {"${AWS::Partition}": "aws", "${AWS::Region}": "us-west-2", "${AWS::AccountId}": "111122223333",
-                     "${ClusterName}": "gpu-dev", "${KarpenterNodeRole.Arn}": names["node"],
-                     "${KarpenterInterruptionQueue.Arn}": names["queue"]}
-    for resource in template()["Resources"].values():
-        document = resource.get("Properties", {}).get("PolicyDocument")
-        if resource["Type"] != "AWS::IAM::ManagedPolicy" or not isinstance(document, str):
+    for sid, theirs in upstream_statements(scope, names["node"], names["queue"]).items():
+        if sid not in ours:
             continue
-        for key, value in substitutions.items():
-            document = document.replace(key, value)
-        for theirs in json.loads(document)["Statement"]:
-            if theirs["Sid"] not in ours:
-                continue
-            mine = ours[theirs["Sid"]]
-            assert mine.get("Condition") == theirs.get("Condition"), theirs["Sid"]
-            assert mine["Resource"] == theirs["Resource"], theirs["Sid"]
+        mine = ours[sid]
+        assert mine.get("Condition") == theirs.get("Condition"), sid
+        assert mine["Resource"] == theirs["Resource"], sid
 
 
 def test_a_bottlerocket_pool_pins_its_nvidia_driver_tree_through_user_data():
     spec = node_class(run(_with_pool(nvidiaDriverBranch="pb")))
     assert spec["userData"] == '[settings.kernel.drivers.nvidia]\nbranch = "pb"\n'
     assert "userData" not in node_class(dev())  # unset: Bottlerocket picks by GPU, Karpenter's own user data only
+
+
+def upstream_statements(scope: iam.Scope, node_role: str, queue: str) -> dict[str, dict[str, Any]]:
+    """Upstream's controller policy statements by Sid, its CloudFormation substitutions filled in."""
+    substitutions = {"${AWS::Partition}": scope.partition, "${AWS::Region}": scope.region,
+                     "${AWS::AccountId}": scope.account, "${ClusterName}": scope.cluster,
+                     "${KarpenterNodeRole.Arn}": node_role, "${KarpenterInterruptionQueue.Arn}": queue}
+    out: dict[str, dict[str, Any]] = {}
+    for resource in template()["Resources"].values():
+        document = resource.get("Properties", {}).get("PolicyDocument")
+        if resource["Type"] != "AWS::IAM::ManagedPolicy" or not isinstance(document, str):
+            continue
+        for key, value in substitutions.items():
+            document = document.replace(key, value)
+        out.update({s["Sid"]: s for s in json.loads(document)["Statement"]})
+    return out

@@ -15,7 +15,7 @@ import pytest
 
 from components.config import GpuPool, KarpenterConfig, KarpenterPoolConfig
 from components.karpenter import controller, iam, interruption, pool
-from tests.components.test_karpenter import template
+from tests.components.test_karpenter import template, upstream_statements
 
 SCOPE = iam.Scope(partition="aws-cn", region="cn-north-1", account="111122223333", cluster="gpu-x")
 
@@ -51,19 +51,6 @@ def test_pod_identity_trust_policy_is_exactly_the_documented_document():
     }
 
 
-def _upstream_statements(scope: iam.Scope, node_role: str, queue: str) -> dict[str, dict[str, Any]]:
-    substitutions = {"${AWS::Partition}": scope.partition, "${AWS::Region}": scope.region,
-                     "${AWS::AccountId}": scope.account, "${ClusterName}": scope.cluster,
-                     "${KarpenterNodeRole.Arn}": node_role, "${KarpenterInterruptionQueue.Arn}": queue}
-    out: dict[str, dict[str, Any]] = {}
-    for resource in template()["Resources"].values():
-        document = resource.get("Properties", {}).get("PolicyDocument")
-        if resource["Type"] != "AWS::IAM::ManagedPolicy" or not isinstance(document, str):
-            continue
-        for key, value in substitutions.items():
-            document = document.replace(key, value)
-        out.update({s["Sid"]: s for s in json.loads(document)["Statement"]})
-    return out
 
 
 def test_every_granted_statement_is_upstreams_statement_exactly():
@@ -72,7 +59,7 @@ def test_every_granted_statement_is_upstreams_statement_exactly():
                  iam.resource_discovery_policy(SCOPE))
     assert {d["Version"] for d in documents} == {"2012-10-17"}
     ours = {s["Sid"]: s for d in documents for s in d["Statement"]}
-    theirs = _upstream_statements(SCOPE, node_role, queue)
+    theirs = upstream_statements(SCOPE, node_role, queue)
 
     def norm(statement: dict[str, Any]) -> dict[str, Any]:
         out = dict(statement)
