@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -31,9 +32,18 @@ def stack_values(stack: str) -> dict[str, Any]:
     return {k.split(":", 1)[1]: v for k, v in config.items() if k.startswith("gpu-platform:")}
 
 
+def _unregistered_order(resources: list[RecordedResource]) -> list[RecordedResource]:
+    """The resources in an order that is neither their registration order nor their names' order, and the same on
+    every run (by a hash of each URN). Registration order changes with timing (outputs resolve on the event loop),
+    so a test that compares a list against it passes on one machine and fails on another; here such a test fails
+    every time. A test whose contract is the order reads `Run.registration_order` and says why."""
+    return sorted(resources, key=lambda r: hashlib.sha256(r.urn.encode()).hexdigest())
+
+
 @dataclass
 class Run:
     resources: list[RecordedResource]
+    registration_order: list[RecordedResource]
     outputs: dict[str, dict[str, Any]]
     invokes: list[tuple[str, dict[str, Any]]]
 
@@ -92,7 +102,7 @@ def _program(stack: str, program: Callable[[StackConfig], Any] | None) -> Callab
 def _result(mocks: RecordingMocks, monitor: RecordingMonitor) -> Run:
     # What the program registered: not the children emulated for pulumi-eks (tests/tools/test_eks_children.py).
     program = [r for r in monitor.resources_in_order() if not r.emulated]
-    return Run(program, dict(monitor.resource_outputs), list(mocks.invokes))
+    return Run(_unregistered_order(program), program, dict(monitor.resource_outputs), list(mocks.invokes))
 
 
 def run(
