@@ -26,8 +26,8 @@ PREVIEW_ARGS = --stack $(STACK) --phase $(PHASE) $(if $(TODAY),--today $(TODAY))
 GATE_TODAY := 2026-11-30
 
 .DEFAULT_GOAL := help
-.PHONY: help venv program-venv upstream pack-venv preview preview-json gate lint test mutants bench clean
-.PHONY: test-calendar
+.PHONY: help venv program-venv upstream upstream-if-reachable pack-venv preview preview-json gate lint test mutants bench clean
+.PHONY: test-calendar test-fresh-clone
 
 help:
 	@echo "make preview        offline preview of the dev stack (STACK=prod for prod): no cloud account, no Pulumi CLI"
@@ -35,6 +35,7 @@ help:
 	@echo "make gate           the offline gate of CI: every stack, lifecycles judged at GATE_TODAY (TODAY= for the real date)"
 	@echo "make lint           ruff check and mypy only"
 	@echo "make test-calendar  make test with the clock a year ahead (libfaketime from requirements-dev.txt; CALENDAR_DATE=)"
+	@echo "make test-fresh-clone  make test on a copy of the checkout with no upstream cache, no ../shared, no network"
 	@echo "make venv           create .venv with requirements.txt and requirements-dev.txt (what make test uses)"
 	@echo "make program-venv   create .venv with requirements.txt only: what make preview and pulumi preview/up run"
 	@echo "make upstream       fill .upstream-cache/ with the files upstream.lock.json pins (sha256-checked); the tests"
@@ -71,6 +72,12 @@ program-venv: $(RUNTIME_STAMP)
 upstream: $(STAMP)
 	@$(PY) -m tools.upstream fill
 
+# The first step of `make test` and `make preview`: the same verified fill (runtime venv only: tools/upstream is
+# standard library), but where nothing answers it says so in one line and the command runs on without the cache
+# (tests that need it skip with the reason, the preview names what it did not check). Wrong bytes still fail.
+upstream-if-reachable: $(RUNTIME_STAMP)
+	@$(PY) -m tools.upstream fill --if-reachable --timeout 10
+
 # checkov, the scanner tests/security/test_checkov.py runs over the rendered manifests, in a virtualenv of its own:
 # checkov 3.3.30 needs packaging<24, the Pulumi SDK packaging>=26 (requirements-scan.txt). The tests find it
 # through $$CHECKOV (`make test` sets it when .scan-venv exists) or on PATH; under CI=true a missing one fails.
@@ -84,11 +91,11 @@ $(SCAN_STAMP): requirements-scan.txt
 scan-venv: $(SCAN_STAMP)
 
 # The offline preview needs the runtime only (tools/, components/, policies/ import nothing of requirements-dev.txt).
-preview: $(RUNTIME_STAMP)
+preview: $(RUNTIME_STAMP) upstream-if-reachable
 	@echo "== offline preview of stack $(STACK), phase $(PHASE) (no AWS account, no Pulumi CLI; about 5 s after the first run)"
 	$(PY) -m tools.preview $(PREVIEW_ARGS)
 
-preview-json: $(RUNTIME_STAMP)
+preview-json: $(RUNTIME_STAMP) upstream-if-reachable
 	$(PY) -m tools.preview $(PREVIEW_ARGS) --json
 
 # Every stack, as CI runs it (the upstream cache first: the API server checks read its CRDs and chart values.yaml):
@@ -118,7 +125,7 @@ lint: $(STAMP)
 
 # pytest exit 5 means "no tests collected". That is a failure here (a suite that runs nothing proves
 # nothing), unless the repository really has no test files.
-test: lint
+test: lint upstream-if-reachable
 	@xdist=""; if $(PY) -c "import xdist" 2>/dev/null; then xdist="-n auto"; fi; \
 	if [ -z "$$CHECKOV" ] && [ -x $(SCAN_VENV)/bin/checkov ]; then export CHECKOV=$$PWD/$(SCAN_VENV)/bin/checkov; fi; \
 	echo "== pytest $$xdist $(PYTEST_ARGS) (about 2,800 tests: several minutes on 2 cores; a skip summary ends it)"; \
@@ -145,6 +152,12 @@ mutants: $(STAMP)
 # 12:00), under the prebuilt libfaketime of the pinned `libfaketime` package (tools/calendar_run.py probes it
 # first: the date moved, time.sleep still sleeps). The weekly calendar workflow runs it; so a check that holds only
 # until some day turns red a year before that day.
+# The front door, whole: `make test` on a fresh copy of the checkout with no upstream cache, no ../shared and
+# downloads pointed at a closed port (tools/fresh_clone.py); green means every test passed or skipped for the cache.
+# tests/test_front_door.py runs `make preview` and the tests that read the cache that way in every `make test`.
+test-fresh-clone: $(STAMP)
+	$(PY) -m tools.fresh_clone test
+
 CALENDAR_DATE ?=
 test-calendar: $(STAMP)
 	$(PY) -m tools.calendar_run $(if $(CALENDAR_DATE),--date $(CALENDAR_DATE)) -- $(MAKE) --no-print-directory test

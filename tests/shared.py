@@ -32,8 +32,26 @@ def missing_upstream(reason: str) -> NoReturn:
     pytest.skip(reason)
 
 
+def absent_pins(cache: Path) -> list[str]:
+    """The pinned files (not the optional ones) that `cache` does not hold: what a test that reads the whole cache
+    (the API-server check, the conformance harness, a preview's verdict) would silently go without."""
+    return [pin.file for pin in load() if not pin.optional and not (cache / pin.file).is_file()]
+
+
 def upstream(*parts: str) -> Path:
-    """A path in the upstream cache; skips the calling test with the reason when it is absent (fails in CI)."""
+    """A path in the upstream cache; skips the calling test with the reason when it is absent (fails in CI).
+
+    With no parts, the cache itself, and the test needs every pinned file: an empty or partly filled cache (the
+    folder exists once `make test` has tried to fill it) skips it the same way. A test that reads the cache only
+    through a subprocess (a preview's verdict with its API-server check) calls `upstream()` first for that reason.
+    """
+    if not parts:
+        cache = upstream_cache()
+        absent = absent_pins(cache)
+        if absent:
+            missing_upstream(f"upstream reference data {cache / absent[0]} is absent ({len(absent)} pinned file(s) "
+                             "missing; run `make upstream`: upstream.lock.json pins them)")
+        return cache
     path = upstream_cache().joinpath(*parts)
     if not path.exists():
         optional = {pin.file: pin.optional for pin in load() if pin.optional}.get("/".join(parts))

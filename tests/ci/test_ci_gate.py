@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from policies.gpu_guard.matrix import load_matrix
-from tests.shared import REPO
+from tests.shared import REPO, upstream
 from tools import ci_gate
 
 PINNED = "2026-11-30"
@@ -147,6 +147,7 @@ def test_a_rejected_stack_fails_the_gate_with_its_message_in_the_job_summary(tin
 
 @needs_contract_flags
 def test_the_gate_summary_for_dev_is_what_make_preview_writes_for_dev(tmp_path: Path) -> None:
+    upstream()  # `make gate` fills the cache strictly first (as CI does) and fails without it
     step_summary = tmp_path / "step-summary.md"
     gate = make("gate", f"TODAY={PINNED}", f"OUT={tmp_path / 'gate'}", env={"GITHUB_STEP_SUMMARY": str(step_summary)})
     assert gate.returncode == 0, gate.stdout + gate.stderr

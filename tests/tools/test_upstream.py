@@ -313,3 +313,38 @@ def test_the_lockfile_keeps_optional_only_where_it_is_given_and_refuses_an_empty
     lock.write_text(json.dumps(raw))
     with pytest.raises(LockError, match="malformed optional"):
         load(lock)
+
+
+def test_fill_if_reachable_offline_says_what_it_tried_in_one_line_and_exits_0(tmp_path, capsys):
+    base = f"http://127.0.0.1:{_closed_port()}"
+    lock = _lock(tmp_path, PINS[:3])
+    code = main(["fill", "--if-reachable", "--lock", str(lock), "--cache", str(tmp_path / "cache"),
+                 "--shared", str(tmp_path / "no-shared"), "--base-url", base, "--timeout", "5"])
+    err = capsys.readouterr().err.splitlines()
+    assert code == 0
+    copy = tmp_path / "no-shared" / "upstream"
+    assert err == [f"upstream cache: 3 of 3 pinned files not fetched (no local copy at {copy}; "
+                   f"{base}: no server answered); running on without them (what needs them skips or is not checked); "
+                   "`make upstream` to retry, or set GPU_PLATFORM_SHARED / GPU_PLATFORM_UPSTREAM_URL"]
+
+
+def test_fill_if_reachable_still_refuses_wrong_bytes(tmp_path, capsys):
+    pin = PINS[0]
+    shared = tmp_path / "shared"
+    (shared / "upstream" / pin.file).parent.mkdir(parents=True)
+    (shared / "upstream" / pin.file).write_bytes(b"not the pinned bytes")
+    code = main(["fill", "--if-reachable", "--lock", str(_lock(tmp_path, [pin])), "--cache", str(tmp_path / "c"),
+                 "--shared", str(shared), "--base-url", f"http://127.0.0.1:{_closed_port()}"])
+    assert code == 1
+    assert "is not the pinned" in capsys.readouterr().err
+    assert not (tmp_path / "c" / pin.file).exists()
+
+
+def test_fill_if_reachable_leaves_an_uncached_optional_pin_to_make_upstream(tmp_path, capsys):
+    optional = next(p for p in PINS if p.optional)
+    code = main(["fill", "--if-reachable", "--lock", str(_lock(tmp_path, [optional])), "--cache",
+                 str(tmp_path / "c"), "--shared", str(tmp_path / "none"), "--base-url",
+                 f"http://127.0.0.1:{_closed_port()}"])
+    out = capsys.readouterr()
+    assert code == 0
+    assert "0 pinned files" in out.out and out.err == ""

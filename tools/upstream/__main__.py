@@ -1,6 +1,7 @@
 """`python -m tools.upstream [fill|verify]`: the cache of pinned upstream files (`make upstream` runs `fill`).
 
     python -m tools.upstream fill [--lock FILE] [--cache DIR] [--shared DIR] [--base-url URL] [--download]
+                                  [--if-reachable]
     python -m tools.upstream verify [--lock FILE] [--cache DIR]
 
 `fill` takes each file from `<shared>/upstream/` when that folder exists (GPU_PLATFORM_SHARED, default
@@ -9,6 +10,12 @@ https://raw.githubusercontent.com); `--download` skips the local copy. Every fil
 sha256. Exit 0: the cache holds exactly the pinned files; 1: a file was refused or is missing (each one
 named on stderr); 2: bad arguments or an unreadable lockfile. An optional pin that could not be fetched is
 named on one `note:` line and does not fail the fill.
+
+`fill --if-reachable` is the first step of `make test` and `make preview`: the same verified fill, but where the
+files cannot be fetched (no local copy, no server answering) it prints one line saying what it tried and exits
+0, so the command runs on without the cache (its tests skip with the reason, the preview says what it did not
+check). Files with other bytes than pinned are still refused, and still exit 1. An optional pin not in the
+cache yet is not tried there (`make upstream` tries it), so no run waits on a download it can do without.
 """
 
 from __future__ import annotations
@@ -37,6 +44,8 @@ def _parser() -> argparse.ArgumentParser:
                         "https://raw.githubusercontent.com)")
     parser.add_argument("--download", action="store_true", help="download even where a local copy exists")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds allowed for each download")
+    parser.add_argument("--if-reachable", action="store_true", help="where the files cannot be fetched, say so "
+                        "in one line and exit 0 (make test and make preview run on without the cache)")
     return parser
 
 
@@ -58,8 +67,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     shared = args.shared or shared_dir()
     local = None if args.download or not (shared / "upstream").is_dir() else shared / "upstream"
     base = args.base_url or raw_base()
+    if args.if_reachable:  # an optional pin not cached yet is left to `make upstream` (no wait on each run)
+        pins = [p for p in pins if not p.optional or (cache / p.file).is_file()]
     outcomes = fill(pins, cache, local=local, base=base, timeout_s=args.timeout)
     counts = Counter(o.action for o in outcomes)
+    if args.if_reachable and counts["refused"] and all(o.cause != "sha256" for o in outcomes):
+        print(unreachable_line(outcomes, cache=cache, shared=shared, local=local, base=base), file=sys.stderr)
+        return 0
     size = sum(o.pin.size for o in outcomes if o.action != "refused")
     for line in refusal_lines(outcomes, shared=shared, local=local, base=base):
         print(line, file=sys.stderr)
@@ -79,6 +93,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 _NAMED = 2
 _CAUSES = {"sha256": "with other bytes than pinned", "http": "answered with an HTTP error",
            "unreachable": "found no server", "not-tried": "not tried once the base did not answer"}
+
+
+def unreachable_line(outcomes: Sequence[Outcome], *, cache: Path, shared: Path, local: Path | None,
+                     base: str) -> str:
+    """The one line of `fill --if-reachable` when files could not be fetched: how many, from where it tried, and
+    what that leaves unchecked."""
+    refused = sum(o.action == "refused" for o in outcomes)
+    copy = f"{local} lacks them" if local is not None else f"no local copy at {shared / 'upstream'}"
+    fetch = next((o for o in outcomes if o.cause in {"unreachable", "http"}), None)
+    answer = ("no server answered" if fetch is None or fetch.cause == "unreachable"
+              else "the server refused them")
+    return (f"upstream cache: {refused} of {len(outcomes)} pinned files not fetched ({copy}; {base}: {answer}); "
+            f"running on without them (what needs them skips or is not checked); `make upstream` to retry, "
+            f"or set GPU_PLATFORM_SHARED / GPU_PLATFORM_UPSTREAM_URL")
 
 
 def refusal_lines(outcomes: Sequence[Outcome], *, shared: Path, local: Path | None, base: str) -> list[str]:
