@@ -176,6 +176,8 @@ def _custom_resource(name: str, obj: Mapping[str, Any], entry: schemas.CrdVersio
     schema = entry.original
     # 1. prune unknown fields (metadata: ObjectMeta's fields), judged by the client's field validation
     pruned, unknown = structural.prune(obj, schema)
+    if entry.status_subresource and not has_old:  # a create cannot set status (strategy.go PrepareForCreate)
+        pruned.pop("status", None)
     metadata = pruned.get("metadata") if isinstance(pruned.get("metadata"), Mapping) else {}
     meta_findings, meta_blocking = _schema_findings("crd-schema", name, schemas.meta_validator(version_dir),
                                                     metadata, "metadata", field_validation=field_validation)

@@ -115,6 +115,7 @@ class CrdVersion:
     served: bool
     source: str
     original: dict[str, Any]  # as published: defaults, x-kubernetes-validations, list types
+    status_subresource: bool = False  # `subresources.status`: a create cannot set status
 
 
 _CRD_VALIDATORS: dict[tuple[str, str, str, str], Any] = {}
@@ -144,7 +145,8 @@ def _versions(doc: Mapping[str, Any], path: Path) -> dict[str, CrdVersion]:
         if schema is not None:
             out[v["name"]] = CrdVersion(group=spec["group"], kind=spec["names"]["kind"], version=v["name"],
                                         served=bool(v.get("served", True)), source=str(path),
-                                        original=schema)
+                                        original=schema,
+                                        status_subresource="status" in (v.get("subresources") or {}))
     return out
 
 

@@ -15,6 +15,8 @@ target; "ae" is kubernetes/kubernetes staging/src/k8s.io/apiextensions-apiserver
 3. fills in `default`s, also over a `null` that is not nullable (ae pkg/apiserver/schema/defaulting/
    algorithm.go:34 `Default`, run by the defaulting decoder of customresource_handler.go before the
    strategy validates) (`default`);
+   On create, a CRD with a status subresource drops `status` (ae pkg/registry/customresource/strategy.go
+   `PrepareForCreate`: "create cannot set status"), before validation (`tools.apiserver.check`);
 4. validates the object (ae pkg/registry/customresource/validator.go `Validate`): metadata.name as a DNS
    subdomain (apimachinery pkg/api/validation/objectmeta.go `ValidateObjectMetaAccessor` with
    `NameIsDNSSubdomain`), the OpenAPI schema with its `format`s (k8s.io/kube-openapi pkg/validation/strfmt:
