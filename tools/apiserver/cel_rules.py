@@ -221,30 +221,50 @@ def _path_join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
-def evaluate(obj: Any, schema: Mapping[str, Any], *, has_old: bool, path: str = "") -> Iterator[RuleResult]:
+NO_OLD: Any = object()  # no old value at this node: a transition rule does not run
+
+
+def _old_items(old: Any, items: list[Any], schema: Mapping[str, Any]) -> list[Any]:
+    """The old value each list item correlates with: by key in an `x-kubernetes-list-type: map` list, none
+    otherwise (ae pkg/apiserver/schema/cel/validation.go `validateArray`: only map lists correlate)."""
+    keys = schema.get("x-kubernetes-list-map-keys") or []
+    if schema.get("x-kubernetes-list-type") != "map" or not keys or not isinstance(old, list):
+        return [NO_OLD] * len(items)
+    by_key = {tuple(o.get(k) for k in keys): o for o in old if isinstance(o, Mapping)}
+    return [by_key.get(tuple(i.get(k) for k in keys), NO_OLD) if isinstance(i, Mapping) else NO_OLD for i in items]
+
+
+def evaluate(obj: Any, schema: Mapping[str, Any], *, has_old: bool, path: str = "",
+             old: Any = NO_OLD) -> Iterator[RuleResult]:
     """Every rule under `schema` that `obj` does not pass, or that could not be evaluated.
 
-    `has_old`: the object exists already and is unchanged (an update of the same object), so a transition rule
-    runs with `oldSelf` equal to `self`; otherwise (create) transition rules are skipped and reported as such.
+    `old`: the object before an update, correlated node by node (map keys, map-list keys): a transition rule
+    runs where an old value exists, with `oldSelf` bound to it. `has_old` without `old`: the object exists
+    already and is unchanged, so `oldSelf` equals `self`. Otherwise (create) transition rules are skipped and
+    reported as such.
     """
     if obj is None:
         return
     rules = schema.get("x-kubernetes-validations") or []
     if rules:
         self_value = cel_value(obj, schema)
+        old_value = cel_value(old, schema) if old is not NO_OLD and old is not None else NO_OLD
+        if old_value is NO_OLD and has_old:
+            old_value = self_value
         for rule in rules:
-            yield from _one(rule, self_value, has_old=has_old, path=path)
+            yield from _one(rule, self_value, old_value, path=path)
+    has_old = has_old and old is NO_OLD
     if isinstance(obj, Mapping):
         props = schema.get("properties")
         extra = schema.get("additionalProperties")
         for key, value in obj.items():
-            if isinstance(props, Mapping) and key in props:
-                yield from evaluate(value, props[key], has_old=has_old, path=_path_join(path, str(key)))
-            elif isinstance(extra, Mapping):
-                yield from evaluate(value, extra, has_old=has_old, path=_path_join(path, str(key)))
+            old_child = old.get(key, NO_OLD) if isinstance(old, Mapping) else NO_OLD
+            sub = props[key] if isinstance(props, Mapping) and key in props else extra
+            if isinstance(sub, Mapping):
+                yield from evaluate(value, sub, has_old=has_old, path=_path_join(path, str(key)), old=old_child)
     elif isinstance(obj, list) and isinstance(schema.get("items"), Mapping):
-        for i, item in enumerate(obj):
-            yield from evaluate(item, schema["items"], has_old=has_old, path=f"{path}[{i}]")
+        for i, (item, old_item) in enumerate(zip(obj, _old_items(old, obj, schema), strict=True)):
+            yield from evaluate(item, schema["items"], has_old=has_old, path=f"{path}[{i}]", old=old_item)
 
 
 class CelError(Exception):
@@ -328,18 +348,18 @@ def _predicate(macro: cel_go.Macro, variables: dict[str, Any], element: Any) -> 
     return lambda: _execute_absorbing(macro.predicate, {**variables, macro.var: element})
 
 
-def _one(rule: Mapping[str, Any], self_value: Any, *, has_old: bool, path: str) -> Iterator[RuleResult]:
+def _one(rule: Mapping[str, Any], self_value: Any, old_value: Any, *, path: str) -> Iterator[RuleResult]:
     text = str(rule.get("rule", ""))
     message = str(rule.get("message") or "").strip() or f"failed rule: {text.strip()}"
     where = path
     if rule.get("fieldPath"):
         where = path + str(rule["fieldPath"])
-    if OLD_SELF.search(text) and not has_old:
+    if OLD_SELF.search(text) and old_value is NO_OLD:
         yield RuleResult("transition", where, text, message)
         return
     variables = {"self": self_value}
     if OLD_SELF.search(text):
-        variables["oldSelf"] = self_value
+        variables["oldSelf"] = old_value
     try:
         result = _execute_absorbing(text, variables)
     except Uncovered as exc:

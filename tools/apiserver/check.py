@@ -144,10 +144,12 @@ def _schema_findings(rule: str, name: str, validator: Any, obj: Any, prefix: str
 
 
 def validate_object(obj: Mapping[str, Any], kubernetes_version: str, upstream: Path | None, *,
-                    has_old: bool = False, field_validation: str = FIELD_VALIDATION) -> list[Finding]:
+                    has_old: bool = False, field_validation: str = FIELD_VALIDATION,
+                    old: Mapping[str, Any] | None = None) -> list[Finding]:
     """Validate one Kubernetes object as the API server would on create (`has_old`: on the update of an
-    unchanged object); CRD-backed kinds need `upstream` (the upstream cache). `field_validation`: what the
-    client asks the API server to do with unknown fields (pulumi-kubernetes: `Warn`)."""
+    unchanged object; `old`: on an update from `old`, a custom resource); CRD-backed kinds need `upstream`
+    (the upstream cache). `field_validation`: what the client asks the API server to do with unknown fields
+    (pulumi-kubernetes: `Warn`)."""
     name = object_name(obj)
     api_version = str(obj.get("apiVersion", ""))
     group, _, version = api_version.rpartition("/")
@@ -161,7 +163,8 @@ def validate_object(obj: Mapping[str, Any], kubernetes_version: str, upstream: P
             return [Finding("crd-schema", name, "apiVersion",
                             f"{api_version} is not served by the CRD {kind}.{group}; served: {served}",
                             fix=f"use apiVersion {group}/{served[-1]}" if served else "")]
-        return _custom_resource(name, obj, entry, version_dir, has_old=has_old, field_validation=field_validation)
+        return _custom_resource(name, obj, entry, version_dir, has_old=has_old, field_validation=field_validation,
+                                old=old)
     validator = schemas.builtin_validator(obj, version_dir)
     if validator is None:
         where = f"Kubernetes {version_dir}" + (f" or the CRDs under {upstream}/crds" if upstream else "")
@@ -171,13 +174,19 @@ def validate_object(obj: Mapping[str, Any], kubernetes_version: str, upstream: P
 
 
 def _custom_resource(name: str, obj: Mapping[str, Any], entry: schemas.CrdVersion, version_dir: str, *,
-                     has_old: bool, field_validation: str) -> list[Finding]:
+                     has_old: bool, field_validation: str, old: Mapping[str, Any] | None = None) -> list[Finding]:
     """A custom resource through the API server's steps, in its order (`tools.apiserver.structural`)."""
     schema = entry.original
     # 1. prune unknown fields (metadata: ObjectMeta's fields), judged by the client's field validation
     pruned, unknown = structural.prune(obj, schema)
-    if entry.status_subresource and not has_old:  # a create cannot set status (strategy.go PrepareForCreate)
-        pruned.pop("status", None)
+    old_object = None
+    if old is not None:  # the stored object, as it went through the same steps when it was written
+        old_object = structural.default(structural.prune_nulls(structural.prune(old, schema)[0], schema), schema)
+    if entry.status_subresource:  # the main resource cannot set status (strategy.go PrepareForCreate/ForUpdate)
+        if old_object is not None and "status" in old_object:
+            pruned["status"] = old_object["status"]
+        elif old_object is not None or not has_old:
+            pruned.pop("status", None)
     metadata = pruned.get("metadata") if isinstance(pruned.get("metadata"), Mapping) else {}
     meta_findings, meta_blocking = _schema_findings("crd-schema", name, schemas.meta_validator(version_dir),
                                                     metadata, "metadata", field_validation=field_validation)
@@ -194,17 +203,19 @@ def _custom_resource(name: str, obj: Mapping[str, Any], entry: schemas.CrdVersio
                  for path, message in structural.list_errors(pruned, schema)]
     # 5. CEL, unless a blocking error (strategy.go hasBlockingErr)
     if not (blocking or meta_blocking):
-        findings += cel_findings(name, pruned, schema, has_old=has_old)
+        findings += cel_findings(name, pruned, schema, has_old=has_old, old=old_object)
     return findings
 
 
-def cel_findings(name: str, obj: Mapping[str, Any], schema: Mapping[str, Any], *, has_old: bool) -> list[Finding]:
+def cel_findings(name: str, obj: Mapping[str, Any], schema: Mapping[str, Any], *, has_old: bool,
+                 old: Mapping[str, Any] | None = None) -> list[Finding]:
     """The CRD's CEL rules on `obj`, pruned and defaulted (`_custom_resource`)."""
     from tools.apiserver import cel_rules  # noqa: PLC0415 - loads the CEL library only when a CRD object is checked
 
     defaulted = obj
     findings = []
-    for result in cel_rules.evaluate(defaulted, schema, has_old=has_old):
+    for result in cel_rules.evaluate(defaulted, schema, has_old=has_old,
+                                     old=cel_rules.NO_OLD if old is None else old):
         if result.outcome == "transition":
             findings.append(Finding("cel-transition-skipped", name, result.path,
                                     f"transition rule not evaluated on create (it compares with oldSelf, which a "
