@@ -122,7 +122,8 @@ def _taint(key: str = "", effect: str = "", value: str = "") -> dict[str, Any]:
 
 
 def _requirement_cases(source: str, base: Callable[[], dict[str, Any]],
-                       where: Callable[[dict[str, Any]], dict[str, Any]], lines: dict[str, Any]) -> list[dict[str, Any]]:
+                       where: Callable[[dict[str, Any]], dict[str, Any]],
+                       lines: dict[str, Any]) -> list[dict[str, Any]]:
     """The Requirements context both suites share (same cases, their own lines)."""
     reqs = lambda *r: _set(where, "requirements", list(r))  # noqa: E731
     out = [
