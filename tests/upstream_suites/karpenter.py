@@ -86,6 +86,23 @@ def _set(where: Callable[[dict[str, Any]], dict[str, Any]], key: str, value: Any
     return lambda obj: where(obj).__setitem__(key, copy.deepcopy(value))
 
 
+def _list_of(where: Callable[[dict[str, Any]], dict[str, Any]], key: str) -> Callable[..., Change]:
+    """A maker of the change that sets `key` (under `where`) to the list of its arguments."""
+
+    def make(*items: Any) -> Change:
+        return _set(where, key, list(items))
+
+    return make
+
+
+def _labels(labels: dict[str, str]) -> Change:
+    return _template_meta("labels", labels)
+
+
+def _ref(key: str, value: str) -> Change:
+    return lambda obj: _pool_spec(obj)["nodeClassRef"].__setitem__(key, value)
+
+
 def _budgets(*budgets: dict[str, Any]) -> Change:
     return lambda obj: obj["spec"]["disruption"].__setitem__("budgets", copy.deepcopy(list(budgets)))
 
@@ -125,7 +142,7 @@ def _requirement_cases(source: str, base: Callable[[], dict[str, Any]],
                        where: Callable[[dict[str, Any]], dict[str, Any]],
                        lines: dict[str, Any]) -> list[dict[str, Any]]:
     """The Requirements context both suites share (same cases, their own lines)."""
-    reqs = lambda *r: _set(where, "requirements", list(r))  # noqa: E731
+    reqs = _list_of(where, "requirements")
     out = [
         _case(source, lines["supported"], "should allow supported ops", "accept", base, reqs(
             _req(ZONE, "In", ["test"]), _req(ZONE, "Gt", ["1"]), _req(ZONE, "Lt", ["1"]), _req(ZONE, "NotIn"),
@@ -193,8 +210,8 @@ def _template_meta(key: str, value: Any) -> Change:
 
 def _node_pool_cases() -> list[dict[str, Any]]:
     s, base, spec = NODEPOOL, _node_pool, _pool_spec
-    taints = lambda *t: _set(spec, "taints", list(t))  # noqa: E731
-    labels = lambda m: _template_meta("labels", m)  # noqa: E731
+    taints = _list_of(spec, "taints")
+    labels = _labels
     cron = "* * * * *"
     out = [_case(s, 73, "should succeed on a disabled expireAfter", "accept", base, _set(spec, "expireAfter", "Never"))]
     out += _duration_cases(s, base, spec, "expireAfter", (82, ["30s", "1h30m5s", "Never"]),
@@ -280,7 +297,7 @@ def _node_pool_cases() -> list[dict[str, Any]]:
         _case(s, 414, "should not fail for same key with different effects", "accept", base,
               taints(_taint("a", "NoSchedule"), _taint("a", "NoExecute"))),
     ]
-    reqs = lambda *r: _set(spec, "requirements", list(r))  # noqa: E731
+    reqs = _list_of(spec, "requirements")
     out += [_case(s, 426, "should succeed for valid requirement keys", "accept", base, reqs(
         _req("Test", "Exists"), _req("test.com/Test", "Exists"), _req("test.com.com/test", "Exists"),
         _req("key-only", "Exists")))]
@@ -321,7 +338,7 @@ def _node_pool_cases() -> list[dict[str, Any]]:
                       labels({shape.format(d): "test-value"})) for d in ("kubernetes.io", "k8s.io")]
     out += _duration_cases(s, base, spec, "terminationGracePeriod", (721, ["30s", "1h30m5s"]),
                            (732, ["-1s", "1hr", "Never", "FooNever"]))
-    ref = lambda key, value: lambda o: spec(o)["nodeClassRef"].__setitem__(key, value)  # noqa: E731
+    ref = _ref
     out += [
         _case(s, 742, "should fail to mutate group: the first create", "accept", base),
         _case(s, 747, "should fail to mutate kind: the first create", "accept", base),
@@ -385,7 +402,7 @@ def _node_pool_cases() -> list[dict[str, Any]]:
 
 def _node_claim_cases() -> list[dict[str, Any]]:
     s, base, spec = NODECLAIM, _node_claim, _claim_spec
-    taints = lambda *t: _set(spec, "taints", list(t))  # noqa: E731
+    taints = _list_of(spec, "taints")
     out = [
         _case(s, 71, "should succeed for valid taints", "accept", base, taints(
             _taint("a", "NoSchedule", "b"), _taint("c", "NoExecute", "d"), _taint("e", "PreferNoSchedule", "f"),
