@@ -112,3 +112,12 @@ def test_a_schema_pattern_runs_on_re2_ascii_digits(value, accepted):
     obj = copy.deepcopy(NODE_CLASS)
     obj["spec"]["kubelet"] = {"evictionHard": {"memory.available": value}}
     assert (_verdict(obj) == []) is accepted, _verdict(obj)
+
+
+@pytest.mark.parametrize(("value", "accepted"), [("warn", True), ("ABORT", True), ("", True), ("never", False)])
+def test_a_go_pattern_python_cannot_compile_is_evaluated(value, accepted):
+    # prometheus-operator's `partial_response_strategy` pattern `^(?i)(abort|warn)?$` puts a flag after `^`:
+    # Go's regexp (RE2) takes it, Python's `re` raises "global flags not at the start of the expression".
+    rule = {"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule", "metadata": {"name": "gpu"},
+            "spec": {"groups": [{"name": "gpu", "partial_response_strategy": value, "rules": []}]}}
+    assert (_verdict(rule) == []) is accepted, _verdict(rule)
