@@ -182,7 +182,7 @@ def _custom_resource(name: str, obj: Mapping[str, Any], entry: schemas.CrdVersio
     old_object = None
     if old is not None:  # the stored object, as it went through the same steps when it was written
         old_object = structural.default(structural.prune_nulls(structural.prune(old, schema)[0], schema), schema)
-    if entry.status_subresource:  # the main resource cannot set status (strategy.go PrepareForCreate/ForUpdate)
+    if entry.status_subresource:  # the main resource cannot set status (strategy.go:145-175, PrepareForCreate/Update)
         if old_object is not None and "status" in old_object:
             pruned["status"] = old_object["status"]
         elif old_object is not None or not has_old:
@@ -201,7 +201,7 @@ def _custom_resource(name: str, obj: Mapping[str, Any], entry: schemas.CrdVersio
     findings += schema_findings
     findings += [Finding("crd-schema", name, path, message, fix=f"remove the duplicate at {path}")
                  for path, message in structural.list_errors(pruned, schema)]
-    # 5. CEL, unless a blocking error (strategy.go hasBlockingErr)
+    # 5. CEL, unless a blocking error (apiextensions-apiserver@v0.35.0 pkg/registry/customresource/strategy.go:218)
     if not (blocking or meta_blocking):
         findings += cel_findings(name, pruned, schema, has_old=has_old, old=old_object)
     return findings

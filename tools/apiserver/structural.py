@@ -1,30 +1,31 @@
 """What the API server does to a custom resource before its CEL rules run, step by step, in its order.
 
-apiextensions-apiserver decodes a custom resource and then (cited at Kubernetes v1.35, the version the stacks
-target; "ae" is kubernetes/kubernetes staging/src/k8s.io/apiextensions-apiserver):
+Cited at kubernetes/apiextensions-apiserver@v0.35.0 (the published staging repository of Kubernetes v1.35.0,
+the version the stacks target; "ae" below). apiextensions-apiserver decodes a custom resource, then:
 
-1. prunes the fields the structural schema does not declare (ae pkg/apiserver/schema/pruning/algorithm.go
-   `PruneWithOptions`, called from ae pkg/apiserver/customresource_handler.go `unstructuredSchemaCoercer.apply`),
-   or, when the client asks `fieldValidation=Strict`, refuses them (apiserver pkg/endpoints/handlers/create.go
-   and patch.go turn the pruned paths into a BadRequest; `Warn` returns them as warnings; `Ignore` drops them
-   silently). `prune` returns the pruned paths; `tools.apiserver.check` judges them by the field validation
-   the client sent (`FIELD_VALIDATION`);
+1. prunes the fields the structural schema does not declare (ae pkg/apiserver/schema/pruning/algorithm.go:29
+   `PruneWithOptions`, :57 `prune`; called from pkg/apiserver/customresource_handler.go:1438, in
+   `unstructuredSchemaCoercer.apply`, :1406). With `fieldValidation=Strict` the pruned paths refuse the
+   request, with `Warn` they come back as warnings, with `Ignore` they are dropped silently
+   (customresource_handler.go:1190-1192, 1338). `prune` returns the pruned paths; `tools.apiserver.check`
+   judges them by the field validation the client sent (`FIELD_VALIDATION`);
 2. deletes `null` where the schema is neither `nullable` nor defaulted (ae pkg/apiserver/schema/defaulting/
-   prunenulls.go:43 `PruneNonNullableNullsWithoutDefaults`, right after pruning in `apply`): the `null` Go's
-   encoding/json writes for a nil slice without `omitempty` never reaches validation (`prune_nulls`);
+   prunenulls.go:44 `PruneNonNullableNullsWithoutDefaults`, right after pruning: customresource_handler.go:1439):
+   the `null` Go's encoding/json writes for a nil slice without `omitempty` never reaches validation
+   (`prune_nulls`);
 3. fills in `default`s, also over a `null` that is not nullable (ae pkg/apiserver/schema/defaulting/
-   algorithm.go:34 `Default`, run by the defaulting decoder of customresource_handler.go before the
-   strategy validates) (`default`);
-   On create, a CRD with a status subresource drops `status` (ae pkg/registry/customresource/strategy.go
-   `PrepareForCreate`: "create cannot set status"), before validation (`tools.apiserver.check`);
-4. validates the object (ae pkg/registry/customresource/validator.go `Validate`): metadata.name as a DNS
-   subdomain (apimachinery pkg/api/validation/objectmeta.go `ValidateObjectMetaAccessor` with
-   `NameIsDNSSubdomain`), the OpenAPI schema with its `format`s (k8s.io/kube-openapi pkg/validation/strfmt:
-   `FORMATS` below) and `pattern`s (RE2: `tools.apiserver.regex`), then `x-kubernetes-list-type` `set` and
-   `map` (ae pkg/apiserver/schema/listtype/validation.go `ValidateListSetsAndMaps`) (`schema_errors`,
+   algorithm.go:34 `Default`, run by the decoder's `unstructuredDefaulter`: customresource_handler.go:1248)
+   (`default`). On create, a CRD with a status subresource drops `status`; on update it keeps the stored
+   one (ae pkg/registry/customresource/strategy.go:145-152 `PrepareForCreate`, :159-175 `PrepareForUpdate`)
+   (`tools.apiserver.check`);
+4. validates the object (ae pkg/registry/customresource/validator.go:46 `Validate`): metadata.name as a DNS
+   subdomain (validator.go:53, `ValidateObjectMetaAccessor` with `NameIsDNSSubdomain`), the OpenAPI schema with
+   its `format`s (k8s.io/kube-openapi pkg/validation/strfmt: `FORMATS` below) and `pattern`s (RE2:
+   `tools.apiserver.regex`) (validator.go:54), then `x-kubernetes-list-type` `set` and `map` (strategy.go:214;
+   ae pkg/apiserver/schema/listtype/validation.go:28 `ValidateListSetsAndMaps`) (`CrdValidator`,
    `list_errors`, `name_errors`);
-5. runs the CEL rules, unless step 4 found a "blocking" error (type, required, enum, maxLength, maxItems,
-   maxProperties: ae pkg/registry/customresource/strategy.go `hasBlockingErr`) (`BLOCKING`;
+5. runs the CEL rules (strategy.go:221), unless step 4 found a "blocking" error (type, required, enum,
+   maxLength, maxItems, maxProperties: strategy.go:218 and :405 `hasBlockingErr`) (`BLOCKING`;
    `tools.apiserver.cel_rules`).
 """
 
