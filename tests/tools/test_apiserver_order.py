@@ -121,3 +121,11 @@ def test_a_go_pattern_python_cannot_compile_is_evaluated(value, accepted):
     rule = {"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule", "metadata": {"name": "gpu"},
             "spec": {"groups": [{"name": "gpu", "partial_response_strategy": value, "rules": []}]}}
     assert (_verdict(rule) == []) is accepted, _verdict(rule)
+
+
+def test_unknown_values_in_a_set_list_are_not_duplicates_until_they_are_known():
+    from tools.engine.records import UNKNOWN  # noqa: PLC0415
+
+    obj = copy.deepcopy(NODE_POOL)
+    obj["spec"]["disruption"] = {"consolidateAfter": "0s", "budgets": [{"nodes": "10%", "reasons": [UNKNOWN, UNKNOWN]}]}
+    assert _verdict(obj) == []

@@ -43,6 +43,7 @@ from typing import Any
 import jsonschema  # type: ignore[import-untyped]
 
 from tools.apiserver import regex
+from tools.engine.records import has_unknown
 
 # Step 4: the schema validators whose failure keeps the CEL rules from running (strategy.go hasBlockingErr:
 # ErrorTypeTypeInvalid, ErrorTypeRequired, ErrorTypeNotSupported (enum), ErrorTypeTooLong, ErrorTypeTooMany).
@@ -279,6 +280,8 @@ def list_errors(obj: Any, schema: Mapping[str, Any] | None, path: str = "") -> I
             keys = schema.get("x-kubernetes-list-map-keys") or []
             seen: set[str] = set()
             for i, item in enumerate(obj):
+                if has_unknown(item):
+                    continue  # unknown in this phase: judged at `up`, when it is known
                 if kind == "set":
                     key = json.dumps(item, sort_keys=True)
                     shown = json.dumps(item)
