@@ -129,3 +129,16 @@ def test_unknown_values_in_a_set_list_are_not_duplicates_until_they_are_known():
     obj = copy.deepcopy(NODE_POOL)
     obj["spec"]["disruption"] = {"consolidateAfter": "0s", "budgets": [{"nodes": "10%", "reasons": [UNKNOWN, UNKNOWN]}]}
     assert _verdict(obj) == []
+
+
+@pytest.mark.parametrize(("labels", "paths"), [
+    ({"team": "gpu", "gpu-platform.io/pool": "l4"}, []),
+    ({"Bad Key": "x"}, ["metadata.labels"]),
+    ({"example.com/": "x"}, ["metadata.labels"]),
+    ({"team": "not a value"}, ["metadata.labels.team"]),
+    ({"team": "x" * 64}, ["metadata.labels.team"]),
+])
+def test_a_custom_resources_labels_are_validated_as_object_meta(labels, paths):
+    obj = copy.deepcopy(NODE_CLASS)
+    obj["metadata"]["labels"] = labels
+    assert [p for p, _ in _verdict(obj)] == paths

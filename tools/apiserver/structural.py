@@ -303,9 +303,27 @@ def list_errors(obj: Any, schema: Mapping[str, Any] | None, path: str = "") -> I
             yield from list_errors(value, _field_schema(str(key), schema), f"{path}.{key}" if path else str(key))
 
 
+_QUALIFIED_NAME = regex.compiled(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_LABEL_VALUE = regex.compiled(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+
+
+def _qualified_name_error(key: str) -> str | None:
+    """apimachinery pkg/util/validation/validation.go `IsQualifiedName`: an optional DNS-1123 subdomain prefix
+    and "/", then a name of at most 63 characters."""
+    prefix, slash, name = key.rpartition("/")
+    if slash and (not prefix or len(prefix) > 253 or _DNS_SUBDOMAIN.search(prefix) is None):
+        return "prefix part must be a lowercase RFC 1123 subdomain"
+    if not name or len(name) > 63 or _QUALIFIED_NAME.search(name) is None:
+        return ("name part must be no more than 63 characters, consist of alphanumeric characters, '-', '_' or "
+                "'.', and must start and end with an alphanumeric character")
+    return None
+
+
 def name_errors(metadata: Mapping[str, Any], *, namespaced: bool | None = None) -> Iterator[tuple[str, str]]:
-    """(path, message) for a metadata.name that is not a DNS-1123 subdomain, and a namespace that is not a
-    DNS-1123 label (ValidateObjectMetaAccessor with NameIsDNSSubdomain; the API server's messages)."""
+    """(path, message) for a metadata.name that is not a DNS-1123 subdomain, a namespace that is not a
+    DNS-1123 label, a label or annotation key that is not a qualified name, a label value that is not a valid
+    label value (apimachinery pkg/api/validation/objectmeta.go `ValidateObjectMetaAccessor` with
+    `NameIsDNSSubdomain`, `ValidateLabels`, `ValidateAnnotations`; the API server's wording, shortened)."""
     name = metadata.get("name")
     if isinstance(name, str) and name:
         if len(name) > 253:
@@ -318,6 +336,22 @@ def name_errors(metadata: Mapping[str, Any], *, namespaced: bool | None = None) 
     if isinstance(namespace, str) and namespace and (len(namespace) > 63 or _DNS_LABEL.search(namespace) is None):
         yield "metadata.namespace", (f"Invalid value: {json.dumps(namespace)}: a lowercase RFC 1123 label must "
                                      "consist of lower case alphanumeric characters or '-'")
+    labels = metadata.get("labels")
+    for key, value in (labels.items() if isinstance(labels, Mapping) else ()):
+        if has_unknown(key) or has_unknown(value):
+            continue
+        error = _qualified_name_error(str(key))
+        if error:
+            yield "metadata.labels", f"Invalid value: {json.dumps(key)}: {error}"
+        if isinstance(value, str) and (len(value) > 63 or _LABEL_VALUE.search(value) is None):
+            yield f"metadata.labels.{key}", (f"Invalid value: {json.dumps(value)}: a valid label must be an empty "
+                                             "string or at most 63 alphanumeric characters, '-', '_' or '.', "
+                                             "starting and ending with an alphanumeric character")
+    annotations = metadata.get("annotations")
+    for key in (annotations if isinstance(annotations, Mapping) else ()):
+        error = None if has_unknown(key) else _qualified_name_error(str(key).lower())
+        if error:
+            yield "metadata.annotations", f"Invalid value: {json.dumps(key)}: {error}"
 
 
 def validation_schema(schema: Any) -> Any:
