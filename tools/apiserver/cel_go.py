@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from tools.apiserver import regex
@@ -59,6 +60,7 @@ def _show_strings(code: str, literals: list[str]) -> str:
     return _PLACEHOLDER.sub(lambda m: literals[int(m.group(1))], code)
 
 
+@cache
 def rewrite(text: str) -> str:
     """`text` calling cel-go's `size` and `matches` (ours) instead of the crate's."""
     code, literals = _hide_strings(text)
@@ -153,7 +155,8 @@ def _receiver_start(code: str, dot: int) -> int:
         return j
 
 
-def absorbing(text: str) -> tuple[str, list[Macro]]:
+@cache
+def absorbing(text: str) -> tuple[str, tuple[Macro, ...]]:
     """`text` with each outermost `R.exists(v, P)` / `R.all(v, P)` as `_k8s_macro<n>(R)`, and the macros."""
     code, literals = _hide_strings(text)
     macros: list[Macro] = []
@@ -170,7 +173,7 @@ def absorbing(text: str) -> tuple[str, list[Macro]]:
         macros.append(Macro(match.group(1), match.group(2), predicate))
         out = out[:start] + call + out[end + 1:]
         pos = start + len(call)
-    return _show_strings(out, literals), macros
+    return _show_strings(out, literals), tuple(macros)
 
 
 def fold(kind: str, outcomes: Iterator[Callable[[], Any]]) -> bool:

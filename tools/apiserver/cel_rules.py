@@ -325,7 +325,7 @@ def _execute_absorbing(text: str, variables: dict[str, Any]) -> Any:
         try:
             rewritten, macros = cel_go.absorbing(text)
         except ValueError:
-            macros = []
+            macros = ()
         if not macros:
             raise
     functions = dict(GUARDED)
