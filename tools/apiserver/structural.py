@@ -163,9 +163,10 @@ _UUID = {n: regex.compiled(p) for n, p in {  # default.go:59-65
     "uuid3": r"(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?3[0-9a-f]{3}-?[0-9a-f]{4}-?[0-9a-f]{12}$",
     "uuid4": r"(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?4[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$",
     "uuid5": r"(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?5[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$"}.items()}
-_HOSTNAME = regex.compiled(  # default.go:57
-    r"^([a-zA-Z0-9\p{S}\p{L}]((-?[a-zA-Z0-9\p{S}\p{L}]{0,62})?)|([a-zA-Z0-9\p{S}\p{L}](([a-zA-Z0-9-\p{S}\p{L}]"
-    r"{0,61}[a-zA-Z0-9\p{S}\p{L}])?)(\.)){1,}([a-zA-Z\p{L}]){2,63})$")
+# default.go:57; compiled on first use (`regex.compiled` caches it): its Unicode classes under counted
+# repetition take RE2 about half a second to compile.
+_HOSTNAME = (r"^([a-zA-Z0-9\p{S}\p{L}]((-?[a-zA-Z0-9\p{S}\p{L}]{0,62})?)|([a-zA-Z0-9\p{S}\p{L}](([a-zA-Z0-9-\p{S}\p{L}]"
+             r"{0,61}[a-zA-Z0-9\p{S}\p{L}])?)(\.)){1,}([a-zA-Z\p{L}]){2,63})$")
 _MAC = regex.compiled(r"^([0-9A-Fa-f]{2}([:-]|$)){6}$|^([0-9A-Fa-f]{4}(\.|$)){3}$|^([0-9A-Fa-f]{2}([:-]|$)){8}$")
 # metadata.name of a custom resource: a DNS-1123 subdomain (apimachinery pkg/util/validation/validation.go
 # `IsDNS1123Subdomain`: at most 253 characters of this pattern).
@@ -238,7 +239,7 @@ def _is_byte(text: str) -> bool:
 
 
 def _is_hostname(text: str) -> bool:
-    return _HOSTNAME.search(text) is not None and len(text) <= 255 and all(len(p) <= 63 for p in text.split("."))
+    return regex.search(_HOSTNAME, text) and len(text) <= 255 and all(len(p) <= 63 for p in text.split("."))
 
 
 def _matcher(program: Any) -> Callable[[str], bool]:
