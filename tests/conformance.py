@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from tools.apiserver.check import object_name
+from tools.apiserver.check import FIELD_VALIDATION, object_name
 from tools.apiserver.check import validate_object as _validate_object
 from tools.apiserver.findings import Finding
 from tools.apiserver.helm_values import (
@@ -25,17 +25,19 @@ from tools.apiserver.helm_values import (
     values_findings,
 )
 from tools.apiserver.helm_values import subchart_sections as _subcharts
-from tools.apiserver.schemas import load_crds, schema_version, strict
+from tools.apiserver.schemas import load_crds, schema_version
 
 __all__ = [
     "FREE_FORM_KEYS", "HELM_RELEASE", "Finding", "_subcharts", "chart_name", "check_preview", "load_crds",
-    "object_name", "release_findings", "schema_version", "strict", "validate_object", "values_findings",
+    "object_name", "release_findings", "schema_version", "validate_object", "values_findings",
 ]
 
 
-def validate_object(obj: Any, kubernetes_version: str, upstream: Path | None) -> list[Finding]:
+def validate_object(obj: Any, kubernetes_version: str, upstream: Path | None, *,
+                    field_validation: str = FIELD_VALIDATION) -> list[Finding]:
     """The product's check of one object on create, less the transition rules the API server skips on create."""
-    return [f for f in _validate_object(obj, kubernetes_version, upstream) if f.level != "skipped"]
+    return [f for f in _validate_object(obj, kubernetes_version, upstream, field_validation=field_validation)
+            if f.level != "skipped"]
 
 
 def check_preview(out_dir: Path, kubernetes_version: str, upstream: Path) -> list[Finding]:

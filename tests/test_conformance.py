@@ -62,12 +62,20 @@ def test_accepts_a_valid_deployment():
     assert conformance.validate_object(DEPLOYMENT, K8S, None) == []
 
 
-def test_rejects_an_unknown_field_in_a_builtin_object():
+# An unknown field is what the client's field validation makes the API server say: pulumi-kubernetes sends
+# `Warn` (tools/apiserver/check.py FIELD_VALIDATION), so the field is dropped with a warning (advisory);
+# `Strict` refuses the request; `Ignore` drops it silently.
+UNKNOWN_FIELD_VERDICTS = [("Warn", ["advisory"]), ("Strict", ["rejected"]), ("Ignore", [])]
+
+
+@pytest.mark.parametrize(("field_validation", "levels"), UNKNOWN_FIELD_VERDICTS)
+def test_an_unknown_field_in_a_builtin_object_is_judged_by_the_field_validation(field_validation, levels):
     obj = copy.deepcopy(DEPLOYMENT)
     obj["spec"]["template"]["spec"]["containers"][0]["gpus"] = 1
-    findings = conformance.validate_object(obj, K8S, None)
-    assert [(f.rule, f.path) for f in findings] == [("kubernetes-schema", "spec.template.spec.containers[0]")]
-    assert "'gpus'" in findings[0].message
+    findings = conformance.validate_object(obj, K8S, None, field_validation=field_validation)
+    assert [(f.rule, f.level, f.path) for f in findings] == [
+        ("unknown-field", level, "spec.template.spec.containers[0]") for level in levels]
+    assert all('unknown field "spec.template.spec.containers[0].gpus"' in f.message for f in findings)
 
 
 def test_rejects_a_wrong_type_in_a_builtin_object():
@@ -93,12 +101,15 @@ def test_accepts_a_valid_custom_resource_against_its_upstream_crd():
     assert conformance.validate_object(NODE_POOL, K8S, upstream()) == []
 
 
-def test_rejects_an_unknown_field_in_a_custom_resource():
+@pytest.mark.parametrize(("field_validation", "levels"), UNKNOWN_FIELD_VERDICTS)
+def test_an_unknown_field_in_a_custom_resource_is_pruned_and_judged_by_the_field_validation(field_validation,
+                                                                                              levels):
     obj = copy.deepcopy(NODE_POOL)
     obj["spec"]["template"]["spec"]["gpuDriver"] = "580"
-    findings = conformance.validate_object(obj, K8S, upstream())
-    assert [(f.rule, f.path) for f in findings] == [("crd-schema", "spec.template.spec")]
-    assert "'gpuDriver'" in findings[0].message
+    findings = conformance.validate_object(obj, K8S, upstream(), field_validation=field_validation)
+    assert [(f.rule, f.level, f.path) for f in findings] == [
+        ("unknown-field", level, "spec.template.spec") for level in levels]
+    assert all('unknown field "spec.template.spec.gpuDriver"' in f.message for f in findings)
 
 
 def test_rejects_a_wrong_type_in_a_custom_resource():
@@ -115,11 +126,12 @@ def test_rejects_a_custom_resource_version_the_crd_does_not_serve():
     assert [(f.rule, f.path) for f in findings] == [("crd-schema", "apiVersion")]
 
 
-def test_rejects_an_unknown_field_in_custom_resource_metadata():
+@pytest.mark.parametrize(("field_validation", "levels"), UNKNOWN_FIELD_VERDICTS)
+def test_an_unknown_field_in_custom_resource_metadata_is_judged_by_the_field_validation(field_validation, levels):
     obj = copy.deepcopy(NODE_POOL)
     obj["metadata"]["label"] = {"a": "b"}
-    findings = conformance.validate_object(obj, K8S, upstream())
-    assert [(f.rule, f.path) for f in findings] == [("crd-schema", "metadata")]
+    findings = conformance.validate_object(obj, K8S, upstream(), field_validation=field_validation)
+    assert [(f.rule, f.level, f.path) for f in findings] == [("unknown-field", level, "metadata") for level in levels]
 
 
 def test_rejects_an_unknown_helm_values_key_and_suggests_the_nearest():

@@ -22,12 +22,15 @@ staging/src/k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/validation.g
 
 Kubernetes adds functions to CEL (k8s.io/apiserver/pkg/cel/library and cel-go's ext.Strings, enabled by
 k8s.io/apiserver/pkg/cel/environment/base.go). Covered here: the strings extension (`split`, `join`,
-`lowerAscii`, `upperAscii`, `trim`, `replace`, `substring`, `charAt`, `indexOf`, `lastIndexOf`), the regex
-library (`find`, `findAll`) and the lists library (`isSorted`, `sum`, `min`, `max`, `indexOf`,
-`lastIndexOf`). Not covered: `quantity`/`isQuantity`, `url`/`isURL`, `ip`/`cidr`, `format.*`, `sets.*`,
-`semver`, optional types. A rule that calls one of them is reported as "could not be evaluated"
-(advisory), never passed. Regular expressions run with Python's `re`, not RE2: the two agree on the
-patterns the pinned CRDs use (anchors, classes, groups).
+`lowerAscii`, `upperAscii` (ASCII letters only, as cel-go), `trim`, `replace`, `substring`, `charAt`,
+`indexOf`, `lastIndexOf`), the regex library (`find`, `findAll`, on RE2: `tools.apiserver.regex`) and the
+lists library (`isSorted`, `sum`, `min`, `max`, `indexOf`, `lastIndexOf`). Where the library's own built-ins
+differ from cel-go (`size` of a string, `matches`, error absorption in `exists`/`all`), `tools.apiserver.cel_go`
+makes the rule say what cel-go says. Not covered: `quantity`/`isQuantity`, `url`/`isURL`, `ip`/`cidr`,
+`format.*`, `sets.*`, `semver`, optional types (`self.?x.orValue(...)`, which the library cannot parse) and
+two-variable comprehensions (`all(i, x, p)`, `transformList`); none is used by a rule of the pinned CRDs.
+A rule that needs one is reported as "could not be evaluated" (advisory `apiserver-cel-not-evaluated`),
+never passed and never refused.
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+from tools.apiserver import cel_go, regex
 
 # CEL keywords and reserved words a property name is escaped from (model/escaping.go, `celReservedSymbols`).
 RESERVED = frozenset({
@@ -101,16 +106,6 @@ def _last_index_of(target: Any, item: Any, end: int | None = None) -> int:
     return next((i for i in range(len(target) - 1, -1, -1) if target[i] == item), -1)
 
 
-def _find(s: str, pattern: str) -> str:
-    match = re.search(pattern, s)
-    return match.group(0) if match else ""
-
-
-def _find_all(s: str, pattern: str, n: int = -1) -> list[str]:
-    found = [m.group(0) for m in re.finditer(pattern, s)]
-    return found if n < 0 else found[:n]
-
-
 def _is_sorted(items: list[Any]) -> bool:
     return all(a <= b for a, b in itertools.pairwise(items))
 
@@ -131,7 +126,7 @@ def _max(items: list[Any]) -> Any:
     return max(items)
 
 
-_RAISED: list[str] = []  # what a function raised during the current evaluation (the library would print it)
+_RAISED: list[Exception] = []  # what a function raised during the current evaluation (the library would print it)
 
 
 def _guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -140,18 +135,21 @@ def _guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
     def call(*args: Any) -> Any:
         try:
             return fn(*args)
-        except (IndexError, ValueError, TypeError, re.error) as exc:
-            _RAISED.append(str(exc))
+        except Exception as exc:  # noqa: BLE001 - kept and reported as the rule's error (or Uncovered) by _execute
+            _RAISED.append(exc)
             return None
 
     return call
 
 
 FUNCTIONS: dict[str, Callable[..., Any]] = {
-    "split": _split, "join": _join, "lowerAscii": lambda s: s.lower(), "upperAscii": lambda s: s.upper(),
+    "split": _split, "join": _join, "lowerAscii": cel_go.lower_ascii, "upperAscii": cel_go.upper_ascii,
     "trim": lambda s: s.strip(), "replace": _replace, "substring": _substring, "charAt": _char_at,
-    "indexOf": _index_of, "lastIndexOf": _last_index_of, "find": _find, "findAll": _find_all,
+    "indexOf": _index_of, "lastIndexOf": _last_index_of, "find": lambda s, p: regex.find(p, s),
+    "findAll": lambda s, p, n=-1: regex.find_all(p, s, n),
     "isSorted": _is_sorted, "sum": _sum, "min": _min, "max": _max,
+    # cel-go's own, which the crate's built-ins differ from (cel_go.rewrite calls these instead)
+    "_k8s_size": cel_go.size, "_k8s_matches": cel_go.matches,
 }
 GUARDED = {name: _guarded(fn) for name, fn in FUNCTIONS.items()}
 
@@ -223,61 +221,152 @@ def _path_join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
-def evaluate(obj: Any, schema: Mapping[str, Any], *, has_old: bool, path: str = "") -> Iterator[RuleResult]:
+NO_OLD: Any = object()  # no old value at this node: a transition rule does not run
+
+
+def _old_items(old: Any, items: list[Any], schema: Mapping[str, Any]) -> list[Any]:
+    """The old value each list item correlates with: by key in an `x-kubernetes-list-type: map` list, none
+    otherwise (ae pkg/apiserver/schema/cel/validation.go `validateArray`: only map lists correlate)."""
+    keys = schema.get("x-kubernetes-list-map-keys") or []
+    if schema.get("x-kubernetes-list-type") != "map" or not keys or not isinstance(old, list):
+        return [NO_OLD] * len(items)
+    by_key = {tuple(o.get(k) for k in keys): o for o in old if isinstance(o, Mapping)}
+    return [by_key.get(tuple(i.get(k) for k in keys), NO_OLD) if isinstance(i, Mapping) else NO_OLD for i in items]
+
+
+def evaluate(obj: Any, schema: Mapping[str, Any], *, has_old: bool, path: str = "",
+             old: Any = NO_OLD) -> Iterator[RuleResult]:
     """Every rule under `schema` that `obj` does not pass, or that could not be evaluated.
 
-    `has_old`: the object exists already and is unchanged (an update of the same object), so a transition rule
-    runs with `oldSelf` equal to `self`; otherwise (create) transition rules are skipped and reported as such.
+    `old`: the object before an update, correlated node by node (map keys, map-list keys): a transition rule
+    runs where an old value exists, with `oldSelf` bound to it. `has_old` without `old`: the object exists
+    already and is unchanged, so `oldSelf` equals `self`. Otherwise (create) transition rules are skipped and
+    reported as such.
     """
     if obj is None:
         return
     rules = schema.get("x-kubernetes-validations") or []
     if rules:
         self_value = cel_value(obj, schema)
+        old_value = cel_value(old, schema) if old is not NO_OLD and old is not None else NO_OLD
+        if old_value is NO_OLD and has_old:
+            old_value = self_value
         for rule in rules:
-            yield from _one(rule, self_value, has_old=has_old, path=path)
+            yield from _one(rule, self_value, old_value, path=path)
+    has_old = has_old and old is NO_OLD
     if isinstance(obj, Mapping):
         props = schema.get("properties")
         extra = schema.get("additionalProperties")
         for key, value in obj.items():
-            if isinstance(props, Mapping) and key in props:
-                yield from evaluate(value, props[key], has_old=has_old, path=_path_join(path, str(key)))
-            elif isinstance(extra, Mapping):
-                yield from evaluate(value, extra, has_old=has_old, path=_path_join(path, str(key)))
+            old_child = old.get(key, NO_OLD) if isinstance(old, Mapping) else NO_OLD
+            sub = props[key] if isinstance(props, Mapping) and key in props else extra
+            if isinstance(sub, Mapping):
+                yield from evaluate(value, sub, has_old=has_old, path=_path_join(path, str(key)), old=old_child)
     elif isinstance(obj, list) and isinstance(schema.get("items"), Mapping):
-        for i, item in enumerate(obj):
-            yield from evaluate(item, schema["items"], has_old=has_old, path=f"{path}[{i}]")
+        for i, (item, old_item) in enumerate(zip(obj, _old_items(old, obj, schema), strict=True)):
+            yield from evaluate(item, schema["items"], has_old=has_old, path=f"{path}[{i}]", old=old_item)
 
 
-def _one(rule: Mapping[str, Any], self_value: Any, *, has_old: bool, path: str) -> Iterator[RuleResult]:
+class CelError(Exception):
+    """A runtime error of a rule, as cel-go reports it ("no such key: x"): the API server refuses the object."""
+
+
+class Uncovered(Exception):
+    """A rule this module cannot evaluate (syntax or a function the library lacks): an advisory, never a pass."""
+
+
+_UNDEFINED = re.compile(r"Undefined variable or function: '([^']+)'")
+
+
+def _execute(text: str, variables: dict[str, Any], functions: Mapping[str, Callable[..., Any]] = GUARDED) -> Any:
+    """The value of rule `text` (rewritten to cel-go's `size` and `matches`: `cel_go.rewrite`), or CelError or
+    Uncovered."""
+    try:
+        program = _program(cel_go.rewrite(text))
+    except Exception as exc:  # noqa: BLE001 - the library raises ValueError for what its parser does not take
+        first = str(exc).split("\n")[0]
+        detail = first.split("ERROR: ")[-1] if "ERROR: " in str(exc) else first
+        raise Uncovered(f"the CEL library cannot parse it ({detail.strip()}): optional syntax (`.?`, "
+                        "`optional.of`) and two-variable comprehensions are not implemented offline") from None
+    saved = list(_RAISED)
+    _RAISED.clear()
+    try:
+        result = program.execute(native().Context(variables=variables, functions=dict(functions)))
+    except KeyError as exc:  # cel-go: "no such key: <key>", which the API server reports as a failure
+        raise CelError(f"no such key: {exc.args[0]}") from None
+    except Exception as exc:  # noqa: BLE001 - every runtime error fails the rule, as in the API server
+        undefined = _UNDEFINED.search(str(exc))
+        if undefined and undefined.group(1) not in variables:
+            name = undefined.group(1)
+            if re.search(rf"\b{re.escape(name)}\s*\(", text):
+                raise Uncovered(f"it calls {name}(), a Kubernetes CEL function the offline check does not "
+                                "implement") from None
+            raise Uncovered(f"it binds {name}, the first variable of a two-variable comprehension, which the CEL "
+                            "library does not implement") from None
+        if not _RAISED:
+            raise CelError(str(exc).split(". ")[0]) from None
+    finally:
+        raised = list(_RAISED)
+        _RAISED[:] = saved
+    if raised:
+        cause = next((e for e in raised if isinstance(e, Uncovered)), raised[0])
+        if isinstance(cause, (Uncovered, CelError)):
+            raise cause
+        raise CelError(f"no such key: {cause.args[0]}" if isinstance(cause, KeyError) else str(cause))
+    return result
+
+
+def _execute_absorbing(text: str, variables: dict[str, Any]) -> Any:
+    """`_execute`, and when that fails with an error, again with cel-go's error absorption in `exists()` and
+    `all()` (`cel_go.absorbing`): an element's error does not matter when another element decides."""
+    try:
+        return _execute(text, variables)
+    except CelError:
+        try:
+            rewritten, macros = cel_go.absorbing(text)
+        except ValueError:
+            macros = ()
+        if not macros:
+            raise
+    functions = dict(GUARDED)
+    for index, macro in enumerate(macros):
+        functions[f"_k8s_macro{index}"] = _guarded(_macro_call(macro, variables))
+    return _execute(rewritten, variables, functions)
+
+
+def _macro_call(macro: cel_go.Macro, variables: dict[str, Any]) -> Callable[[Any], bool]:
+    def call(receiver: Any) -> bool:
+        elements = list(receiver) if isinstance(receiver, (list, dict)) else None
+        if elements is None:
+            raise TypeError(f"no such overload: {macro.kind} on {type(receiver).__name__}")
+        return cel_go.fold(macro.kind, (_predicate(macro, variables, element) for element in elements))
+
+    return call
+
+
+def _predicate(macro: cel_go.Macro, variables: dict[str, Any], element: Any) -> Callable[[], Any]:
+    return lambda: _execute_absorbing(macro.predicate, {**variables, macro.var: element})
+
+
+def _one(rule: Mapping[str, Any], self_value: Any, old_value: Any, *, path: str) -> Iterator[RuleResult]:
     text = str(rule.get("rule", ""))
     message = str(rule.get("message") or "").strip() or f"failed rule: {text.strip()}"
     where = path
     if rule.get("fieldPath"):
         where = path + str(rule["fieldPath"])
-    if OLD_SELF.search(text) and not has_old:
+    if OLD_SELF.search(text) and old_value is NO_OLD:
         yield RuleResult("transition", where, text, message)
         return
     variables = {"self": self_value}
     if OLD_SELF.search(text):
-        variables["oldSelf"] = self_value
-    _RAISED.clear()
+        variables["oldSelf"] = old_value
     try:
-        result = _program(text).execute(native().Context(variables=variables, functions=GUARDED))
-    except KeyError as exc:  # cel-go: "no such key: <key>", which the API server reports as a failure
-        yield RuleResult("error", where, text, f"no such key: {exc.args[0]} evaluating rule: {message}")
+        result = _execute_absorbing(text, variables)
+    except Uncovered as exc:
+        yield RuleResult("uncovered", where, text, str(exc))
         return
-    except Exception as exc:  # noqa: BLE001 - every runtime error fails the rule, as in the API server
-        undefined = re.search(r"Undefined variable or function: '([^']+)'", str(exc))
-        if undefined and undefined.group(1) not in ("self", "oldSelf"):
-            yield RuleResult("uncovered", where, text, f"it calls {undefined.group(1)}(), a Kubernetes CEL "
-                                                       "function the offline check does not implement")
-            return
-        error = _RAISED[0] if _RAISED else str(exc).split(". ")[0]
-        yield RuleResult("error", where, text, f"{error} evaluating rule: {message}")
-        return
-    if _RAISED:
-        yield RuleResult("error", where, text, f"{_RAISED[0]} evaluating rule: {message}")
+    except CelError as exc:
+        yield RuleResult("error", where, text, f"{exc} evaluating rule: {message}")
         return
     if result is not True:
         yield RuleResult("failed", where, text, message)

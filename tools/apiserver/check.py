@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from tools.apiserver import schemas
+from tools.apiserver import schemas, structural
 from tools.apiserver.findings import Finding
 from tools.apiserver.helm_values import HELM_RELEASE, release_findings
 from tools.engine.records import UNKNOWN, RecordedResource, has_unknown
@@ -85,21 +85,71 @@ def _schema_fix(error: Any, where: str) -> str:
     return f"make {where or 'the object'} satisfy the schema's {validator}: {error.validator_value}"
 
 
-def _schema_findings(rule: str, name: str, validator: Any, obj: Any, prefix: str = "") -> list[Finding]:
+# The field validation pulumi-kubernetes asks for, in every request it sends (create, server-side apply,
+# update, patch, each also as a dry run in preview): `Warn`. Server-side apply upserts set
+# `FieldValidation: metav1.FieldValidationWarn` (pulumi/pulumi-kubernetes@94977969d
+# provider/pkg/await/await.go:195); client-side create (await.go:245-250), update (await.go:586-592) and
+# patches (await.go:620-625, 663-668) set none, which the API server reads as `Warn` (k8s.io/apiserver
+# v0.36.1 pkg/endpoints/handlers/rest.go:409-414 `fieldValidation`, vendored at
+# kubernetes-csi/external-snapshotter@v8.6.0). The provider's own client-side schema check does not fail on
+# a validation error unless `rejectUnknownResources` is set (provider/pkg/provider/provider.go:1339-1364).
+# Under `Warn` the API server drops an unknown field and answers with a warning; `Strict` refuses the
+# request; `Ignore` drops it silently (handlers/create.go:119-121, patch.go:521-523).
+FIELD_VALIDATION = "Warn"
+FIELD_VALIDATIONS = ("Strict", "Warn", "Ignore")
+
+
+def _unknown_field_findings(name: str, paths: Sequence[str], field_validation: str) -> list[Finding]:
+    """The unknown fields the API server prunes, as the client's field validation makes it say them."""
+    if field_validation not in FIELD_VALIDATIONS:
+        raise ValueError(f"field validation {field_validation!r}: use one of {', '.join(FIELD_VALIDATIONS)}")
+    if field_validation == "Ignore":
+        return []
     out = []
+    for path in paths:
+        where, _, key = path.rpartition(".") if not path.endswith("]") else (path, "", "")
+        message = f'unknown field "{path}"'
+        if field_validation == "Warn":
+            out.append(Finding("unknown-field", name, where,
+                               f"{message}: the API server drops it and answers with a warning "
+                               "(fieldValidation=Warn, what pulumi-kubernetes sends)",
+                               fix=f"remove {key or path} from {where or 'the object'}, or spell it as the schema "
+                                   "does", level="advisory"))
+        else:
+            out.append(Finding("unknown-field", name, where, f"{message} (fieldValidation=Strict)",
+                               fix=f"remove {key or path} from {where or 'the object'}, or spell it as the schema "
+                                   "does"))
+    return out
+
+
+def _schema_findings(rule: str, name: str, validator: Any, obj: Any, prefix: str = "", *,
+                     field_validation: str = FIELD_VALIDATION) -> tuple[list[Finding], bool]:
+    """The schema's findings on `obj`, and whether one of them keeps the CEL rules from running (BLOCKING).
+    An `additionalProperties` error is an unknown field, judged by the client's field validation."""
+    out: list[Finding] = []
+    unknown: list[str] = []
+    blocking = False
     for error in schemas.errors(validator, obj):
         if has_unknown(error.instance) or has_unknown(_at(obj, list(error.absolute_path))):
             continue  # unknown in this phase: judged at `up`, when it is known
         path = schemas.error_path(error)
         where = f"{prefix}.{path}" if prefix and path else (prefix or path)
+        if error.validator == "additionalProperties" and error.validator_value is False:
+            declared = set(error.schema.get("properties") or {})
+            unknown += [f"{where}.{k}" if where else str(k) for k in error.instance if k not in declared]
+            continue
+        blocking = blocking or error.validator in structural.BLOCKING
         out.append(Finding(rule, name, where, error.message, fix=_schema_fix(error, where)))
-    return out
+    return _unknown_field_findings(name, unknown, field_validation) + out, blocking
 
 
 def validate_object(obj: Mapping[str, Any], kubernetes_version: str, upstream: Path | None, *,
-                    has_old: bool = False) -> list[Finding]:
+                    has_old: bool = False, field_validation: str = FIELD_VALIDATION,
+                    old: Mapping[str, Any] | None = None) -> list[Finding]:
     """Validate one Kubernetes object as the API server would on create (`has_old`: on the update of an
-    unchanged object); CRD-backed kinds need `upstream` (the upstream cache)."""
+    unchanged object; `old`: on an update from `old`, a custom resource); CRD-backed kinds need `upstream`
+    (the upstream cache). `field_validation`: what the client asks the API server to do with unknown fields
+    (pulumi-kubernetes: `Warn`)."""
     name = object_name(obj)
     api_version = str(obj.get("apiVersion", ""))
     group, _, version = api_version.rpartition("/")
@@ -113,26 +163,59 @@ def validate_object(obj: Mapping[str, Any], kubernetes_version: str, upstream: P
             return [Finding("crd-schema", name, "apiVersion",
                             f"{api_version} is not served by the CRD {kind}.{group}; served: {served}",
                             fix=f"use apiVersion {group}/{served[-1]}" if served else "")]
-        findings = _schema_findings("crd-schema", name, schemas.crd_validator(entry), obj)
-        findings += _schema_findings("crd-schema", name, schemas.meta_validator(version_dir),
-                                     obj.get("metadata") or {}, "metadata")
-        if not findings:  # the API server runs CEL rules on a schema-valid, defaulted object
-            findings += cel_findings(name, obj, entry.original, has_old=has_old)
-        return findings
+        return _custom_resource(name, obj, entry, version_dir, has_old=has_old, field_validation=field_validation,
+                                old=old)
     validator = schemas.builtin_validator(obj, version_dir)
     if validator is None:
         where = f"Kubernetes {version_dir}" + (f" or the CRDs under {upstream}/crds" if upstream else "")
         return [Finding("no-schema", name, "", f"no schema for {api_version} {kind} in {where}; not checked",
                         fix="pin the CRD that defines it in upstream.lock.json (crds/)", level="advisory")]
-    return _schema_findings("kubernetes-schema", name, validator, obj)
+    return _schema_findings("kubernetes-schema", name, validator, obj, field_validation=field_validation)[0]
 
 
-def cel_findings(name: str, obj: Mapping[str, Any], schema: Mapping[str, Any], *, has_old: bool) -> list[Finding]:
+def _custom_resource(name: str, obj: Mapping[str, Any], entry: schemas.CrdVersion, version_dir: str, *,
+                     has_old: bool, field_validation: str, old: Mapping[str, Any] | None = None) -> list[Finding]:
+    """A custom resource through the API server's steps, in its order (`tools.apiserver.structural`)."""
+    schema = entry.original
+    # 1. prune unknown fields (metadata: ObjectMeta's fields), judged by the client's field validation
+    pruned, unknown = structural.prune(obj, schema)
+    old_object = None
+    if old is not None:  # the stored object, as it went through the same steps when it was written
+        old_object = structural.default(structural.prune_nulls(structural.prune(old, schema)[0], schema), schema)
+    if entry.status_subresource:  # the main resource cannot set status (strategy.go:145-175, PrepareForCreate/Update)
+        if old_object is not None and "status" in old_object:
+            pruned["status"] = old_object["status"]
+        elif old_object is not None or not has_old:
+            pruned.pop("status", None)
+    metadata = pruned.get("metadata") if isinstance(pruned.get("metadata"), Mapping) else {}
+    meta_findings, meta_blocking = _schema_findings("crd-schema", name, schemas.meta_validator(version_dir),
+                                                    metadata, "metadata", field_validation=field_validation)
+    findings = _unknown_field_findings(name, unknown, field_validation) + meta_findings
+    # 2. drop nulls that are neither nullable nor defaulted; 3. default
+    structural.default(structural.prune_nulls(pruned, schema), schema)
+    # 4. validate: the name, the schema (formats, RE2 patterns), list types
+    findings += [Finding("crd-schema", name, path, message, fix=f"give {path} a valid value")
+                 for path, message in structural.name_errors(metadata)]
+    schema_findings, blocking = _schema_findings("crd-schema", name, schemas.crd_validator(entry), pruned,
+                                                 field_validation=field_validation)
+    findings += schema_findings
+    findings += [Finding("crd-schema", name, path, message, fix=f"remove the duplicate at {path}")
+                 for path, message in structural.list_errors(pruned, schema)]
+    # 5. CEL, unless a blocking error (apiextensions-apiserver@v0.35.0 pkg/registry/customresource/strategy.go:218)
+    if not (blocking or meta_blocking):
+        findings += cel_findings(name, pruned, schema, has_old=has_old, old=old_object)
+    return findings
+
+
+def cel_findings(name: str, obj: Mapping[str, Any], schema: Mapping[str, Any], *, has_old: bool,
+                 old: Mapping[str, Any] | None = None) -> list[Finding]:
+    """The CRD's CEL rules on `obj`, pruned and defaulted (`_custom_resource`)."""
     from tools.apiserver import cel_rules  # noqa: PLC0415 - loads the CEL library only when a CRD object is checked
 
-    defaulted = schemas.with_defaults(obj, schema)
+    defaulted = obj
     findings = []
-    for result in cel_rules.evaluate(defaulted, schema, has_old=has_old):
+    for result in cel_rules.evaluate(defaulted, schema, has_old=has_old,
+                                     old=cel_rules.NO_OLD if old is None else old):
         if result.outcome == "transition":
             findings.append(Finding("cel-transition-skipped", name, result.path,
                                     f"transition rule not evaluated on create (it compares with oldSelf, which a "

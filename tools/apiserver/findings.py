@@ -12,9 +12,11 @@ Level = Literal["rejected", "advisory", "skipped"]
 class Finding:
     """One reason the API server or Helm would not take what was rendered, or an advisory the check could not decide.
 
-    `rule`: kubernetes-schema | crd-schema | crd-cel | helm-values | no-schema | empty-render | cel-not-evaluated
-    | cel-transition-skipped | not-checked. `level` "rejected": `pulumi up` fails at that object's create;
-    "skipped": a rule the API server does not run in this phase either (a transition rule on create).
+    `rule`: kubernetes-schema | crd-schema | crd-cel | unknown-field | helm-values | no-schema | empty-render
+    | cel-not-evaluated | cel-transition-skipped | not-checked. `level` "rejected": `pulumi up` fails at that
+    object's create; "advisory": the API server warns (an unknown field under fieldValidation=Warn) or the offline
+    check could not decide; "skipped": a rule the API server does not run in this phase either (a transition
+    rule on create).
     """
 
     rule: str

@@ -1,12 +1,11 @@
 """The schemas the API server validates an object against: Kubernetes' own, and each CRD's structural schema.
 
 - Built-in objects validate against the OpenAPI schema of the cluster's Kubernetes version
-  (kubernetes-validate's `-strict` schemas: unknown fields are rejected).
+  (kubernetes-validate's `-strict` schemas: an unknown field is an `additionalProperties` error, which
+  `tools.apiserver.check` judges by the client's field validation, as the API server does).
 - Custom resources validate against the upstream CRD's `openAPIV3Schema` (`crds/` of the upstream cache, and
-  the CRDs bundled with upstream charts), with `additionalProperties: false` injected wherever a schema
-  declares `properties` without `x-kubernetes-preserve-unknown-fields`, because the API server prunes or
-  rejects unknown fields of structural schemas; `metadata` validates as an ObjectMeta. Schema defaults are
-  applied before the CEL rules run, as the API server defaults a request before validating it.
+  the CRDs bundled with upstream charts) after the API server's pruning, null pruning and defaulting
+  (`tools.apiserver.structural`, which gives the order and its sources); `metadata` validates as an ObjectMeta.
 
 Sources:
 - Structural schemas, pruning and defaulting:
@@ -17,7 +16,6 @@ Sources:
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -115,41 +113,23 @@ class CrdVersion:
     kind: str
     version: str
     served: bool
-    schema: dict[str, Any]  # strict: unknown fields rejected
     source: str
-    original: dict[str, Any]  # as published: defaults and x-kubernetes-validations
+    original: dict[str, Any]  # as published: defaults, x-kubernetes-validations, list types
+    status_subresource: bool = False  # `subresources.status`: a create cannot set status
 
 
 _CRD_VALIDATORS: dict[tuple[str, str, str, str], Any] = {}
 
 
 def crd_validator(entry: CrdVersion) -> Any:
-    """The Draft 4 validator of a CRD version's strict schema, built once per process."""
+    """The validator of a CRD version's schema (Draft 4, `nullable`, Kubernetes formats, RE2 patterns: step 4 of
+    `tools.apiserver.structural`), built once per process; it runs on the pruned, defaulted object."""
+    from tools.apiserver import structural  # noqa: PLC0415 - RE2 loads only when a custom resource is checked
+
     key = (entry.source, entry.group, entry.kind, entry.version)
     if key not in _CRD_VALIDATORS:
-        _CRD_VALIDATORS[key] = jsonschema.Draft4Validator(entry.schema)
+        _CRD_VALIDATORS[key] = structural.CrdValidator(structural.validation_schema(entry.original))
     return _CRD_VALIDATORS[key]
-
-
-def strict(schema: Any) -> Any:
-    """A copy of an OpenAPI v3 CRD schema that rejects unknown fields and honours `nullable`."""
-    if isinstance(schema, list):
-        return [strict(s) for s in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out = {k: strict(v) if k in ("items", "not") or k.endswith("Of") else v for k, v in schema.items()}
-    if "properties" in schema:
-        out["properties"] = {k: strict(v) for k, v in schema["properties"].items()}
-        if not schema.get("x-kubernetes-preserve-unknown-fields") and "additionalProperties" not in schema:
-            out["additionalProperties"] = False
-    if isinstance(schema.get("additionalProperties"), dict):
-        out["additionalProperties"] = strict(schema["additionalProperties"])
-    if schema.get("nullable") is True:
-        if isinstance(out.get("type"), str):
-            out["type"] = [out["type"], "null"]
-        if isinstance(out.get("enum"), list):
-            out["enum"] = [*out["enum"], None]
-    return out
 
 
 def _crd_files(upstream: Path) -> Iterable[Path]:
@@ -164,8 +144,9 @@ def _versions(doc: Mapping[str, Any], path: Path) -> dict[str, CrdVersion]:
         schema = (v.get("schema") or {}).get("openAPIV3Schema")
         if schema is not None:
             out[v["name"]] = CrdVersion(group=spec["group"], kind=spec["names"]["kind"], version=v["name"],
-                                        served=bool(v.get("served", True)), schema=strict(schema), source=str(path),
-                                        original=schema)
+                                        served=bool(v.get("served", True)), source=str(path),
+                                        original=schema,
+                                        status_subresource="status" in (v.get("subresources") or {}))
     return out
 
 
@@ -202,24 +183,3 @@ def find_crd(upstream: Path, group: str, kind: str) -> dict[str, CrdVersion] | N
             if (doc["spec"]["group"], doc["spec"]["names"]["kind"]) == (group, kind):
                 found.update(_versions(doc, path))
     return found or None
-
-
-def with_defaults(obj: Any, schema: Mapping[str, Any]) -> Any:
-    """`obj` with the schema's `default`s filled in where a property is absent (structural defaulting)."""
-    if isinstance(obj, Mapping):
-        out = dict(obj)
-        props = schema.get("properties")
-        if isinstance(props, Mapping):
-            for key, sub in props.items():
-                if key not in out and isinstance(sub, Mapping) and "default" in sub:
-                    out[key] = copy.deepcopy(sub["default"])
-                if key in out and isinstance(sub, Mapping):
-                    out[key] = with_defaults(out[key], sub)
-        extra = schema.get("additionalProperties")
-        if isinstance(extra, Mapping):
-            out = {k: with_defaults(v, extra) if not (isinstance(props, Mapping) and k in props) else v
-                   for k, v in out.items()}
-        return out
-    if isinstance(obj, list) and isinstance(schema.get("items"), Mapping):
-        return [with_defaults(v, schema["items"]) for v in obj]
-    return obj
