@@ -197,3 +197,20 @@ def test_the_shipped_ci_roles_differ_per_stack_and_sit_in_the_documentation_acco
     values = copy.deepcopy(stack_values("prod"))["cluster"]
     assert all(arn.split(":")[4] == "111122223333" for arn in (*values["previewPrincipalArns"],
                                                                *values["deployerPrincipalArns"]))
+
+
+def test_the_offline_preview_runs_as_the_deploy_role_and_advises_accordingly(caplog: pytest.LogCaptureFixture) -> None:
+    # `make preview` (no mocks patched): the caller is the stack's deploy role, listed, so EKS's creator entry needs
+    # no advice; unlisted, the advice is to list the deploy identity as a deployer, never to make a preview role one.
+    preview, deploy = principals("dev")
+    run(stack_values("dev"))
+    assert not [r.getMessage() for r in caplog.records if "creator's admin access entry" in r.getMessage()]
+    caplog.clear()
+    values = copy.deepcopy(stack_values("dev"))
+    values["cluster"]["deployerPrincipalArns"] = []
+    run(values)
+    (advice,) = [r.getMessage() for r in caplog.records if "creator's admin access entry" in r.getMessage()]
+    assert advice.startswith(f"{deploy} creates cluster 'gpu-dev' and gets the creator's admin access entry")
+    assert "list it in cluster.deployerPrincipalArns" in advice
+    assert "a pull-request preview role (cluster.previewPrincipalArns) never runs `pulumi up`" in advice
+    assert preview not in advice
