@@ -226,6 +226,7 @@ def state_resources(stack: str) -> int:
     """How many resources the stack's state holds (`pulumi stack export`); 0 when the backend has no such stack."""
     proc = _run(["pulumi", "stack", "export", "--stack", stack, "--non-interactive"])
     if proc.returncode != 0:
+        # The CLI's error for a stack the backend does not hold (pulumi/pulumi pkg/cmd/pulumi, `requireStack`).
         if f"no stack named '{stack}'" in proc.stderr:
             return 0
         raise AccessCheckError(f"pulumi stack export --stack {stack}: {_last_line(proc)}")
