@@ -101,7 +101,9 @@ def test_no_pull_request_job_holds_a_credential_over_prods_state() -> None:
     grant = _grants()["gpu-platform-pr-preview"]
     assert grant["environment"] == "preview-dev"
     assert grant["stacks"] == {"dev"}
-    assert grant["scopes"] == {"stack:read", "stack:export", "stack:encrypt", "stack:decrypt"}
+    # Pulumi's `Stack Read` permission set ("allows for running previews"), nothing of `Stack Write`.
+    assert grant["scopes"] == {"stack:read", "stack:export", "stack:encrypt", "stack:decrypt", "stack_deployment:read",
+                               "stack_deployment_settings:read", "stack_access:read", "stack_schedule:read"}
     preview = jobs(WORKFLOWS / "pull-request.yml")["preview-prod"]
     assert next(s for s in preview["steps"] if s.get("id") == "preview")["with"]["cloud-url"] == (
         "file://${{ runner.temp }}/pulumi-state")
