@@ -12,8 +12,6 @@ from __future__ import annotations
 import http.server
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -24,7 +22,6 @@ import pytest
 
 from tests.ci.test_workflows import WORKFLOWS, jobs
 from tests.policies.conftest_registry import fake_server
-from tests.shared import REPO
 from tools import preview_access
 from tools.preview_access import Footprint
 
@@ -259,8 +256,3 @@ def test_the_cloud_preview_checks_its_role_after_assuming_it_and_before_previewi
         assert check["run"] == '.venv/bin/python -m tools.preview_access --stack "$STACK"'
         assert check["env"]["STACK"] == job_id.removeprefix("preview-")
 
-
-def run_cli(stack: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """The job's own command line, in a child process (the program runs there for the footprint)."""
-    return subprocess.run([sys.executable, "-m", "tools.preview_access", "--stack", stack, "--today", "2026-11-30"],
-                          cwd=REPO, env={**os.environ, **env}, capture_output=True, text=True, check=False)

@@ -14,14 +14,17 @@ https://www.pulumi.com/docs/administration/concepts/rbac/permission-sets/
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from tests.ci.test_access import PULL_REQUEST_EVENTS, SECRET, _environments
 from tests.ci.test_workflows import CI_DOC, WORKFLOWS, jobs, load, workflow_files
+from tests.shared import REPO
 
 # Scopes that write a stack's state or settings (the rest of `Stack Write` and `Stack Admin`).
 WRITING_SCOPES = {"stack:write", "stack:import", "stack:delete", "stack:cancel_update", "stack:transfer",
@@ -107,6 +110,14 @@ def test_no_pull_request_job_holds_a_credential_over_prods_state() -> None:
     preview = jobs(WORKFLOWS / "pull-request.yml")["preview-prod"]
     assert next(s for s in preview["steps"] if s.get("id") == "preview")["with"]["cloud-url"] == (
         "file://${{ runner.temp }}/pulumi-state")
+
+
+def test_the_prod_stack_file_holds_nothing_only_prods_own_stack_could_decrypt() -> None:
+    # preview-prod previews Pulumi.prod.yaml in a backend of its own, with a passphrase that protects nothing:
+    # a `secure:` value (encrypted for prod's Pulumi Cloud stack) would fail it, and must not be decryptable there.
+    config = yaml.safe_load((REPO / "Pulumi.prod.yaml").read_text(encoding="utf-8"))
+    assert "secure" not in json.dumps(config)
+    assert "secretsprovider" not in config and "encryptedkey" not in config
 
 
 def test_the_deploy_jobs_hold_a_token_no_pull_request_job_can_reach() -> None:
