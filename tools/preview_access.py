@@ -343,7 +343,8 @@ def main(argv: Sequence[str] | None = None, *, where: Footprint | None = None) -
               "cluster.previewPrincipalArns (view-only), in no other principal list nor writing Kubernetes group",
               file=sys.stderr)
     if not writes:
-        print(f"{PROG}: {identity} may make none of the writes of {asked} reviews in cluster {name!r} ({region})")
+        print(f"{PROG}: {identity} may make none of the program's writes in cluster {name!r} "
+              f"({region}; {asked} reviews)")
     return 1 if writes else 0
 
 

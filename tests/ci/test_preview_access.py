@@ -136,8 +136,8 @@ def test_a_view_only_identity_passes_after_asking_for_every_rule_and_write(
         code = preview_access.main(["--stack", "prod"], where=SMALL)
     assert code == 0, capsys.readouterr().err
     assert capsys.readouterr().out.strip() == (
-        f"python -m tools.preview_access: {IDENTITY} may make none of the writes of 13 reviews in cluster 'gpu-prod' "
-        "(us-west-2)")
+        f"python -m tools.preview_access: {IDENTITY} may make none of the program's writes in cluster 'gpu-prod' "
+        "(us-west-2; 13 reviews)")
     kinds = [s["review"]["kind"] for s in seen]
     assert kinds == ["SelfSubjectRulesReview"] + ["SelfSubjectAccessReview"] * 12
     assert seen[0]["review"]["spec"] == {"namespace": "inference"}
