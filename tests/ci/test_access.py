@@ -45,11 +45,13 @@ def previewers_who_can_write(config: ClusterConfig) -> list[str]:
 
 @pytest.mark.parametrize("stack", ["dev", "prod"])
 def test_no_preview_principal_can_write_to_the_shipped_stacks(stack: str) -> None:
-    config = _cluster(stack, previewPrincipalArns=[PREVIEW_ROLE], deployerPrincipalArns=[DEPLOY_ROLE])
+    # The shipped stack files carry the CI roles of the shipped workflows (tests/ci/test_pull_request_path.py).
+    config = _cluster(stack)
+    (preview,), (deploy,) = config.preview_principal_arns, config.deployer_principal_arns
     assert previewers_who_can_write(config) == []
     grants = {g.principal_arn: g.policy for g in cluster.access_grants(config)}
-    assert grants[PREVIEW_ROLE] == iam.VIEW_POLICY
-    assert grants[DEPLOY_ROLE] == iam.CLUSTER_ADMIN_POLICY  # the deploy role writes, behind the review guard
+    assert grants[preview] == iam.VIEW_POLICY
+    assert grants[deploy] == iam.CLUSTER_ADMIN_POLICY  # the deploy role writes, behind the review guard
 
 
 def test_a_preview_principal_with_cluster_admin_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
