@@ -28,7 +28,7 @@ import pulumi_kubernetes as k8s
 
 from components import access, iam, labels
 from components.config import SERVICE_IPV4_CIDR, ClusterConfig, ConfigError, SystemNodeGroupConfig, stack_file_name
-from components.deploy_checks import check_deployer_access, deploying_principal
+from components.deploy_checks import check_deployer_access, check_preview_principal_not_creator, deploying_principal
 from components.system_node_group import SystemNodeGroup
 
 # All five control-plane log types. Source: https://docs.aws.amazon.com/eks/latest/userguide/control-plane-logs.html
@@ -544,6 +544,7 @@ class Cluster(pulumi.ComponentResource):
         deployer = deploying_principal()
         exists = config.existing or access.cluster_exists(config.name)
         adopt = access.existing_entries(config.name, [g.principal_arn for g in grants]) if exists else set()
+        check_preview_principal_not_creator(config, deployer, cluster_exists=exists)
         if deployer not in {g.principal_arn for g in grants}:
             check_deployer_access(config, deployer, cluster_exists=exists,
                                   has_entry=exists and access.entry_exists(config.name, deployer))

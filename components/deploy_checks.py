@@ -19,6 +19,8 @@ Each runs before any resource is registered and raises one ConfigError naming fi
 - A deployer without access (`check_deployer_access`): the identity running Pulumi is in none of the
   cluster's principal lists and the existing cluster has no access entry for it, so every Kubernetes
   step would fail. (Listing the creator is no longer a conflict: components/access.py adopts its entry.)
+- A preview role that would create the cluster (`check_preview_principal_not_creator`): EKS's creator entry
+  is admin, so the view-only identity of every pull request would become a cluster admin.
 - The Spot service-linked role taken (`check_spot_service_linked_role`): a pool can run Spot, the stack says
   `karpenter.spotServiceLinkedRole: create`, and the account already holds `AWSServiceRoleForEC2Spot` (it ran
   Spot before, another stack of the account made it, or this stack was destroyed: the role is retained). IAM
@@ -191,8 +193,10 @@ def check_deployer_access(config: ClusterConfig, deployer: str, *, cluster_exist
     if not cluster_exists:
         pulumi.log.warn(
             f"{deployer} creates cluster {config.name!r} and gets the creator's admin access entry from EKS, which "
-            "this stack does not manage; list it in cluster.deployerPrincipalArns so that the next `pulumi up` "
-            "adopts it (and removing it later removes its access)")
+            "this stack does not manage; when it is an identity that deploys this stack (the deploy workflow's "
+            "role, a person running `pulumi up`), list it in cluster.deployerPrincipalArns so that the next "
+            "`pulumi up` adopts it (and removing it later removes its access); a pull-request preview role "
+            "(cluster.previewPrincipalArns) never runs `pulumi up`")
         return
     if has_entry:
         return
@@ -204,6 +208,28 @@ def check_deployer_access(config: ClusterConfig, deployer: str, *, cluster_exist
         "entries (it may be this one: its entry is created before any Kubernetes step)")
     if pulumi.runtime.is_dry_run():
         pulumi.log.warn(message)
+        return
+    raise ConfigError(message)
+
+
+def check_preview_principal_not_creator(config: ClusterConfig, caller: str, *, cluster_exists: bool,
+                                        dry_run: bool | None = None) -> None:
+    """A pull-request preview role about to create the cluster: refuse the up (a preview warns).
+
+    EKS gives the identity that creates a cluster an admin access entry (pulumi-eks sets
+    `bootstrapClusterCreatorAdminPermissions: true`), and components/access.py leaves the creator to that entry:
+    the view-only role of every pull request would hold cluster-admin from then on.
+    """
+    if cluster_exists or caller not in config.preview_principal_arns:
+        return
+    message = (
+        f"{stack_file_name()}: cluster.previewPrincipalArns: {caller} is a pull-request preview role (view-only) "
+        f"but would create cluster {config.name!r}, and EKS gives the identity that creates a cluster the "
+        "creator's admin access entry (AmazonEKSClusterAdminPolicy): every pull request would then run as a "
+        "cluster admin; fix: run the first `pulumi up` as a role listed in cluster.deployerPrincipalArns (the "
+        "deploy workflow's role), never as a preview role")
+    if pulumi.runtime.is_dry_run() if dry_run is None else dry_run:
+        pulumi.log.warn(REAL_UP_REFUSED + message)
         return
     raise ConfigError(message)
 

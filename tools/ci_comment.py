@@ -1,7 +1,7 @@
 """`python -m tools.ci_comment --stack STACK LOG`: the pull-request comment for a failed `pulumi preview`.
 
-pulumi/actions comments on the pull request only when the preview succeeds, so the cloud-preview job
-runs this on failure: it reads the CLI's text output (`LOG`) and prints Markdown with every mandatory
+pulumi/actions comments on the pull request only when the preview succeeds, so the preview jobs
+run this on failure: it reads the CLI's text output (`LOG`) and prints Markdown with every mandatory
 policy violation (policy, resource, message), or, when there is none, says the preview failed for
 another reason. The CLI prints a violation under "Policies:" as
 

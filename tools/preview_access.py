@@ -3,36 +3,75 @@
 A pull request runs its own copy of `pull-request.yml`, so whatever the `preview-<stack>` role can do, any
 pull request can do, unreviewed. The program gives the roles in `cluster.previewPrincipalArns` a view-only
 access entry (docs/ci-cd.md, "Who can write where"), but the role a repository really puts in that
-environment may hold more: it may also be a deployer, an admin, or in a Kubernetes group bound to a
-writing role. This check asks the cluster itself, as the identity the job runs as, whether it may make the
-writes the program makes (SelfSubjectAccessReview, which every authenticated user may create:
-https://kubernetes.io/docs/reference/access-authn-authz/authorization/#checking-api-access), so access
-policies and RBAC groups are judged alike. The cloud-preview job runs it after assuming the role and
-before `pulumi preview`.
+environment may hold more: it may also be a deployer, an admin, hold a namespace-scoped edit policy, or sit in
+a Kubernetes group bound to a writing role. This check asks the cluster itself, as the identity the job runs
+as, and the cloud-preview job runs it after assuming the role and before `pulumi preview`:
 
-Exit 0: every write denied, or the cluster does not exist yet (nothing to write to); 1: a write is allowed
-(one line per write, and the fix); 2: the check could not be made (one line: the aws CLI or the API failed).
-Standard library and PyYAML only (the cloud jobs install the program's runtime); the `aws` CLI on PATH.
+- where: the cluster `gpu-platform:cluster.name` in the region `aws:region` of Pulumi.<stack>.yaml (the aws CLI
+  is given `--region`, so a job whose own region differs still asks the stack's);
+- what the program writes: the program runs once under the offline mocks as the preview of an existing stack
+  (`tools.preview` phase `update`), and every Kubernetes object it registers gives a namespace and a kind;
+  a Helm release gives its namespace and the kinds charts install (`CHART_NAMESPACED`, `CHART_CLUSTER`);
+- the whole rule set in each of those namespaces (SelfSubjectRulesReview): any rule with a write verb fails
+  (`WRITE_VERBS`). The RBAC authorizer lists its rules there; an authorizer webhook, which is how EKS applies
+  access policies, may not, and the review then says `incomplete`:
+  https://kubernetes.io/docs/reference/access-authn-authz/authorization/#checking-api-access ;
+- so each write of the footprint is also asked one by one (SelfSubjectAccessReview, answered by every
+  authorizer): create, update, patch and delete of each kind in its namespace, and of each cluster-scoped kind.
+
+Both reviews are allowed to every authenticated user (the `system:basic-user` role:
+https://kubernetes.io/docs/reference/access-authn-authz/rbac/#discovery-roles).
+
+EKS has no cluster of that name in that region: exit 0 only when the stack has no state yet (`pulumi stack
+export --stack STACK` lists no resource, or the backend has no such stack), as before its first `pulumi up`;
+a stack with state and no cluster is a check that could not be made (wrong region or account).
+
+Exit 0: every write denied, or no cluster and no state (nothing to write to); 1: a write is allowed (one line per
+write, and the fix); 2: the check could not be made (one line: the aws CLI, pulumi or the API failed).
+The `aws` and `pulumi` CLIs on PATH; the program's runtime (requirements.txt) for the footprint.
 """
 
 from __future__ import annotations
 
 import argparse
 import base64
+import datetime
 import json
 import ssl
 import subprocess
 import sys
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 PROG = "python -m tools.preview_access"
 REPO = Path(__file__).resolve().parent.parent
+
+# Verbs that change something (or grant the power to): https://kubernetes.io/docs/reference/access-authn-authz/
+# authorization/#determine-the-request-verb (escalate, bind, impersonate: the RBAC special verbs).
+WRITE_VERBS = frozenset({"create", "update", "patch", "delete", "deletecollection", "escalate", "bind",
+                         "impersonate", "*"})
+# The verbs asked one by one for each kind the program writes.
+ASKED_VERBS = ("create", "update", "patch", "delete")
+# What the charts of the program install besides their workloads: in the release's namespace, and cluster-wide
+# (the GPU Operator, Karpenter, KEDA and kube-prometheus-stack charts ship CRDs, cluster roles, webhooks; KEDA an
+# APIService for its metrics server).
+CHART_NAMESPACED = (("apps", "deployments"), ("apps", "daemonsets"), ("", "services"), ("", "serviceaccounts"),
+                    ("", "configmaps"), ("", "secrets"), ("rbac.authorization.k8s.io", "roles"),
+                    ("rbac.authorization.k8s.io", "rolebindings"))
+CHART_CLUSTER = (("apiextensions.k8s.io", "customresourcedefinitions"),
+                 ("rbac.authorization.k8s.io", "clusterroles"), ("rbac.authorization.k8s.io", "clusterrolebindings"),
+                 ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"),
+                 ("admissionregistration.k8s.io", "validatingwebhookconfigurations"),
+                 ("apiregistration.k8s.io", "apiservices"), ("", "namespaces"))
+HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+# What every authenticated user may create (`system:basic-user`): the reviews themselves, which write nothing.
+SELF_REVIEWS = frozenset({"selfsubjectaccessreviews", "selfsubjectrulesreviews", "selfsubjectreviews"})
 
 
 @dataclass(frozen=True)
@@ -53,46 +92,127 @@ class Write:
         return f"{self.verb} {kind}" + (f" in namespace {self.namespace}" if self.namespace else "")
 
 
-# Cluster-scoped and namespaced writes of the program: CRDs and cluster roles of the charts (GPU Operator,
-# Karpenter, KEDA), workloads and namespaces. AmazonEKSViewPolicy allows none of them.
-WRITES = (
-    Write("create", "apiextensions.k8s.io", "customresourcedefinitions"),
-    Write("create", "rbac.authorization.k8s.io", "clusterrolebindings"),
-    Write("patch", "apps", "deployments", "kube-system"),
-    Write("delete", "", "namespaces"),
-)
+@dataclass(frozen=True)
+class Footprint:
+    """Where the program writes: namespaced kinds per namespace, and cluster-scoped kinds."""
+
+    namespaced: frozenset[tuple[str, str, str]]  # (namespace, group, resource)
+    cluster: frozenset[tuple[str, str]]  # (group, resource)
+
+    @property
+    def namespaces(self) -> list[str]:
+        return sorted({namespace for namespace, _, _ in self.namespaced})
+
+    def writes(self) -> list[Write]:
+        found = [Write(verb, group, resource, namespace) for namespace, group, resource in sorted(self.namespaced)
+                 for verb in ASKED_VERBS]
+        return found + [Write(verb, group, resource) for group, resource in sorted(self.cluster)
+                        for verb in ASKED_VERBS]
 
 
 class AccessCheckError(Exception):
     """The check could not be made; the message says why, on one line."""
 
 
-def cluster_name(stack: str, program: Path = REPO) -> str:
-    """`gpu-platform:cluster.name` of Pulumi.<stack>.yaml."""
+def plural(kind: str) -> str:
+    """The resource name of a kind as Kubernetes guesses it: lower case, "es" after s, "ies" for y, else "s".
+
+    Source: kubernetes/apimachinery pkg/api/meta/restmapper.go `UnsafeGuessKindToResource`.
+    """
+    lower = kind.lower()
+    if lower.endswith("s"):
+        return lower + "es"
+    if lower.endswith("y"):
+        return lower[:-1] + "ies"
+    return lower + "s"
+
+
+def footprint(resources: Iterable[tuple[str, Mapping[str, Any]]]) -> Footprint:
+    """The footprint of (Pulumi type, inputs) pairs: Kubernetes objects and Helm releases; the rest is ignored."""
+    namespaced: set[tuple[str, str, str]] = set()
+    cluster: set[tuple[str, str]] = set()
+    for type_, inputs in resources:
+        if not type_.startswith("kubernetes:"):
+            continue
+        if type_ == HELM_RELEASE:
+            release = str(inputs.get("namespace") or "default")
+            namespaced.update((release, group, resource) for group, resource in CHART_NAMESPACED)
+            cluster.update(CHART_CLUSTER)
+            continue
+        _, group_version, kind = type_.split(":", 2)
+        group = group_version.rsplit("/", 1)[0] if "/" in group_version else ""
+        group = "" if group == "core" else group
+        if group in ("yaml", "kustomize") or (group == "helm.sh" and kind == "Chart"):
+            continue  # components: their children are registered as objects of their own
+        raw = inputs.get("metadata")
+        metadata: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+        namespace = metadata.get("namespace")
+        if kind == "Namespace":
+            name = metadata.get("name")
+            cluster.add(("", "namespaces"))
+            if isinstance(name, str) and name:
+                namespaced.update((name, g, r) for g, r in CHART_NAMESPACED)
+        elif isinstance(namespace, str) and namespace:
+            namespaced.add((namespace, group, plural(kind)))
+        else:
+            cluster.add((group, plural(kind)))
+    return Footprint(frozenset(namespaced), frozenset(cluster))
+
+
+def program_footprint(stack: str, today: datetime.date | None, program: Path = REPO) -> Footprint:
+    """Run the program as the preview of the existing stack (offline mocks) and take its footprint."""
+    from tools.preview.command import run_program  # noqa: PLC0415 (the Pulumi SDK: only when the cluster exists)
+    from tools.preview.stack_files import PreviewError, load_project, load_stack_config  # noqa: PLC0415
+
+    try:
+        project = load_project(program)
+        config = load_stack_config(program / f"Pulumi.{stack}.yaml", project.name, program)
+        recording = run_program(project, stack, config, "update", today)
+    except PreviewError as err:
+        raise AccessCheckError(f"the program's footprint: {str(err).splitlines()[0]}") from err
+    return footprint((r.type, r.inputs) for r in recording.resources)
+
+
+def stack_cluster(stack: str, program: Path = REPO) -> tuple[str, str]:
+    """`gpu-platform:cluster.name` and `aws:region` of Pulumi.<stack>.yaml."""
     path = program / f"Pulumi.{stack}.yaml"
     try:
         config = yaml.safe_load(path.read_text(encoding="utf-8"))["config"]
-        return str(config["gpu-platform:cluster"]["name"])
+        name = str(config["gpu-platform:cluster"]["name"])
     except (OSError, yaml.YAMLError, KeyError, TypeError) as err:
         raise AccessCheckError(f"{path}: no gpu-platform:cluster.name ({err})") from err
+    region = config.get("aws:region")
+    if not isinstance(region, str) or not region:
+        raise AccessCheckError(f"{path}: no aws:region: the cluster's region cannot be known; fix: set aws:region")
+    return name, region
 
 
-def aws(*args: str) -> dict[str, object]:
+def _run(command: Sequence[str]) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(list(command), capture_output=True, text=True, check=False)
+    except OSError as err:
+        raise AccessCheckError(f"{' '.join(command)}: {err}") from err
+
+
+def _last_line(proc: subprocess.CompletedProcess[str]) -> str:
+    return (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+
+
+def aws(*args: str) -> dict[str, Any]:
     """`aws ARGS --output json`, parsed; AccessCheckError naming the command and the CLI's last line."""
-    proc = subprocess.run(["aws", *args, "--output", "json"], capture_output=True, text=True, check=False)
+    proc = _run(["aws", *args, "--output", "json"])
     if proc.returncode != 0:
-        last = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
-        raise AccessCheckError(f"aws {' '.join(args)}: {last}")
+        raise AccessCheckError(f"aws {' '.join(args)}: {_last_line(proc)}")
     data = json.loads(proc.stdout)
     if not isinstance(data, dict):
         raise AccessCheckError(f"aws {' '.join(args)}: not a JSON object")
     return data
 
 
-def endpoint(name: str) -> tuple[str, str] | None:
-    """The cluster's API endpoint and CA (base64 PEM); None when EKS has no such cluster."""
+def endpoint(name: str, region: str) -> tuple[str, str] | None:
+    """The cluster's API endpoint and CA (base64 PEM); None when EKS has no such cluster in `region`."""
     try:
-        cluster = aws("eks", "describe-cluster", "--name", name)["cluster"]
+        cluster = aws("eks", "describe-cluster", "--name", name, "--region", region)["cluster"]
     except AccessCheckError as err:
         if "ResourceNotFoundException" in str(err):
             return None
@@ -102,59 +222,118 @@ def endpoint(name: str) -> tuple[str, str] | None:
     return str(cluster["endpoint"]), str(cluster["certificateAuthority"]["data"])
 
 
-def _context(ca_b64: str) -> ssl.SSLContext:
-    """A TLS context that trusts the cluster's own CA (EKS serves its API with a certificate of that CA)."""
-    return ssl.create_default_context(cadata=base64.b64decode(ca_b64).decode("ascii"))
+def state_resources(stack: str) -> int:
+    """How many resources the stack's state holds (`pulumi stack export`); 0 when the backend has no such stack."""
+    proc = _run(["pulumi", "stack", "export", "--stack", stack, "--non-interactive"])
+    if proc.returncode != 0:
+        # The CLI's error for a stack the backend does not hold (pulumi/pulumi pkg/cmd/pulumi, `requireStack`).
+        if f"no stack named '{stack}'" in proc.stderr:
+            return 0
+        raise AccessCheckError(f"pulumi stack export --stack {stack}: {_last_line(proc)}")
+    try:
+        deployment = json.loads(proc.stdout).get("deployment") or {}
+        return len(deployment.get("resources") or [])
+    except (ValueError, AttributeError) as err:
+        raise AccessCheckError(f"pulumi stack export --stack {stack}: not a deployment ({err})") from err
 
 
-def reviewer(url: str, ca_b64: str, token: str) -> Callable[[Write], bool]:
-    """Ask the API server at `url` (https, trusting `ca_b64`), as the holder of `token`, whether a write is allowed."""
-    context = _context(ca_b64) if url.startswith("https://") else None
+Post = Callable[[str, dict[str, Any]], dict[str, Any]]
 
-    def allowed(write: Write) -> bool:
-        body = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
-                "spec": {"resourceAttributes": write.attributes()}}
+
+def poster(url: str, ca_b64: str, token: str) -> Post:
+    """POST a review to the API server at `url` (https, trusting `ca_b64`) as the holder of `token`."""
+    context = ssl.create_default_context(cadata=base64.b64decode(ca_b64).decode("ascii")) \
+        if url.startswith("https://") else None
+
+    def post(path: str, body: dict[str, Any]) -> dict[str, Any]:
         request = urllib.request.Request(
-            f"{url}/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", data=json.dumps(body).encode(),
+            f"{url}{path}", data=json.dumps(body).encode(),
             headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"}, method="POST")
         try:
             with urllib.request.urlopen(request, context=context, timeout=30) as resp:
-                return json.load(resp)["status"].get("allowed", False) is True
-        except (urllib.error.URLError, OSError, KeyError, ValueError) as err:
-            raise AccessCheckError(f"{url}: SelfSubjectAccessReview for {write} failed ({err})") from err
+                answer = json.load(resp)
+        except (urllib.error.URLError, OSError, ValueError) as err:
+            raise AccessCheckError(f"{url}: {body.get('kind')} failed ({err})") from err
+        if not isinstance(answer, dict):
+            raise AccessCheckError(f"{url}: {body.get('kind')}: not a JSON object")
+        return answer
 
-    return allowed
-
-
-def allowed_writes(ask: Callable[[Write], bool], writes: Sequence[Write] = WRITES) -> list[Write]:
-    return [write for write in writes if ask(write)]
-
-
-def _identity() -> str:
-    return str(aws("sts", "get-caller-identity")["Arn"])
+    return post
 
 
-def _token(name: str) -> str:
-    status = aws("eks", "get-token", "--cluster-name", name).get("status")
+REVIEWS = "/apis/authorization.k8s.io/v1/"
+
+
+def write_rules(post: Post, namespace: str) -> list[str]:
+    """The rules with a write verb that the API server lists for the caller in `namespace` (SelfSubjectRulesReview)."""
+    answer = post(REVIEWS + "selfsubjectrulesreviews", {
+        "apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectRulesReview", "spec": {"namespace": namespace}})
+    status = answer.get("status")
+    if not isinstance(status, dict):
+        raise AccessCheckError(f"SelfSubjectRulesReview in namespace {namespace}: no status")
+    found = []
+    for rule in status.get("resourceRules") or []:
+        verbs = sorted(WRITE_VERBS & set(rule.get("verbs") or []))
+        if verbs and not set(rule.get("resources") or ["*"]) <= SELF_REVIEWS:
+            groups = ",".join(g or '""' for g in rule.get("apiGroups") or [])
+            resources = ",".join(rule.get("resources") or [])
+            found.append(f"{'/'.join(verbs)} {resources} (apiGroups {groups}) in namespace {namespace}")
+    return found
+
+
+def allowed(post: Post, write: Write) -> bool:
+    answer = post(REVIEWS + "selfsubjectaccessreviews", {
+        "apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+        "spec": {"resourceAttributes": write.attributes()}})
+    status = answer.get("status")
+    if not isinstance(status, dict):
+        raise AccessCheckError(f"SelfSubjectAccessReview for {write}: no status")
+    return status.get("allowed", False) is True
+
+
+def allowed_writes(post: Post, where: Footprint) -> tuple[list[str], int]:
+    """Every write the caller may make where the program writes, and how many reviews were asked."""
+    found: list[str] = []
+    for namespace in where.namespaces:
+        found += write_rules(post, namespace)
+    writes = where.writes()
+    found += [str(write) for write in writes if allowed(post, write)]
+    return found, len(where.namespaces) + len(writes)
+
+
+def _identity(region: str) -> str:
+    return str(aws("sts", "get-caller-identity", "--region", region)["Arn"])
+
+
+def _token(name: str, region: str) -> str:
+    status = aws("eks", "get-token", "--cluster-name", name, "--region", region).get("status")
     if not isinstance(status, dict) or "token" not in status:
         raise AccessCheckError(f"aws eks get-token --cluster-name {name}: no status.token")
     return str(status["token"])
 
 
-def main(argv: Sequence[str] | None = None, *, ask: Callable[[Write], bool] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, where: Footprint | None = None) -> int:
     parser = argparse.ArgumentParser(prog=PROG, description="Refuse a preview identity that can write the cluster.")
     parser.add_argument("--stack", required=True)
+    parser.add_argument("--today", type=datetime.date.fromisoformat, default=None,
+                        help="the date the program judges lifecycles at (default: today), as `pulumi preview` would")
     args = parser.parse_args(argv)
     try:
-        name = cluster_name(args.stack)
-        if ask is None:
-            found = endpoint(name)
-            if found is None:
-                print(f"{PROG}: cluster {name!r} does not exist yet: nothing a preview could write to")
-                return 0
-            ask = reviewer(*found, _token(name))
-        writes = allowed_writes(ask)
-        identity = _identity()
+        name, region = stack_cluster(args.stack)
+        found = endpoint(name, region)
+        if found is None:
+            held = state_resources(args.stack)
+            if held:
+                raise AccessCheckError(
+                    f"EKS has no cluster {name!r} in {region} (aws:region of Pulumi.{args.stack}.yaml) but stack "
+                    f"{args.stack!r} holds {held} resources: the job's AWS account is not the stack's, or the "
+                    "cluster was deleted outside Pulumi")
+            print(f"{PROG}: cluster {name!r} does not exist in {region} and stack {args.stack!r} has no state yet: "
+                  "nothing a preview could write to")
+            return 0
+        post = poster(*found, _token(name, region))
+        writes, asked = allowed_writes(post, where or program_footprint(args.stack, args.today))
+        identity = _identity(region)
     except AccessCheckError as err:
         print(f"{PROG}: cannot check the preview identity's access: {err}", file=sys.stderr)
         return 2
@@ -164,7 +343,8 @@ def main(argv: Sequence[str] | None = None, *, ask: Callable[[Write], bool] | No
               "cluster.previewPrincipalArns (view-only), in no other principal list nor writing Kubernetes group",
               file=sys.stderr)
     if not writes:
-        print(f"{PROG}: {identity} may make none of the {len(WRITES)} writes checked in cluster {name!r}")
+        print(f"{PROG}: {identity} may make none of the program's writes in cluster {name!r} "
+              f"({region}; {asked} reviews)")
     return 1 if writes else 0
 
 

@@ -32,12 +32,15 @@ PINNED_ACTIONS = {
     "actions/setup-python": ("5fda3b95a4ea91299a34e894583c3862153e4b97", "v7.0.0"),
     "actions/upload-artifact": ("bbbca2ddaa5d8feaa63e36b76fdaad77386f024f", "v7.0.0"),
     "aws-actions/configure-aws-credentials": ("e6de054238d6b7531b4efff3b6587d9aade6a06c", "v6.2.3"),
+    "pulumi/auth-actions": ("141415910c3beb54e03b48e9057c204c97b956f2", "v2.1.0"),
     "pulumi/actions": ("8e5e406f4007fca908480587cb9893c07090f58d", "v7.0.0"),
 }
 SEVERITIES_THAT_FAIL = {"informational", "low", "medium", "high"}
 OFFLINE_GATE = "$/.github/workflows/offline-gate.yml"  # GitHub's self-repository form (zizmor: self-repository)
 DEPLOY_RUNNER = ("${{ vars.DEPLOY_RUNNER && format(vars.DEPLOY_RUNNER, github.run_id, github.run_attempt) "
                  "|| 'ubuntu-24.04' }}")
+PREVIEW_RUNNER = DEPLOY_RUNNER.replace("DEPLOY_RUNNER", "PREVIEW_RUNNER")
+PREVIEW_JOBS = ("preview-dev", "preview-prod")
 USES_LINE = re.compile(r"^\s*(?:-\s+)?uses:\s*(?P<ref>\S+)(?:\s+#\s*(?P<comment>\S+))?\s*$")
 
 BAD_WORKFLOW = """\
@@ -295,10 +298,11 @@ def test_cloud_steps_use_the_policy_pack_and_each_stacks_own_policy_config() -> 
 def test_pull_requests_gate_offline_then_preview_only_where_secrets_exist() -> None:
     pr = jobs(WORKFLOWS / "pull-request.yml")
     assert pr["offline-gate"]["uses"] == OFFLINE_GATE
-    preview = pr["cloud-preview"]
-    assert preview["needs"] == "offline-gate"
-    assert "github.event.pull_request.head.repo.full_name == github.repository" in preview["if"]
-    assert next(s for s in preview["steps"] if "command" in s.get("with", {}))["with"]["comment-on-pr"]
+    for job_id in PREVIEW_JOBS:
+        preview = pr[job_id]
+        assert preview["needs"] == "offline-gate"
+        assert "github.event.pull_request.head.repo.full_name == github.repository" in preview["if"]
+        assert next(s for s in preview["steps"] if "command" in s.get("with", {}))["with"]["comment-on-pr"]
     assert load(WORKFLOWS / "pull-request.yml")[True] == {"pull_request": {"branches": ["main"]}}
 
 
@@ -379,10 +383,10 @@ def _cloud_jobs() -> list[tuple[str, dict[str, Any]]]:
             if any("configure-aws-credentials" in str(s.get("uses")) for s in job.get("steps", []))]
 
 
-def test_cloud_jobs_run_on_the_deploy_runner_setting_and_install_only_the_runtime() -> None:
-    assert len(_cloud_jobs()) == 3
+def test_cloud_jobs_run_on_their_runner_setting_and_install_only_the_runtime() -> None:
+    assert len(_cloud_jobs()) == 4
     for where, job in _cloud_jobs():
-        assert job["runs-on"] == DEPLOY_RUNNER, where
+        assert job["runs-on"] == (PREVIEW_RUNNER if where.startswith("pull-request.yml:") else DEPLOY_RUNNER), where
         runs = [str(s.get("run", "")) for s in job["steps"]]
         assert "make program-venv pack-venv" in runs, where
         assert not any("make venv" in r for r in runs), f"{where}: the development tools are not needed there"
@@ -411,11 +415,12 @@ def test_prod_deploys_only_when_its_environment_has_a_required_reviewer() -> Non
 
 
 def test_a_failed_cloud_preview_comments_its_mandatory_violations() -> None:
-    preview = jobs(WORKFLOWS / "pull-request.yml")["cloud-preview"]
-    step = next(s for s in preview["steps"] if "tools.ci_comment" in str(s.get("run")))
-    assert step["if"] == "${{ failure() && steps.preview.outcome == 'failure' }}"
-    assert next(s for s in preview["steps"] if s.get("id") == "preview")["with"]["command"] == "preview"
-    assert "gh pr comment" in step["run"]
+    for job_id in PREVIEW_JOBS:
+        preview = jobs(WORKFLOWS / "pull-request.yml")[job_id]
+        step = next(s for s in preview["steps"] if "tools.ci_comment" in str(s.get("run")))
+        assert step["if"] == "${{ failure() && steps.preview.outcome == 'failure' }}"
+        assert next(s for s in preview["steps"] if s.get("id") == "preview")["with"]["command"] == "preview"
+        assert "gh pr comment" in step["run"]
 
 
 def test_the_calendar_runs_weekly_at_the_real_date_and_lists_stale_matrix_rows() -> None:

@@ -133,8 +133,11 @@ def test_node_role_has_exactly_the_documented_node_policies():
     assert attached == ["AmazonEC2ContainerRegistryPullOnly", "AmazonEKSWorkerNodePolicy", "AmazonEKS_CNI_Policy"]
 
 
-def test_dev_without_ops_principal_creates_only_the_karpenter_node_access_entry():
-    assert [e.inputs["type"] for e in dev().of_type("aws:eks/accessEntry:AccessEntry")] == ["EC2_LINUX"]
+def test_dev_creates_the_preview_roles_and_the_karpenter_node_entries_and_leaves_its_creator_to_eks():
+    # The deploy role (the offline caller, cluster.deployerPrincipalArns) creates the cluster: EKS's creator entry.
+    entries = [(e.inputs["type"], e.inputs["principalArn"]) for e in dev().of_type("aws:eks/accessEntry:AccessEntry")]
+    assert [t for t, _ in entries] == ["STANDARD", "EC2_LINUX"]
+    assert entries[0][1] == stack_values("dev")["cluster"]["previewPrincipalArns"][0]
     assert "accessEntries" not in dev().one("eks:index:Cluster").inputs
 
 

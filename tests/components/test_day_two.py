@@ -31,14 +31,15 @@ A = "arn:aws:iam::210987654321:role/platform-admins"
 B = "arn:aws:iam::210987654321:role/oncall"
 C = "arn:aws:iam::210987654321:user/alice"
 CI = "arn:aws:iam::210987654321:role/github-deploy"
-# The offline caller (tools/engine/mocks/invokes.py): the assumed role gpu-platform-preview of the mocks' account.
-CALLER = f"arn:aws:iam::{ACCOUNT_ID}:role/gpu-platform-preview"
+# The offline caller (tools/engine/mocks/invokes.py): the stack's deploy role, assumed, in the mocks' account.
+CALLER = f"arn:aws:iam::{ACCOUNT_ID}:role/gpu-platform-deploy-dev"
 REAL_CIDR = "34.223.10.0/24"  # outside the documentation ranges a real `pulumi up` refuses
 
 
 def _dev(**cluster: Any) -> dict[str, Any]:
+    """Pulumi.dev.yaml with the principal lists each test names (the shipped CI identities left out)."""
     values = copy.deepcopy(stack_values("dev"))
-    values["cluster"].update(cluster)
+    values["cluster"].update({"deployerPrincipalArns": [], "previewPrincipalArns": [], **cluster})
     return values
 
 
@@ -382,3 +383,28 @@ def test_a_real_up_still_refuses_a_deployer_of_the_documentation_account():
     result, error = run_rejected(values, preview=False, account="210987654321")
     assert 'cluster.deployerPrincipalArns[0] = "arn:aws:iam::111122223333:role/ci": account 111122223333' in str(error)
     assert result.registered == []
+
+
+def test_a_preview_role_that_would_create_the_cluster_is_refused_at_up_and_warned_in_a_preview(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+):
+    # EKS gives the creator an admin entry: a view-only pull-request role must never be the one that creates it.
+    preview_role = "arn:aws:iam::210987654321:role/gpu-platform-preview-dev"
+    monkeypatch.setitem(mocks.INVOKES, "aws:index/getCallerIdentity:getCallerIdentity", _caller(preview_role))
+    values = _dev(previewPrincipalArns=[preview_role], deployerPrincipalArns=[CI],
+                  endpointPublicAccessCidrs=[REAL_CIDR])
+    values["inferenceServices"][0]["modelVolume"]["snapshotId"] = "snap-0a1b2c3d4e5f60718"
+    result, error = run_rejected(values, preview=False)
+    assert isinstance(error, ConfigError)
+    assert str(error) == (
+        f"Pulumi.dev.yaml: cluster.previewPrincipalArns: {preview_role} is a pull-request preview role (view-only) "
+        "but would create cluster 'gpu-dev', and EKS gives the identity that creates a cluster the creator's admin "
+        "access entry (AmazonEKSClusterAdminPolicy): every pull request would then run as a cluster admin; fix: run "
+        "the first `pulumi up` as a role listed in cluster.deployerPrincipalArns (the deploy workflow's role), "
+        "never as a preview role")
+    assert result.of_type(ENTRY) == []
+    run(values)  # a preview goes on, and says the same
+    assert any("is a pull-request preview role (view-only) but would create" in r.getMessage()
+               for r in caplog.records)
+    _cluster_exists(monkeypatch, "gpu-dev", with_entries={preview_role, CI})
+    assert sorted(entries(run(values, preview=False)).values()) == sorted([preview_role, CI])  # after: no refusal

@@ -101,8 +101,9 @@ def test_admin_principals_get_cluster_admin_access_entries():
     values = copy.deepcopy(stack_values("dev"))
     values["cluster"]["adminPrincipalArns"] = ["arn:aws:iam::210987654321:role/platform-admins"]
     result = run(values)
-    entry = result.one("aws:eks/accessEntry:AccessEntry", "gpu-dev-access-")
-    association = result.one("aws:eks/accessPolicyAssociation:AccessPolicyAssociation")
+    # (the shipped dev stack also lists its CI roles: the preview role's entry is there too)
+    entry = result.one("aws:eks/accessEntry:AccessEntry", "gpu-dev-access-platform-admins-")
+    association = result.one("aws:eks/accessPolicyAssociation:AccessPolicyAssociation", "platform-admins")
     assert entry.name == association.name
     assert entry.name.startswith("gpu-dev-access-platform-admins-")
     assert entry.inputs == {"clusterName": "gpu-dev", "principalArn": "arn:aws:iam::210987654321:role/platform-admins",

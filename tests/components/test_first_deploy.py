@@ -36,6 +36,8 @@ def deployable(stack: str) -> dict[str, Any]:
     values["cluster"]["endpointPublicAccessCidrs"] = [REAL_CIDR]
     if "opsReadOnlyPrincipalArn" in values["cluster"]:
         values["cluster"]["opsReadOnlyPrincipalArn"] = REAL_ROLE
+    for key in ("deployerPrincipalArns", "previewPrincipalArns"):  # the CI roles, in an account of ours
+        values["cluster"][key] = [arn.replace(":111122223333:", f":{REAL_ACCOUNT}:") for arn in values["cluster"][key]]
     for service in values.get("inferenceServices", []):
         if "modelVolume" in service:
             service["modelVolume"]["snapshotId"] = REAL_SNAPSHOT
@@ -80,17 +82,22 @@ def test_up_refuses_the_documentation_cidr_of_dev_and_creates_nothing():
 def test_up_refuses_the_documentation_cidr_and_account_of_prod():
     _, error = run_rejected(stack_values("prod"), stack="prod", preview=False, account=REAL_ACCOUNT)
     message = str(error)
-    assert "the stack configuration has 5 problems" in message  # with the serving section's three
+    assert "the stack configuration has 7 problems" in message  # with the serving section's three
     assert 'cluster.endpointPublicAccessCidrs[0] = "198.51.100.0/24"' in message
     assert ('cluster.opsReadOnlyPrincipalArn = "arn:aws:iam::111122223333:role/eks-mcp-readonly": account '
             "111122223333 is AWS's documentation account") in message
+    # The CI identities the shipped workflows assume: documentation values, refused like the others.
+    for key, role in (("deployerPrincipalArns", "gpu-platform-deploy-prod"),
+                      ("previewPrincipalArns", "gpu-platform-preview-prod")):
+        assert (f'cluster.{key}[0] = "arn:aws:iam::111122223333:role/{role}": account 111122223333 is AWS\'s '
+                "documentation account, so CreateAccessEntry would fail") in message
 
 
 def test_up_refuses_the_documentation_values_of_every_section_of_prod():
     # Snapshot ids, certificate and WAF ARNs: refused like the cluster's, each with its key, value and fix.
     _, error = run_rejected(stack_values("prod"), stack="prod", preview=False, account=REAL_ACCOUNT)
     message = str(error)
-    assert "the stack configuration has 5 problems" in message
+    assert "the stack configuration has 7 problems" in message
     assert ('inferenceServices[0].modelVolume.snapshotId = "snap-0123456789abcdef0": a placeholder snapshot id from '
             "the documentation: the VolumeSnapshot never becomes ready, so every replica stays Pending on its model "
             "volume; fix: set the id of your model snapshot") in message

@@ -11,9 +11,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+import pulumi
+
 from tools.engine.mocks.values import (
     CREATED_AT,
     DEFAULT_EKS_VERSION,
+    DEPLOY_ROLE,
     InvokeFailure,
     InvokeHandler,
     MockContext,
@@ -101,11 +104,16 @@ def _get_availability_zones(args: dict[str, Any], ctx: MockContext) -> dict[str,
     }
 
 
+def offline_caller_role() -> str:
+    """The name of the role the offline program runs as: the stack's deploy role (values.DEPLOY_ROLE)."""
+    return DEPLOY_ROLE.format(stack=pulumi.get_stack())
+
+
 def _get_caller_identity(args: dict[str, Any], ctx: MockContext) -> dict[str, Any]:
     return {
         "id": ctx.account,
         "accountId": ctx.account,
-        "arn": f"arn:{ctx.partition}:sts::{ctx.account}:assumed-role/gpu-platform-preview/offline",
+        "arn": f"arn:{ctx.partition}:sts::{ctx.account}:assumed-role/{offline_caller_role()}/offline",
         "userId": "AROA" + stable_hex("caller", ctx.account, length=17).upper() + ":offline",
     }
 
@@ -183,11 +191,12 @@ def _get_access_entry(args: dict[str, Any], ctx: MockContext) -> dict[str, Any]:
     # Any other principal: the AWS provider's not-found error.
     # Source: https://github.com/hashicorp/terraform-provider-aws/blob/main/internal/service/eks/access_entry.go
     cluster, principal = str(args["clusterName"]), str(args["principalArn"])
-    creator = f"arn:{ctx.partition}:iam::{ctx.account}:role/gpu-platform-preview"
+    role = offline_caller_role()
+    creator = f"arn:{ctx.partition}:iam::{ctx.account}:role/{role}"
     if cluster != _existing_cluster(ctx) or principal != creator:
         raise InvokeFailure(f"reading EKS Access Entry ({cluster}:{principal}): couldn't find resource")
     return {"id": f"{cluster}:{principal}", "clusterName": cluster, "principalArn": principal, "type": "STANDARD",
-            "accessEntryArn": ctx.arn("eks", f"access-entry/{cluster}/role/{ctx.account}/gpu-platform-preview/x"),
+            "accessEntryArn": ctx.arn("eks", f"access-entry/{cluster}/role/{ctx.account}/{role}/x"),
             "kubernetesGroups": [], "userName": principal, "createdAt": CREATED_AT, "modifiedAt": CREATED_AT,
             "tags": {}, "tagsAll": {}}
 

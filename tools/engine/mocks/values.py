@@ -19,6 +19,13 @@ from tools.engine.records import UNKNOWN
 ACCOUNT_ID = "111122223333"
 PARTITION = "aws"
 DEFAULT_REGION = "us-west-2"
+# The role the offline program runs as: the stack's deploy role, the identity that runs `pulumi up` (the shipped
+# workflows assume it in the `dev` and `prod` environments; the shipped stack files list it in
+# cluster.deployerPrincipalArns, docs/ci-cd.md "Who can write where"). Never the pull-request preview role
+# (`gpu-platform-preview-<stack>`, view-only): a preview role that ran `pulumi up` would create the cluster and get
+# EKS's creator admin entry.
+DEPLOY_ROLE = "gpu-platform-deploy-{stack}"
+PREVIEW_ROLE = "gpu-platform-preview-{stack}"
 # The EKS version an adopted (`aws.eks.get_cluster`) cluster reports when the stack does not say.
 DEFAULT_EKS_VERSION = "1.35"
 # A fixed creation time, so outputs stay byte-identical across runs.
