@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
+from datetime import date
 from typing import Any
 
 import pulumi
@@ -31,6 +32,7 @@ from components.config import (
     check_stack,
 )
 from components.config.loader import problems_message
+from policies.gpu_guard.calendar import program_day
 from provider.args import NotPlainError, renamed_aliases, to_model_values
 
 # The stack sections a component's Args may hold: input name -> (stack key path, model).
@@ -124,27 +126,34 @@ def resource_label(component: str, name: str) -> str:
     return f'{component} "{name}"'
 
 
-def validate(component: str, name: str, args: Mapping[str, Any], *,
-             karpenter_version: str | None = None) -> StackConfig:
-    """The StackConfig the Args stand for, or ConfigError with the stack file's message adapted to the input."""
+def validate(component: str, name: str, args: Mapping[str, Any], *, karpenter_version: str | None = None,
+             today: date | None = None, report: bool = True) -> StackConfig:
+    """The StackConfig the Args stand for, or ConfigError with the stack file's message adapted to the input.
+
+    `today`: the day lifecycles are judged on; None is the program's day (`GPU_PLATFORM_TODAY`, else the real
+    date: policies/gpu_guard/calendar.py), which the plugin inherits from the `pulumi` command that starts it.
+    `report`: log the advisories (once per Construct: the component's own validation reports them).
+    """
     label = resource_label(component, name)
     try:
         raw, paths = stack_of(args, karpenter_version=karpenter_version)
     except NotPlainError as err:
         raise ConfigError(f"{label}: {err}") from None
-    config, problems, advisories = check_stack(raw, region=pulumi.Config("aws").get("region"))
+    config, problems, advisories = check_stack(raw, region=pulumi.Config("aws").get("region"),
+                                               today=today or program_day())
     rendered = [dataclasses.replace(p, path=input_path(p.path, paths)) for p in problems]
     if config is None:
         raise ConfigError(problems_message(rendered, label))
-    for advisory in advisories:
-        pulumi.log.warn(dataclasses.replace(advisory, path=input_path(advisory.path, paths)).render(label))
+    if report:
+        for advisory in advisories:
+            pulumi.log.warn(dataclasses.replace(advisory, path=input_path(advisory.path, paths)).render(label))
     return config
 
 
 def first_problem(component: str, name: str, args: Mapping[str, Any], **kwargs: Any) -> tuple[str, str] | None:
     """(input path, message) of a rejected input, for the provider's InputPropertyError; None when valid."""
     try:
-        validate(component, name, args, **kwargs)
+        validate(component, name, args, report=False, **kwargs)
     except ConfigError as err:
         message = str(err)
         head = message.split(": ", 2)

@@ -11,6 +11,7 @@ import yaml
 
 from provider.host import schema
 from provider.validate import validate
+from tests.components.harness import TODAY
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = schema()
@@ -38,7 +39,8 @@ def test_the_yaml_example_sets_the_schemas_inputs_and_passes_validation() -> Non
         component = resource["type"].rsplit(":", 1)[-1]
         props = resource["properties"]
         args = {"cluster": props["cluster"], "pool": props["pool"]}
-        assert validate(component, name, args, karpenter_version=props["karpenterVersion"]).karpenter is not None
+        stack = validate(component, name, args, karpenter_version=props["karpenterVersion"], today=TODAY)
+        assert stack.karpenter is not None
 
 
 def test_every_key_of_the_typescript_example_is_a_schema_name() -> None:

@@ -10,6 +10,7 @@ import base64
 import json
 import shlex
 from collections.abc import Iterator, Mapping
+from datetime import timedelta
 from typing import Any
 
 import grpc
@@ -20,9 +21,10 @@ from pulumi.runtime.sync_await import _sync_await
 
 from components.config import ConfigError, load_stack_config
 from policies.gpu_guard.base import all_policies
+from policies.gpu_guard.matrix import load_matrix
 from provider import hosted
 from provider.args import renamed_aliases
-from tests.components.harness import Run, _start, run, stack_values
+from tests.components.harness import TODAY, Run, _start, run, stack_values
 from tests.policies.harness import run_policy
 from tests.provider.engine import MonitorServer, ProviderProcess
 from tools.engine.mocks.monitor import RecordingMonitor
@@ -57,7 +59,7 @@ def values() -> dict[str, Any]:
 def plugin(program: Run) -> Iterator[tuple[ProviderProcess, RecordingMonitor]]:
     _, monitor = _start(stack_values("dev"), "dev", "us-west-2")
     server = MonitorServer(monitor)
-    process = ProviderProcess(server.address)
+    process = ProviderProcess(server.address, today=TODAY.isoformat())
     try:
         yield process, monitor
     finally:
@@ -229,7 +231,7 @@ def test_a_bad_input_gets_the_stack_files_line_adapted_to_the_input(plugin, prog
     stack = {**values, "karpenter": {**values["karpenter"],
                                      "pools": [{**values["karpenter"]["pools"][0], **change}]}}
     with pytest.raises(ConfigError) as from_file:
-        load_stack_config(stack, stack_file="Pulumi.dev.yaml")
+        load_stack_config(stack, stack_file="Pulumi.dev.yaml", today=TODAY)
     file_line = str(from_file.value)
     assert file_line.startswith(f"Pulumi.dev.yaml: karpenter.pools[0].{key} = ") and "\n" not in file_line
     bad = pool_inputs(values, program)
@@ -278,3 +280,25 @@ def input_property_errors(error: grpc.RpcError) -> list[tuple[str, str]]:
         assert detail.Unpack(errors)
         found += [(e.property_path, e.reason) for e in errors.errors]
     return found
+
+
+def test_the_plugin_judges_lifecycles_on_the_day_it_is_given(program, values) -> None:
+    """The day reaches the plugin as the `pulumi` command's environment does (GPU_PLATFORM_TODAY): the day after
+    EKS 1.35 leaves standard support, the same inputs that construct above are refused with the stack file's line."""
+    end = next(r.end_standard for r in load_matrix().data.eks_versions
+               if r.version == values["cluster"]["kubernetesVersion"])
+    assert end is not None
+    _, monitor = _start(stack_values("dev"), "dev", "us-west-2")
+    server = MonitorServer(monitor)
+    process = ProviderProcess(server.address, today=(end + timedelta(days=1)).isoformat())
+    try:
+        with pytest.raises(grpc.RpcError) as caught:
+            construct(process, server.address, "gpu-platform:index:SystemNodeGroup", "gpu-dev-system",
+                      system_inputs(values, program), [])
+    finally:
+        process.stop()
+        server.stop()
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    [(path, reason)] = input_property_errors(caught.value)
+    assert path == "cluster.kubernetesVersion"
+    assert f"left standard support on {end.isoformat()}" in reason, reason
