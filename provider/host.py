@@ -27,7 +27,14 @@ from provider import hosted
 from provider.args import DESCRIPTIONS
 from provider.validate import first_problem
 
+# The release this tree is: the newest entry of provider/CHANGELOG.md and, once tagged, the `v<VERSION>` git tag
+# (tests/provider/test_version.py ties the three together).
 VERSION = "0.1.0"
+# The package namespace, set on purpose: without one, `pulumi package add` of a Git source sets it to the GitHub
+# organization (pulumi v3.259.0 pkg/cmd/pulumi/packages/packages.go:366-374, `setSpecNamespace`), so the npm name
+# the Node.js generator gives the SDK, `@<namespace>/<name>` (pkg/codegen/nodejs/gen.go:2525-2532), would change
+# with every fork. With it, every consumer imports `@gpu-platform/gpu-platform`.
+NAMESPACE = "gpu-platform"
 
 
 class _Analyzer(Analyzer):
@@ -50,7 +57,7 @@ class GpuPlatformProvider(ComponentProvider):
         self._type_defs = result["type_definitions"]
         self._external_enum_types = result["external_enum_types"]
         self._dependencies = sorted(result["dependencies"], key=lambda d: f"{d.name}{d.version}")
-        schema = generate_schema(name, version, None, self._component_defs, self._type_defs, self._dependencies)
+        schema = generate_schema(name, version, NAMESPACE, self._component_defs, self._type_defs, self._dependencies)
         Provider.__init__(self, version, json.dumps(schema.to_json()))
 
     def construct(self, name: str, resource_type: str, inputs: pulumi.Inputs,
@@ -64,9 +71,9 @@ class GpuPlatformProvider(ComponentProvider):
         missing = hosted.missing_input(component, name, mapped)
         if missing is not None:
             raise InputPropertyError(*missing)
-        refusal = hosted.missing_dependency(component, name, options)
-        if refusal is not None:
-            raise InputPropertyError("dependsOn", refusal)
+        wrong = hosted.wrong_reference(component, name, mapped)
+        if wrong is not None:
+            raise InputPropertyError(*wrong)
         return super().construct(name, resource_type, inputs, options)
 
 
