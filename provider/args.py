@@ -9,9 +9,10 @@ the schema and into the validation of every package consumer.
 
 The analyzer accepts str, int, float, bool, lists, dicts with str keys, TypedDicts and enums, and refuses
 unions (pulumi 3.272.0 pulumi/provider/experimental/analyzer.py:454-705: `is_simple`, `is_list`, `is_dict`,
-the custom-type branch, and "Union types are not supported" at 624-627). So a `Literal` becomes its value
-type (the choices are listed in the description and checked by the model), and `X | None` becomes X, not
-required.
+the custom-type branch, and "Union types are not supported" at 624-627). So a `Literal` becomes an enum of
+its choices (`<Model><Field>`, one per set of choices: a TypeScript user's compiler checks the choice), and
+`X | None` becomes X, not required. The enum is the schema's only: the host hands the component the raw
+value (provider/host.py) and the model judges it, with the stack file's message.
 
 `to_model_values` turns what the provider host hands the component (Python names, integers as floats) back
 into the model's aliases, so `check_stack` validates exactly what a stack file would hold.
@@ -19,6 +20,8 @@ into the model's aliases, so `check_stack` validates exactly what a stack file w
 
 from __future__ import annotations
 
+import enum
+import re
 import types
 import typing
 from collections.abc import Mapping
@@ -32,6 +35,8 @@ from pydantic_core import PydanticUndefined
 # TypedDicts built so far (by model), and the description of each property, by TypedDict name and field.
 _BUILT: dict[type[BaseModel], type] = {}
 DESCRIPTIONS: dict[str, dict[str, str]] = {}
+# Enums built so far, by their choices (a choice list shared by two fields is one enum).
+ENUMS: dict[tuple[Any, ...], type[enum.Enum]] = {}
 _SIMPLE = (str, int, float, bool)
 
 
@@ -54,20 +59,38 @@ def _strip(annotation: Any) -> Any:
             return annotation
 
 
-def schema_type(annotation: Any) -> Any:
-    """The analyzer-readable type of a model field's annotation."""
+def _member(value: Any) -> str:
+    name = re.sub(r"\W+", "_", str(value)).strip("_").upper()
+    return name if name[:1].isalpha() else f"V_{name}"
+
+
+def choices_enum(owner: str, field: str, values: tuple[Any, ...]) -> type[enum.Enum]:
+    """The schema enum of a Literal's choices, named `<Model without Config><Field>` where first met."""
+    found = ENUMS.get(values)
+    if found is not None:
+        return found
+    kinds = {type(v) for v in values}
+    if len(kinds) != 1:
+        raise TypeError(f"{owner}.{field}: a Literal of mixed types")
+    name = owner.removesuffix("Config") + "".join(part.capitalize() for part in field.split("_"))
+    built = enum.Enum(name, {_member(v): v for v in values}, type=kinds.pop(), module=__name__)  # type: ignore[misc]
+    built.__doc__ = f"The choices of {owner}.{field}."
+    DESCRIPTIONS[name] = {_member(v): f"{field} = {v}" for v in values}
+    ENUMS[values] = built
+    return built
+
+
+def schema_type(annotation: Any, owner: str = "", field: str = "") -> Any:
+    """The analyzer-readable type of a model field's annotation (`owner.field` names its enums)."""
     annotation = _strip(annotation)
     origin = typing.get_origin(annotation)
     if origin is Literal:
-        kinds = {type(v) for v in typing.get_args(annotation)}
-        if len(kinds) != 1:
-            raise TypeError(f"{annotation}: a Literal of mixed types")
-        return kinds.pop()
+        return choices_enum(owner, field, typing.get_args(annotation))
     if origin in (list, tuple):
-        return list[schema_type(typing.get_args(annotation)[0])]  # type: ignore[misc]
+        return list[schema_type(typing.get_args(annotation)[0], owner, field)]  # type: ignore[misc]
     if origin is dict:
         key, value = typing.get_args(annotation)
-        return dict[_strip(key), schema_type(value)]  # type: ignore[misc]
+        return dict[_strip(key), schema_type(value, owner, field)]  # type: ignore[misc]
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return args_type(annotation)
     if annotation in _SIMPLE:
@@ -75,21 +98,8 @@ def schema_type(annotation: Any) -> Any:
     raise TypeError(f"{annotation}: no package schema type for it")
 
 
-def _choices(annotation: Any) -> list[str]:
-    annotation = _strip(annotation)
-    if typing.get_origin(annotation) in (list, tuple):
-        annotation = _strip(typing.get_args(annotation)[0])
-    if typing.get_origin(annotation) is Literal:
-        return [str(v) for v in typing.get_args(annotation)]
-    return []
-
-
 def _description(info: FieldInfo) -> str:
-    text = info.description or ""
-    choices = _choices(info.annotation)
-    if choices and not all(c in text for c in choices):
-        text += f" One of: {', '.join(choices)}."
-    return text.strip()
+    return (info.description or "").strip()
 
 
 def args_type(model: type[BaseModel]) -> type:
@@ -100,7 +110,7 @@ def args_type(model: type[BaseModel]) -> type:
     fields: dict[str, Any] = {}
     DESCRIPTIONS[model.__name__] = {}
     for name, info in model.model_fields.items():
-        typ = schema_type(info.annotation)
+        typ = schema_type(info.annotation, model.__name__, name)
         has_default = info.default is not PydanticUndefined or info.default_factory is not None
         fields[name] = NotRequired[typ] if has_default else typ
         DESCRIPTIONS[model.__name__][name] = _description(info)

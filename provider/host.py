@@ -18,7 +18,7 @@ from typing import Any
 
 import pulumi
 from pulumi.errors import InputPropertyError
-from pulumi.provider.experimental.analyzer import Analyzer
+from pulumi.provider.experimental.analyzer import Analyzer, PropertyDefinition, TypeDefinition
 from pulumi.provider.experimental.component import ComponentProvider
 from pulumi.provider.experimental.schema import generate_schema
 from pulumi.provider.provider import ConstructResult, Provider
@@ -59,6 +59,13 @@ class GpuPlatformProvider(ComponentProvider):
         self._dependencies = sorted(result["dependencies"], key=lambda d: f"{d.name}{d.version}")
         schema = generate_schema(name, version, NAMESPACE, self._component_defs, self._type_defs, self._dependencies)
         Provider.__init__(self, version, json.dumps(schema.to_json()))
+
+    def get_type_definition(self, prop: PropertyDefinition) -> TypeDefinition | None:
+        """The SDK's, except the package's enums: the component gets the raw choice, which the model judges with
+        the stack file's message (the SDK would refuse it first with its own, and maps a list of enum values to
+        a list of empty objects: pulumi 3.272.0 component.py:222-244 treats every `items.ref` as an object)."""
+        found = super().get_type_definition(prop)
+        return None if found is not None and found.enum else found
 
     def construct(self, name: str, resource_type: str, inputs: pulumi.Inputs,
                   options: pulumi.ResourceOptions | None = None) -> ConstructResult:
