@@ -25,7 +25,7 @@ from policies.gpu_guard.base import all_policies
 from policies.gpu_guard.matrix import load_matrix
 from provider import hosted
 from provider.args import renamed_aliases
-from tests.components.harness import TODAY, Run, _start, run, stack_values
+from tests.components.harness import TODAY, Run, _start, stack_values
 from tests.policies.harness import run_policy
 from tests.provider.engine import MonitorServer, ProviderProcess
 from tools.engine.mocks.monitor import RecordingMonitor
@@ -46,16 +46,6 @@ def schema_keys(value: Any) -> Any:
     return value
 
 
-@pytest.fixture(scope="module")
-def program() -> Run:
-    return run(stack_values("dev"))
-
-
-@pytest.fixture(scope="module")
-def values() -> dict[str, Any]:
-    return stack_values("dev")
-
-
 @pytest.fixture
 def plugin(program: Run) -> Iterator[tuple[ProviderProcess, RecordingMonitor]]:
     _, monitor = _start(stack_values("dev"), "dev", "us-west-2")
@@ -69,7 +59,8 @@ def plugin(program: Run) -> Iterator[tuple[ProviderProcess, RecordingMonitor]]:
 
 
 def construct(process: ProviderProcess, monitor_address: str, type_: str, name: str, inputs: Mapping[str, Any],
-              dependencies: list[str], input_dependencies: Mapping[str, list[str]] | None = None) -> Any:
+              dependencies: list[str], input_dependencies: Mapping[str, list[str]] | None = None, *,
+              dry_run: bool = True) -> Any:
     """Construct as the engine sends it: `dependencies` is dependsOn plus every input's dependencies (the
     engine's set, in no fixed order); a resource-reference input depends on the resource it references."""
     deps = {key: list(urns) for key, urns in (input_dependencies or {}).items()}
@@ -77,7 +68,7 @@ def construct(process: ProviderProcess, monitor_address: str, type_: str, name: 
         if isinstance(value, dict) and value.get(rpc._special_sig_key) == rpc._special_resource_sig:
             deps.setdefault(key, []).append(value["urn"])
     request = provider_pb2.ConstructRequest(
-        project="gpu-platform", stack="dev", dryRun=True, parallel=4, monitorEndpoint=monitor_address,
+        project="gpu-platform", stack="dev", dryRun=dry_run, parallel=4, monitorEndpoint=monitor_address,
         type=type_, name=name, parent=STACK_URN, dependencies=dependencies, config={"aws:region": "us-west-2"},
         inputs=_sync_await(rpc.serialize_properties(dict(inputs), {})),
         inputDependencies={k: provider_pb2.ConstructRequest.PropertyDependencies(urns=v) for k, v in deps.items()})
