@@ -16,6 +16,13 @@ value (provider/host.py) and the model judges it, with the stack file's message.
 
 `to_model_values` turns what the provider host hands the component (Python names, integers as floats) back
 into the model's aliases, so `check_stack` validates exactly what a stack file would hold.
+
+A field whose value naturally comes from another resource (an ACM certificate, a WAF web ACL, a KMS key the same
+program creates: INPUT_FIELDS) is an input, not `plain`, so an Output can feed it. Construct's inputs arrive
+settled (pulumi 3.272.0 pulumi/provider/server.py `_select_value`, rpc.py `deserialize_output_value`), so a
+known value is validated as it is; an unknown one (a preview of a stack that creates the resource) is
+validated as a stand-in that passes (None where the field is optional) and reported as not checked, and the
+component hands the Output itself on to the children (provider/hosted.py).
 """
 
 from __future__ import annotations
@@ -24,7 +31,8 @@ import enum
 import re
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 import pulumi
@@ -35,6 +43,14 @@ from pydantic_core import PydanticUndefined
 # TypedDicts built so far (by model), and the description of each property, by TypedDict name and field.
 _BUILT: dict[type[BaseModel], type] = {}
 DESCRIPTIONS: dict[str, dict[str, str]] = {}
+# Fields whose value naturally comes from another resource: (model, field) -> the stand-in that passes the
+# field's checks while the value is unknown (a preview), given the region.
+INPUT_FIELDS: dict[tuple[str, str], Callable[[str | None], Any]] = {
+    ("IngressConfig", "certificate_arn"): lambda region: (
+        f"arn:aws:acm:{region or 'us-east-1'}:000000000000:certificate/00000000-0000-0000-0000-000000000000"),
+    ("IngressConfig", "waf_acl_arn"): lambda region: None,
+    ("ModelVolumeConfig", "kms_key_arn"): lambda region: None,
+}
 # Enums built so far, by their choices (a choice list shared by two fields is one enum).
 ENUMS: dict[tuple[Any, ...], type[enum.Enum]] = {}
 _SIMPLE = (str, int, float, bool)
@@ -112,6 +128,8 @@ def args_type(model: type[BaseModel]) -> type:
     for name, info in model.model_fields.items():
         typ = schema_type(info.annotation, model.__name__, name)
         has_default = info.default is not PydanticUndefined or info.default_factory is not None
+        if (model.__name__, name) in INPUT_FIELDS:
+            typ = pulumi.Input[typ]  # type: ignore[misc,valid-type]  # an Output may feed it (not plain)
         fields[name] = NotRequired[typ] if has_default else typ
         DESCRIPTIONS[model.__name__][name] = _description(info)
     typed: type = TypedDict(model.__name__, fields)  # type: ignore[misc]  # built from the model, by name
@@ -136,25 +154,66 @@ def renamed_aliases() -> dict[str, str]:
     return {alias: schema for model in _BUILT for alias, schema in schema_names(model).items() if alias != schema}
 
 
-def to_model_values(model: type[BaseModel], value: Any) -> Any:
+@dataclass
+class Settling:
+    """What `to_model_values` met: the input paths of values still unknown, and the region stand-ins use."""
+
+    region: str | None = None
+    unknown: list[str] = field(default_factory=list)
+
+
+def settled(value: pulumi.Output[Any]) -> tuple[bool, bool, Any]:
+    """(known, secret, value) of an Output that Construct handed over already resolved; unknown otherwise."""
+    data = value._data  # the SDK's resolved state (Construct's inputs arrive settled)
+    if not data.done() or data.exception() is not None:
+        return False, False, None
+    state = data.result()
+    return bool(state.is_known), bool(state.is_secret), state.value
+
+
+def plain_value(value: Any, where: str) -> Any:
+    """A section value that came as an Output (an SDK without output values sends a whole section that way)."""
+    known, secret, inner = settled(value)
+    if not known:
+        raise NotPlainError(f"{where} = (unknown until apply): this configuration value must be known at preview "
+                            "(it names and sizes what is created); fix: pass a literal or a value known at preview")
+    if secret:
+        raise NotPlainError(f"{where} = (secret): configuration values are plain (they land in resource names, "
+                            "tags and labels); fix: pass it without the secret wrapper")
+    return inner
+
+
+def to_model_values(model: type[BaseModel], value: Any, where: str = "", settling: Settling | None = None) -> Any:
     """Python-named inputs -> the model's aliases, integral floats of int fields back to int; unknown keys kept."""
     if isinstance(value, _OUTPUT_TYPES):
-        raise NotPlainError("a configuration value must be plain (known when the program runs), not an Output")
+        value = plain_value(value, where or model.__name__)
     if not isinstance(value, Mapping):
         return value
+    settling = settling if settling is not None else Settling()
     out: dict[str, Any] = {}
     for key, item in value.items():
         info = model.model_fields.get(key)
         if info is None:
             out[key] = item
             continue
-        out[info.alias or key] = _convert(info.annotation, item)
+        path = f"{where}.{_field_schema_name(key)}" if where else _field_schema_name(key)
+        stand_in = INPUT_FIELDS.get((model.__name__, key))
+        if stand_in is not None and isinstance(item, _OUTPUT_TYPES):
+            known, _, inner = settled(item)
+            if not known:
+                settling.unknown.append(path)
+                inner = stand_in(settling.region)
+                if inner is None:
+                    continue
+            out[info.alias or key] = inner
+            continue
+        out[info.alias or key] = _convert(info.annotation, item, path, settling)
     return out
 
 
-def _convert(annotation: Any, value: Any) -> Any:
+def _convert(annotation: Any, value: Any, where: str, settling: Settling) -> Any:
     if isinstance(value, _OUTPUT_TYPES):
-        raise NotPlainError("a configuration value must be plain (known when the program runs), not an Output")
+        value = plain_value(value, where)
     try:
         annotation = _strip(annotation)
     except TypeError:
@@ -162,18 +221,14 @@ def _convert(annotation: Any, value: Any) -> Any:
     origin = typing.get_origin(annotation)
     if origin in (list, tuple) and isinstance(value, list):
         inner = typing.get_args(annotation)[0]
-        return [_convert(inner, v) for v in value]
+        return [_convert(inner, v, f"{where}[{i}]", settling) for i, v in enumerate(value)]
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return to_model_values(annotation, value)
+        return to_model_values(annotation, value, where, settling)
     # Numbers cross the provider protocol as doubles, and the SDK's int conversion is overwritten right after
     # it is made (pulumi 3.272.0 pulumi/provider/experimental/component.py:276-287), so an int field gets 8.0.
     if annotation is int and isinstance(value, float) and value.is_integer():
         return int(value)
     return value
-
-
-
-
 
 
 _OUTPUT_TYPES = (pulumi.Output,)

@@ -24,8 +24,8 @@ from pulumi.provider.experimental.schema import generate_schema
 from pulumi.provider.provider import ConstructResult, Provider
 
 from provider import hosted
-from provider.args import DESCRIPTIONS
-from provider.validate import first_problem
+from provider.args import DESCRIPTIONS, NotPlainError, plain_value
+from provider.validate import first_problem, resource_label
 
 # The release this tree is: the newest entry of provider/CHANGELOG.md and, once tagged, the `v<VERSION>` git tag
 # (tests/provider/test_version.py ties the three together).
@@ -67,10 +67,28 @@ class GpuPlatformProvider(ComponentProvider):
         found = super().get_type_definition(prop)
         return None if found is not None and found.enum else found
 
+    def _plain_sections(self, component: str, name: str, inputs: pulumi.Inputs) -> dict[str, Any]:
+        """Inputs with a `plain` section that arrived as one Output unwrapped (Construct wraps a whole input that
+        has dependencies when the consumer's SDK sends no output values: pulumi 3.272.0 provider/server.py
+        `_select_value`), or one line refusing it when it is secret or unknown; the SDK's mapping would read such an
+        Output as an empty object and report its first required key missing."""
+        definition = self._component_defs[component]
+        out = dict(inputs)
+        for key, value in inputs.items():
+            prop = definition.inputs.get(key)
+            if prop is None or not prop.plain or not isinstance(value, pulumi.Output):
+                continue
+            try:
+                out[key] = plain_value(value, key)
+            except NotPlainError as err:
+                raise InputPropertyError(key, f"{resource_label(component, name)}: {err}") from None
+        return out
+
     def construct(self, name: str, resource_type: str, inputs: pulumi.Inputs,
                   options: pulumi.ResourceOptions | None = None) -> ConstructResult:
         self.validate_resource_type(self._name, resource_type)
         component = resource_type.rsplit(":", maxsplit=1)[-1]
+        inputs = self._plain_sections(component, name, inputs)
         mapped: dict[str, Any] = dict(self.map_inputs(inputs, self._component_defs[component]))
         rejected = first_problem(component, name, mapped, karpenter_version=mapped.get("karpenter_version"))
         if rejected is not None:

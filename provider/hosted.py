@@ -13,7 +13,7 @@ component, which the shell hands to the inner component as those references.
 
 
 import types
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, NotRequired, TypedDict, cast
 
 import pulumi
@@ -27,7 +27,9 @@ from components.config import (
     GpuNodeGroupConfig,
     GpuOperatorConfig,
     InferenceServiceConfig,
+    IngressConfig,
     KarpenterPoolConfig,
+    ModelVolumeConfig,
     SystemNodeGroupConfig,
 )
 from components.gpu_node_group import GpuManagedNodeGroup as _GpuManagedNodeGroup
@@ -37,7 +39,7 @@ from components.inference.serving import service_cuda
 from components.karpenter import KarpenterController
 from components.karpenter import KarpenterGpuPool as _KarpenterGpuPool
 from components.system_node_group import SystemNodeGroup as _SystemNodeGroup
-from provider.args import args_type
+from provider.args import INPUT_FIELDS, args_type
 from provider.validate import resource_label, validate
 
 PACKAGE = "gpu-platform"
@@ -401,7 +403,7 @@ class InferenceService(pulumi.ComponentResource):
     def __init__(self, name: str, args: InferenceServiceArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(f"{PACKAGE}:index:InferenceService", name, None, opts)
         stack = validate("InferenceService", name, args, karpenter_version=args.get("karpenter_version"))
-        config = stack.inference_services[0]
+        config = with_outputs(stack.inference_services[0], dict(args["service"]))
         provider = _provider(name, args["kubeconfig"], self)
         _InferenceService(name, config, stack.gpu_pools(), cuda=service_cuda(config),
                           zones=list(args["zones"]), prometheus_url=args["prometheus_url"], provider=provider,
@@ -413,6 +415,23 @@ class InferenceService(pulumi.ComponentResource):
             f"http://{config.name}.{config.namespace}.svc.cluster.local:{config.port}")
         self.host = pulumi.Output.from_input(config.ingress.host if config.ingress else "")
         self.register_outputs({"deploymentName": self.deployment_name, "endpoint": self.endpoint})
+
+
+def with_outputs(config: InferenceServiceConfig, service: Mapping[str, Any]) -> InferenceServiceConfig:
+    """The validated service with the Outputs that fed its input fields (provider/args.py INPUT_FIELDS) put back,
+    so the children depend on the resources they come from, stay secret when they are, and get the value an
+    unknown one takes at apply rather than the stand-in it was validated as."""
+    updates: dict[str, Any] = {}
+    for key, section, model in (("ingress", config.ingress, IngressConfig),
+                                ("model_volume", config.model_volume, ModelVolumeConfig)):
+        given = service.get(key)
+        if section is None or not isinstance(given, Mapping):
+            continue
+        outputs = {f: given[f] for f in model.model_fields if (model.__name__, f) in INPUT_FIELDS
+                   and isinstance(given.get(f), pulumi.Output)}
+        if outputs:
+            updates[key] = section.model_copy(update=outputs)
+    return config.model_copy(update=updates) if updates else config
 
 
 COMPONENTS: list[type[pulumi.ComponentResource]] = [
