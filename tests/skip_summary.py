@@ -38,7 +38,7 @@ CAUSES = (
           "bash .ci/install-registry.sh (Debian: apt-get install -y docker-registry)"),
     Cause(re.compile(r"TypeScript tools .* are not installed"),
           "the pinned TypeScript tools (tsc, @pulumi/pulumi, @pulumi/kubernetes, @pulumi/aws) are not installed",
-          "npm ci --prefix tests/provider/typescript"),
+          "npm ci --prefix tests/provider/languages/typescript"),
     Cause(re.compile(r"is pinned in requirements-dev\.txt"),
           "a development package is missing from .venv",
           "make venv"),

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.policies import conftest_registry
-from tests.provider import test_typescript
+from tests.provider.languages import test_typescript
 from tests.security import test_checkov
 from tests.shared import REPO, upstream
 from tests.skip_summary import CAUSES, reason_of, summary_lines

@@ -1,7 +1,7 @@
 """The example programs of docs/component-package.md speak the package's schema: the YAML program passes Pulumi
-YAML's template rules against the schema (tests/provider/pulumi_yaml.py, written from pulumi-yaml's source), and
-its configuration sections pass the package's validation; the TypeScript program's keys are schema names (its
-compile with tsc --strict: tests/provider/test_typescript.py)."""
+YAML's template rules against the schema (tests/provider/languages/pulumi_yaml.py, written from pulumi-yaml's
+source), and its configuration sections pass the package's validation; the TypeScript program's keys are schema
+names (its compile with tsc --strict: tests/provider/languages/test_typescript.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import yaml
 from provider.host import schema
 from provider.validate import validate
 from tests.components.harness import TODAY
-from tests.provider.pulumi_yaml import check
+from tests.provider.languages.pulumi_yaml import check
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = schema()

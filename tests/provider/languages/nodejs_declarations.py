@@ -16,7 +16,7 @@ declarations its rules give, read from pulumi v3.259.0 pkg/codegen/nodejs/gen.go
   -> `helm.v3`, aws `eks/nodeGroup` -> `eks`), which the compile against the real @pulumi packages checks;
 - a component is a class over `pulumi.ComponentResource` with `readonly` `pulumi.Output<T>` outputs and a
   constructor `(name, args, opts?: pulumi.ComponentResourceOptions)`.
-The declarations are compiled with the user's `tsc --strict` (tests/provider/test_typescript.py), so a rule
+The declarations are compiled with the user's `tsc --strict` (tests/provider/languages/test_typescript.py), so a rule
 written wrong here fails there, against @pulumi/pulumi's and the providers' own declarations.
 """
 

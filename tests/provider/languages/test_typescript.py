@@ -1,7 +1,7 @@
 """The TypeScript example as its user's tools judge it: `tsc --strict` over examples/typescript/index.ts, against
 the declarations of the package's Node.js SDK (generated from the schema the plugin serves:
-tests/provider/nodejs_declarations.py) and the real @pulumi/pulumi, @pulumi/kubernetes and @pulumi/aws
-declarations, all pinned in tests/provider/typescript/package-lock.json (`npm ci` there; .ci/run does it).
+tests/provider/languages/nodejs_declarations.py) and the real @pulumi/pulumi, @pulumi/kubernetes and @pulumi/aws
+declarations, all pinned in tests/provider/languages/typescript/package-lock.json (`npm ci` there; .ci/run does it).
 
 Without those tools the test skips with its reason (the skip summary names the command); under CI=true it fails.
 """
@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from provider.host import schema
-from tests.provider.nodejs_declarations import declarations, package_name
+from tests.provider.languages.nodejs_declarations import declarations, package_name
 from tests.shared import REPO
 
-TOOLS = REPO / "tests" / "provider" / "typescript"
+TOOLS = Path(__file__).parent / "typescript"
 MODULES = TOOLS / "node_modules"
 TSC = MODULES / "typescript" / "bin" / "tsc"
 EXAMPLE = REPO / "examples" / "typescript" / "index.ts"
@@ -34,8 +34,8 @@ def _tools() -> None:
                                                    "kubernetes", MODULES / "@pulumi" / "aws") if not p.exists()]
     node = shutil.which("node")
     if missing or node is None:
-        reason = (f"the TypeScript tools of tests/provider/typescript are not installed ({', '.join(missing) or 'node'}"
-                  " missing); run: npm ci --prefix tests/provider/typescript")
+        reason = (f"the TypeScript tools of {TOOLS.relative_to(REPO)} are not installed "
+                  f"({', '.join(missing) or 'node'} missing); run: npm ci --prefix {TOOLS.relative_to(REPO)}")
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI=true but {reason}")
         pytest.skip(reason)
