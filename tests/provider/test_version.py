@@ -8,7 +8,6 @@ import subprocess
 import sys
 
 import pytest
-from packaging.version import InvalidVersion, Version
 
 from provider.floor import FLOOR, too_old
 from provider.host import VERSION, schema
@@ -16,6 +15,12 @@ from tests.shared import REPO
 
 CHANGELOG = REPO / "provider" / "CHANGELOG.md"
 _ENTRY = re.compile(r"^## v(\S+)", re.MULTILINE)
+_SEMVER = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)$")  # release tags: v<major>.<minor>.<patch>
+
+
+def _release(tag: str) -> tuple[int, int, int] | None:
+    match = _SEMVER.match(tag)
+    return (int(match[1]), int(match[2]), int(match[3])) if match else None
 
 
 def version_problems(version: str, changelog: str, tags: list[str], head_tags: list[str]) -> list[str]:
@@ -26,14 +31,12 @@ def version_problems(version: str, changelog: str, tags: list[str], head_tags: l
         problems.append("provider/CHANGELOG.md has no `## v<version>` entry")
     elif entries[0] != version:
         problems.append(f"VERSION {version} is not the changelog's newest entry v{entries[0]}")
-    released = []
-    for tag in tags:
-        try:
-            released.append(Version(tag.removeprefix("v")))
-        except InvalidVersion:
-            continue
-    if released and max(released) > Version(version):
-        problems.append(f"VERSION {version} is older than the newest tag v{max(released)}")
+    released = [(r, tag) for tag in tags if (r := _release(tag)) is not None]
+    current = _release(version)
+    if current is None:
+        problems.append(f"VERSION {version} is not <major>.<minor>.<patch>")
+    elif released and max(released)[0] > current:
+        problems.append(f"VERSION {version} is older than the newest tag {max(released)[1]}")
     for tag in head_tags:
         if tag.startswith("v") and tag != f"v{version}":
             problems.append(f"HEAD is tagged {tag} but VERSION is {version}")
