@@ -26,6 +26,7 @@ class SystemNodeGroup(pulumi.ComponentResource):
     - IMDSv2 / hop limit 1: https://docs.aws.amazon.com/eks/latest/best-practices/identity-and-access-management.html
     """
 
+    node_group: aws.eks.NodeGroup
     node_group_name: pulumi.Output[str]
     node_group_arn: pulumi.Output[str]
     launch_template_id: pulumi.Output[str]
@@ -91,6 +92,7 @@ class SystemNodeGroup(pulumi.ComponentResource):
                 delete_before_replace=True,
             ),
         )
+        self.node_group = group
         self.node_group_name = group.node_group_name
         self.node_group_arn = group.arn
         self.launch_template_id = template.id

@@ -13,10 +13,11 @@ component, which the shell hands to the inner component as those references.
 
 
 import types
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, NotRequired, TypedDict, cast
 
 import pulumi
+import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from components.cluster import Cluster
@@ -26,7 +27,9 @@ from components.config import (
     GpuNodeGroupConfig,
     GpuOperatorConfig,
     InferenceServiceConfig,
+    IngressConfig,
     KarpenterPoolConfig,
+    ModelVolumeConfig,
     SystemNodeGroupConfig,
 )
 from components.gpu_node_group import GpuManagedNodeGroup as _GpuManagedNodeGroup
@@ -36,7 +39,7 @@ from components.inference.serving import service_cuda
 from components.karpenter import KarpenterController
 from components.karpenter import KarpenterGpuPool as _KarpenterGpuPool
 from components.system_node_group import SystemNodeGroup as _SystemNodeGroup
-from provider.args import args_type
+from provider.args import INPUT_FIELDS, args_type
 from provider.validate import resource_label, validate
 
 PACKAGE = "gpu-platform"
@@ -88,19 +91,67 @@ def _dependencies(opts: pulumi.ResourceOptions | None) -> list[pulumi.Resource]:
     return [d for d in items if isinstance(d, pulumi.Resource)]
 
 
-# What a component's dependsOn must name: the objects the program orders it after by reference.
-REQUIRED_DEPENDENCIES = {
-    "GpuManagedNodeGroup": "the system node group",
-    "KarpenterGpuPool": "Karpenter's CRDs and controller release",
+# The resource-reference inputs that order a component's children, by component: input -> (the resource type
+# the schema names, what it stands for). They are typed references (as pulumi-eks takes `cluster`), not
+# positions in dependsOn: what Construct receives as dependencies is dependsOn plus every input's
+# dependencies (the Node.js SDK merges them: pulumi v3.259.0 sdk/nodejs/runtime/resource.ts:1060-1076), kept by
+# the engine in a set and handed on as `dependencies.ToSlice()`, in no fixed order
+# (pkg/resource/deploy/source_eval.go:2310-2317, 2570, 2754-2756).
+REFERENCES: dict[str, dict[str, tuple[type[pulumi.Resource], str]]] = {
+    "GpuManagedNodeGroup": {
+        "system_nodes": (aws.eks.NodeGroup, "the system node group's EKS node group (SystemNodeGroup.nodeGroup)")},
+    "KarpenterGpuPool": {
+        "karpenter_release": (k8s.helm.v3.Release, "Karpenter's controller Helm release"),
+        "karpenter_crd_release": (k8s.helm.v3.Release, "the karpenter-crd Helm release")},
 }
 
 
-def missing_dependency(component: str, name: str, opts: pulumi.ResourceOptions | None) -> str | None:
-    """The one-line refusal of a component created without the dependsOn it needs; None when it has it."""
-    what = REQUIRED_DEPENDENCIES.get(component)
-    if what is None or _dependencies(opts):
-        return None
-    return f"{resource_label(component, name)}: dependsOn = []: {what} must exist first; fix: set dependsOn to {what}"
+def reference(value: Any) -> pulumi.Resource | None:
+    """A resource-reference input as something `depends_on` waits for; None when it references nothing.
+
+    The Python SDK hands a reference over as the resource when its package's module is registered at a
+    compatible version (pulumi 3.272.0 pulumi/runtime/rpc.py:999-1040, `check_version`: same major, minor and
+    patch not newer than the plugin's), and otherwise as its id wrapped in an Output that depends on the
+    referenced URN (pulumi/provider/server.py `_select_value`). Either way the children wait for that resource.
+    """
+    if isinstance(value, pulumi.Resource):
+        return value
+    if isinstance(value, pulumi.Output) and _has_dependencies(value):
+        # An Output in depends_on contributes its resources (pulumi/runtime/_depends_on.py:24-45); its value
+        # (the id string) must not, so it is mapped to None.
+        return cast(pulumi.Resource, value.apply(lambda _: None))
+    return None
+
+
+def _has_dependencies(value: pulumi.Output[Any]) -> bool:
+    data = value._data  # the SDK's resolved state: Construct's inputs arrive settled (provider/server.py)
+    return data.done() and bool(data.result().resources)
+
+
+def wrong_reference(component: str, name: str, args: dict[str, Any]) -> tuple[str, str] | None:
+    """(input, one-line refusal) of a resource-reference input that references another type of resource."""
+    for key, (kind, what) in REFERENCES.get(component, {}).items():
+        value = args.get(key)
+        if value is None:
+            continue
+        schema_key = _camel(key)
+        if isinstance(value, pulumi.Resource) and not isinstance(value, kind):
+            return schema_key, (f"{resource_label(component, name)}: {schema_key} = {_token(type(value))}: not "
+                                f"{what}; fix: set {schema_key} to {what} (a {_token(kind)})")
+        if reference(value) is None:
+            return schema_key, (f"{resource_label(component, name)}: {schema_key} = {value!r}: not a resource; fix: "
+                                f"set {schema_key} to {what} (a resource, not its name or id)")
+    return None
+
+
+def _token(kind: type) -> str:
+    """The resource type token of a generated resource class (`kubernetes:helm.sh/v3:Release`)."""
+    return str(getattr(kind, "pulumi_type", None) or kind.__name__)
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
 def missing_input(component: str, name: str, args: dict[str, Any]) -> tuple[str, str] | None:
@@ -113,11 +164,13 @@ def missing_input(component: str, name: str, args: dict[str, Any]) -> tuple[str,
     return None
 
 
-def _require_dependency(component: str, name: str, opts: pulumi.ResourceOptions | None) -> list[pulumi.Resource]:
-    refusal = missing_dependency(component, name, opts)
+def _reference(component: str, name: str, args: Any, key: str) -> pulumi.Resource:
+    refusal = wrong_reference(component, name, dict(args))
     if refusal is not None:
-        raise ConfigError(refusal)
-    return _dependencies(opts)
+        raise ConfigError(refusal[1])
+    found = reference(args[key])
+    assert found is not None  # wrong_reference refused a value that references nothing
+    return found
 
 
 def _provider(name: str, kubeconfig: pulumi.Input[str], parent: pulumi.Resource) -> k8s.Provider:
@@ -138,6 +191,8 @@ class SystemNodeGroupArgs(TypedDict):
 class SystemNodeGroup(pulumi.ComponentResource):
     """The untainted managed node group every controller and CoreDNS run on (components/system_node_group.py)."""
 
+    node_group: pulumi.Output[aws.eks.NodeGroup]
+    """The EKS node group (GpuManagedNodeGroup's systemNodes)."""
     node_group_name: pulumi.Output[str]
     """The EKS node group's name."""
     node_group_arn: pulumi.Output[str]
@@ -156,6 +211,7 @@ class SystemNodeGroup(pulumi.ComponentResource):
             name, stack.system_node_group, cluster_name=stack.cluster.name,
             kubernetes_version=stack.cluster.kubernetes_version, node_role_arn=args["node_role_arn"],
             subnet_ids=args["subnet_ids"], opts=pulumi.ResourceOptions(parent=self))
+        self.node_group = pulumi.Output.from_input(inner.node_group)
         self.node_group_name = inner.node_group_name
         self.node_group_arn = inner.node_group_arn
         self.launch_template_id = inner.launch_template_id
@@ -173,12 +229,14 @@ class GpuManagedNodeGroupArgs(TypedDict):
     """The GPU node group (one entry of gpu-platform:gpuNodeGroups)."""
     gpu_operator: GpuOperatorArgsConfig  # type: ignore[valid-type]
     """The GPU Operator that installs the pool's driver (gpu-platform:gpuOperator)."""
+    system_nodes: pulumi.Input[aws.eks.NodeGroup]
+    """The system node group's EKS node group (SystemNodeGroup.nodeGroup): the GPU nodes join after it."""
 
 
 class GpuManagedNodeGroup(pulumi.ComponentResource):
     """A GPU node group on Canonical's Ubuntu EKS image, driver by the GPU Operator (components/gpu_node_group.py).
 
-    dependsOn: the system node group (the GPU nodes join after the nodes their controllers run on)."""
+    It joins after `systemNodes`, the nodes its controllers run on."""
 
     node_group_name: pulumi.Output[str]
     """The EKS node group's name."""
@@ -198,8 +256,8 @@ class GpuManagedNodeGroup(pulumi.ComponentResource):
         missing = missing_input("GpuManagedNodeGroup", name, dict(args))
         if missing is not None:
             raise ConfigError(missing[1])
-        system = _require_dependency("GpuManagedNodeGroup", name, opts)
-        cluster = _view(stack.cluster, dict(args["access"]), None, system[0])
+        system = _reference("GpuManagedNodeGroup", name, args, "system_nodes")
+        cluster = _view(stack.cluster, dict(args["access"]), None, system)
         inner = _GpuManagedNodeGroup(name, stack.gpu_node_groups[0], stack.gpu_pools()[0], cluster,
                                      opts=pulumi.ResourceOptions(parent=self))
         self.node_group_name = inner.node_group_name
@@ -225,12 +283,16 @@ class KarpenterGpuPoolArgs(TypedDict):
     """The instance profile of Karpenter's node role."""
     kubeconfig: pulumi.Input[str]
     """Kubeconfig of the cluster (the EC2NodeClass and NodePools are created through it)."""
+    karpenter_release: pulumi.Input[k8s.helm.v3.Release]
+    """Karpenter's controller Helm release: the EC2NodeClass and NodePools are created after it."""
+    karpenter_crd_release: NotRequired[pulumi.Input[k8s.helm.v3.Release]]
+    """The karpenter-crd Helm release, when the CRDs are a release of their own (as the program installs them)."""
 
 
 class KarpenterGpuPool(pulumi.ComponentResource):
     """A GPU pool as a Karpenter EC2NodeClass and NodePools (components/karpenter/pool.py).
 
-    dependsOn: Karpenter's CRDs and controller release (the objects are created after them)."""
+    The objects are created after `karpenterRelease` and `karpenterCrdRelease` (the CRDs they are instances of)."""
 
     node_class_name: pulumi.Output[str]
     """The EC2NodeClass name."""
@@ -242,12 +304,14 @@ class KarpenterGpuPool(pulumi.ComponentResource):
     def __init__(self, name: str, args: KarpenterGpuPoolArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(f"{PACKAGE}:index:KarpenterGpuPool", name, None, opts)
         stack = validate("KarpenterGpuPool", name, args, karpenter_version=args.get("karpenter_version"))
-        karpenter = _require_dependency("KarpenterGpuPool", name, opts)
+        release = _reference("KarpenterGpuPool", name, args, "karpenter_release")
+        crds = _reference("KarpenterGpuPool", name, args, "karpenter_crd_release") if args.get(
+            "karpenter_crd_release") is not None else release
         provider = _provider(name, args["kubeconfig"], self)
         cluster = _view(stack.cluster, dict(args["access"]), provider, None)
         controller = cast(KarpenterController, types.SimpleNamespace(
             instance_profile_name=pulumi.Output.from_input(args["instance_profile_name"]),
-            crd_release=karpenter[0], release=karpenter[-1], security_group_tag=None))
+            crd_release=crds, release=release, security_group_tag=None))
         pool = stack.karpenter.pools[0] if stack.karpenter else None
         assert pool is not None  # validate placed it
         inner = _KarpenterGpuPool(name, pool, stack.gpu_pools()[0], cluster, controller,
@@ -339,7 +403,7 @@ class InferenceService(pulumi.ComponentResource):
     def __init__(self, name: str, args: InferenceServiceArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(f"{PACKAGE}:index:InferenceService", name, None, opts)
         stack = validate("InferenceService", name, args, karpenter_version=args.get("karpenter_version"))
-        config = stack.inference_services[0]
+        config = with_outputs(stack.inference_services[0], dict(args["service"]))
         provider = _provider(name, args["kubeconfig"], self)
         _InferenceService(name, config, stack.gpu_pools(), cuda=service_cuda(config),
                           zones=list(args["zones"]), prometheus_url=args["prometheus_url"], provider=provider,
@@ -351,6 +415,23 @@ class InferenceService(pulumi.ComponentResource):
             f"http://{config.name}.{config.namespace}.svc.cluster.local:{config.port}")
         self.host = pulumi.Output.from_input(config.ingress.host if config.ingress else "")
         self.register_outputs({"deploymentName": self.deployment_name, "endpoint": self.endpoint})
+
+
+def with_outputs(config: InferenceServiceConfig, service: Mapping[str, Any]) -> InferenceServiceConfig:
+    """The validated service with the Outputs that fed its input fields (provider/args.py INPUT_FIELDS) put back,
+    so the children depend on the resources they come from, stay secret when they are, and get the value an
+    unknown one takes at apply rather than the stand-in it was validated as."""
+    updates: dict[str, Any] = {}
+    for key, section, model in (("ingress", config.ingress, IngressConfig),
+                                ("model_volume", config.model_volume, ModelVolumeConfig)):
+        given = service.get(key)
+        if section is None or not isinstance(given, Mapping):
+            continue
+        outputs = {f: given[f] for f in model.model_fields if (model.__name__, f) in INPUT_FIELDS
+                   and isinstance(given.get(f), pulumi.Output)}
+        if outputs:
+            updates[key] = section.model_copy(update=outputs)
+    return config.model_copy(update=updates) if updates else config
 
 
 COMPONENTS: list[type[pulumi.ComponentResource]] = [

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
+from datetime import date
 from typing import Any
 
 import pulumi
@@ -31,7 +32,8 @@ from components.config import (
     check_stack,
 )
 from components.config.loader import problems_message
-from provider.args import NotPlainError, renamed_aliases, to_model_values
+from policies.gpu_guard.calendar import program_day
+from provider.args import NotPlainError, Settling, renamed_aliases, to_model_values
 
 # The stack sections a component's Args may hold: input name -> (stack key path, model).
 SECTIONS: dict[str, tuple[Path, type[BaseModel]]] = {
@@ -73,24 +75,27 @@ def _place(raw: dict[str, Any], path: Path, value: Any) -> None:
             node = node.setdefault(part, [] if isinstance(nxt, int) else {})
 
 
-def stack_of(args: Mapping[str, Any], *, karpenter_version: str | None = None) -> tuple[dict[str, Any], list[
-        tuple[Path, Path]]]:
-    """The raw stack (aliases) the Args make, and the (stack path, input path) pairs to render keys back."""
+def stack_of(args: Mapping[str, Any], *, karpenter_version: str | None = None,
+             settling: Settling | None = None) -> tuple[dict[str, Any], list[tuple[Path, Path]]]:
+    """The raw stack (aliases) the Args make, and the (stack path, input path) pairs to render keys back.
+
+    `settling` collects the input paths of values unknown in this preview (provider/args.py INPUT_FIELDS)."""
     raw: dict[str, Any] = {}
     paths: list[tuple[Path, Path]] = []
+    settling = settling if settling is not None else Settling()
     for key, value in args.items():
         if value is None:
             continue
         if key in SECTIONS:
             where, model = SECTIONS[key]
-            _place(raw, where, to_model_values(model, value))
+            _place(raw, where, to_model_values(model, value, _camel(key), settling))
             paths.append((where, (_camel(key),)))
         elif key in LIST_SECTIONS:
             where, model = LIST_SECTIONS[key]
             items = value if isinstance(value, list) else []
             start = len(_get(raw, where))
             for i, item in enumerate(items):
-                _place(raw, (*where, start + i), to_model_values(model, item))
+                _place(raw, (*where, start + i), to_model_values(model, item, f"{_camel(key)}[{i}]", settling))
                 paths.append(((*where, start + i), (_camel(key), i)))
     if "karpenter" in raw or karpenter_version is not None:
         karpenter = raw.setdefault("karpenter", {})
@@ -124,27 +129,38 @@ def resource_label(component: str, name: str) -> str:
     return f'{component} "{name}"'
 
 
-def validate(component: str, name: str, args: Mapping[str, Any], *,
-             karpenter_version: str | None = None) -> StackConfig:
-    """The StackConfig the Args stand for, or ConfigError with the stack file's message adapted to the input."""
+def validate(component: str, name: str, args: Mapping[str, Any], *, karpenter_version: str | None = None,
+             today: date | None = None, report: bool = True) -> StackConfig:
+    """The StackConfig the Args stand for, or ConfigError with the stack file's message adapted to the input.
+
+    `today`: the day lifecycles are judged on; None is the program's day (`GPU_PLATFORM_TODAY`, else the real
+    date: policies/gpu_guard/calendar.py), which the plugin inherits from the `pulumi` command that starts it.
+    `report`: log the advisories (once per Construct: the component's own validation reports them).
+    """
     label = resource_label(component, name)
+    region = pulumi.Config("aws").get("region")
+    settling = Settling(region=region)
     try:
-        raw, paths = stack_of(args, karpenter_version=karpenter_version)
+        raw, paths = stack_of(args, karpenter_version=karpenter_version, settling=settling)
     except NotPlainError as err:
         raise ConfigError(f"{label}: {err}") from None
-    config, problems, advisories = check_stack(raw, region=pulumi.Config("aws").get("region"))
+    config, problems, advisories = check_stack(raw, region=region, today=today or program_day())
     rendered = [dataclasses.replace(p, path=input_path(p.path, paths)) for p in problems]
     if config is None:
         raise ConfigError(problems_message(rendered, label))
-    for advisory in advisories:
-        pulumi.log.warn(dataclasses.replace(advisory, path=input_path(advisory.path, paths)).render(label))
+    if report:
+        for path in settling.unknown:
+            pulumi.log.warn(f"{label}: {path} is unknown in this preview (it comes from a resource not created yet), "
+                            "so it was not checked; it is checked when it is known (pulumi up)")
+        for advisory in advisories:
+            pulumi.log.warn(dataclasses.replace(advisory, path=input_path(advisory.path, paths)).render(label))
     return config
 
 
 def first_problem(component: str, name: str, args: Mapping[str, Any], **kwargs: Any) -> tuple[str, str] | None:
     """(input path, message) of a rejected input, for the provider's InputPropertyError; None when valid."""
     try:
-        validate(component, name, args, **kwargs)
+        validate(component, name, args, report=False, **kwargs)
     except ConfigError as err:
         message = str(err)
         head = message.split(": ", 2)

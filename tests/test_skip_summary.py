@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.policies import conftest_registry
+from tests.provider.languages import test_typescript
 from tests.security import test_checkov
 from tests.shared import REPO, upstream
 from tests.skip_summary import CAUSES, reason_of, summary_lines
@@ -32,15 +33,17 @@ def test_every_skip_the_suite_can_take_is_recognised_with_its_command(monkeypatc
     monkeypatch.setattr(conftest_registry, "REGISTRY_BINARY", Path("/nonexistent/docker-registry"))
     monkeypatch.setattr("tests.shared.load", lambda: [OPTIONAL_PIN])
     monkeypatch.setenv("GPU_PLATFORM_UPSTREAM_CACHE", "/nonexistent/cache")
+    monkeypatch.setattr(test_typescript, "TSC", REPO / "nonexistent" / "tsc")
     reasons = [
         _skip_reason(lambda: upstream("no-such-folder", "crd.yaml")),
         _skip_reason(lambda: upstream("pulumi", "x.json")),
         _skip_reason(test_checkov.checkov),
         _skip_reason(conftest_registry.require_registry_binary),
+        _skip_reason(test_typescript._tools),
         "hypothesis is pinned in requirements-dev.txt",
     ]
     lines = summary_lines(reasons)
-    assert lines[0] == ("skip summary: 5 test(s) did not run, so they prove nothing here (under CI=true these "
+    assert lines[0] == ("skip summary: 6 test(s) did not run, so they prove nothing here (under CI=true these "
                         "fail instead, but an optional upstream file skips there too):")
     for cause in CAUSES:
         assert sum(cause.what in line and f"to run them: {cause.how}" in line for line in lines) == 1, cause.what

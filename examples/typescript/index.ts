@@ -1,14 +1,15 @@
 // A GPU pool and an inference service on a cluster this program already has (see docs/component-package.md).
 // The keys are the stack file's (docs/configuration.md); a bad one fails `pulumi preview` with its one-line error.
 import * as pulumi from "@pulumi/pulumi";
-import * as gpu from "@pulumi/gpu-platform";
+// The SDK `pulumi package add` generates: the package's namespace is `gpu-platform` (docs/component-package.md).
+import * as gpu from "@gpu-platform/gpu-platform";
 import * as k8s from "@pulumi/kubernetes";
 
 const config = new pulumi.Config();
 const kubeconfig = config.requireSecret("kubeconfig");
 const provider = new k8s.Provider("cluster", { kubeconfig });
-// Karpenter as this program already installs it: the pool's objects need its CRDs and controller first.
-const karpenter = k8s.helm.v3.Release.get("karpenter", "karpenter/karpenter", undefined, { provider });
+// Karpenter as this program already installs it: the pool's objects are created after this release.
+const karpenter = k8s.helm.v3.Release.get("karpenter", "karpenter/karpenter", { provider });
 const cluster = { name: "gpu-dev", kubernetesVersion: "1.35" };
 
 const pool = new gpu.KarpenterGpuPool("gpu-dev-gpu-spot", {
@@ -27,7 +28,8 @@ const pool = new gpu.KarpenterGpuPool("gpu-dev-gpu-spot", {
     },
     instanceProfileName: config.require("instanceProfileName"),
     kubeconfig,
-}, { dependsOn: [karpenter] });
+    karpenterRelease: karpenter,
+});
 
 const service = new gpu.InferenceService("triton-dev", {
     cluster,

@@ -10,6 +10,7 @@ the plugin's Construct registers its children there, as it would with the engine
 from __future__ import annotations
 
 import contextvars
+import os
 import subprocess
 import sys
 from concurrent import futures
@@ -20,6 +21,7 @@ import grpc
 from google.protobuf import empty_pb2
 from pulumi.runtime.proto import engine_pb2_grpc, provider_pb2, provider_pb2_grpc, resource_pb2_grpc
 
+from policies.gpu_guard.calendar import TODAY_ENV
 from tools.engine.mocks.monitor import RecordingMonitor
 
 REPO = Path(__file__).resolve().parents[2]
@@ -62,12 +64,18 @@ class MonitorServer:
 
 
 class ProviderProcess:
-    """The plugin, started as the engine starts it; `stub` speaks ResourceProvider to it."""
+    """The plugin, started as the engine starts it; `stub` speaks ResourceProvider to it.
 
-    def __init__(self, engine_address: str) -> None:
+    `today`: the day the plugin judges lifecycles on, handed to it as the `pulumi` command would hand it
+    (the plugin inherits the command's environment, where a user sets GPU_PLATFORM_TODAY); a test never lets
+    the plugin read the calendar, so it is required.
+    """
+
+    def __init__(self, engine_address: str, *, today: str) -> None:
+        env = {**os.environ, TODAY_ENV: today}
         self.process = subprocess.Popen(
             [sys.executable, str(REPO / "provider"), engine_address], cwd=REPO / "provider",
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         assert self.process.stdout is not None
         line = self.process.stdout.readline().strip()
         if not line.isdigit():
