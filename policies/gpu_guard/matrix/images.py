@@ -174,6 +174,8 @@ class ImageQueries(NodeQueries):
             # Between two recorded rows, a variant the next row no longer lists may be gone already.
             return True if exact or in_next else None
         if "*" in row.drivers:
+            if minor in row.kubernetes_unconfirmed:
+                return None  # listed, but no source read confirms the release publishes it
             if row.kubernetes is not None:
                 # The release's own list: a pinned release publishes nothing outside it; an unpinned pool may get a
                 # newer release than the newest recorded one, so a minor outside the list stays unknown there.
@@ -324,9 +326,21 @@ class ImageQueries(NodeQueries):
         if image.published:
             caveat = "" if image.confirmed or not image.exact else " (unconfirmed: that release's table was not read)"
             return Finding("ok", rule, f"{name} is published in {image.os} {image.release}{caveat}", image.source)
-        with_minor = [r.release for r in self.image_releases(image.os) if image.kubernetes in r.drivers]
+        with_minor = [r.release for r in self.image_releases(image.os)
+                      if image.kubernetes in r.drivers and image.kubernetes not in r.kubernetes_unconfirmed]
         nearest = tuple(reversed(with_minor[-3:]))
         published = ", ".join(image.published_versions) or "none recorded"
+        row = next((r for r in self.image_releases(image.os) if r.release == image.release), None)
+        if image.published is None and row is not None and image.kubernetes in row.kubernetes_unconfirmed:
+            return Finding(
+                "advisory",
+                rule,
+                f"whether {image.os} {image.release} publishes {name} is unconfirmed: no release note of "
+                f"{image.release} read shows it. Pin a release whose notes do"
+                f"{': ' + ', '.join(nearest) if nearest else ''}, or use a Kubernetes version it confirms.",
+                image.source,
+                nearest,
+            )
         if image.published is None:
             asked = image.image_version or f"{image.release} (the newest recorded release)"
             return Finding(
