@@ -99,6 +99,7 @@ def pool_findings(
         kubernetes=kubernetes, kubelet=pool.kubelet_version, instance_type=instance_type,
         precompiled=pool.use_precompiled, image_version=pool.image_version, today=today,
         branch_pin=pool.branch_pin,
+        pool_kind="karpenter-nodepool" if pool.kind == "karpenter" else pool.kind,
     ))
 
 
