@@ -170,3 +170,33 @@ def test_the_g6f_row_carries_its_logical_gpu_and_grid_facts(matrix: Matrix):
     assert g6f.grid_driver_source == (
         "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/install-nvidia-driver.html#nvidia-driver-types")
     assert not matrix.drives(g6f, "610.57.04") and matrix.drives(g6f, "580") and not matrix.drives(g6f, "595")
+
+
+def test_every_gpu_family_has_ebs_bandwidth_or_says_why_not(matrix: Matrix):
+    for row in matrix.data.instance_families:
+        if row.ebs_mbps:
+            assert row.ebs_source is not None and row.ebs_source.startswith("https://"), row.family
+        else:
+            assert row.ebs_note is not None and "no size recorded" in row.ebs_note, row.family
+    g5 = matrix.instance_type("g5.xlarge")
+    assert g5 is not None and (g5.ebs_mbps, g5.ebs_confirmed) == ((700, 3500), False)
+    assert matrix.instance_type("g6.2xlarge").ebs_mbps == (2000, 5000)  # type: ignore[union-attr]
+    assert matrix.instance_type("p5.48xlarge").ebs_mbps == (80000, 80000)  # type: ignore[union-attr]
+    assert matrix.instance_type("g6f.xlarge").ebs_mbps is None  # type: ignore[union-attr]
+    families = {row.family for row in matrix.data.instance_families if not row.ebs_mbps}
+    assert families == {"g6f", "g7", "p6e-gb200"}
+
+
+def test_an_ebs_row_must_name_real_sizes_and_baseline_at_most_maximum():
+    from policies.gpu_guard.matrix import InstanceFamily  # noqa: PLC0415
+
+    base = {"family": "g9", "gpu_model": "L4", "cpu_arch": "x86_64", "sizes": {"xlarge": 1},
+            "source": "https://example.invalid/", "reviewed": "2026-12-02", "ebs_source": "https://example.invalid/"}
+    assert InstanceFamily.model_validate({**base, "ebs_mbps": {"xlarge": [700, 3500]}}).ebs_mbps == {
+        "xlarge": (700, 3500)}
+    with pytest.raises(ValueError, match=r"ebs_mbps\[xlarge\] = \[3500, 700\]: need 0 < baseline <= maximum"):
+        InstanceFamily.model_validate({**base, "ebs_mbps": {"xlarge": [3500, 700]}})
+    with pytest.raises(ValueError, match=r"ebs_mbps names size '2xlarge', not a size of g9 \(xlarge\)"):
+        InstanceFamily.model_validate({**base, "ebs_mbps": {"2xlarge": [700, 3500]}})
+    with pytest.raises(ValueError, match=r"g9: ebs_mbps needs ebs_source"):
+        InstanceFamily.model_validate({**base, "ebs_source": None, "ebs_mbps": {"xlarge": [700, 3500]}})
