@@ -10,7 +10,7 @@ from tests.shared import REPO
 RUNBOOK = (REPO / "docs/runbook.md").read_text()
 ENTRIES = ["Pods Pending behind the GPU taint", "`Insufficient nvidia.com/gpu`", "GPU nodes NotReady",
            "Driver ImagePullBackOff", "Device-plugin crash", "The ALB is not created", "Slow first model load",
-           "Never wakes from zero", "Startup probe kills a loading model"]
+           "Never wakes from zero", "Startup probe kills a loading model", "Dev never sleeps: Prometheus is down"]
 PARTS = ("**Symptom**", "**Show it**", "**Cause**", "**Prevented by**")
 # Names the runbook cites that are matrix checks at config time rather than pack policies.
 CONFIG_CHECKS = {"node-image-published"}

@@ -17,6 +17,8 @@ from pydantic import ValidationError
 from components.config.issues import CONFIG_FILE_ENV, PROJECT, ConfigError, Path, PoolOs, _close
 from components.config.models import GpuPool, StackConfig
 from components.config.problems import Problem, _problem_from_error, merge_by_key
+from components.config.serving import STARTUP_MAX_SECONDS
+from components.inference import budget
 from policies.gpu_guard.calendar import program_day
 from policies.gpu_guard.eks_support import with_support_type
 from policies.gpu_guard.matrix import load_matrix
@@ -99,6 +101,7 @@ def pool_findings(
         kubernetes=kubernetes, kubelet=pool.kubelet_version, instance_type=instance_type,
         precompiled=pool.use_precompiled, image_version=pool.image_version, today=today,
         branch_pin=pool.branch_pin,
+        pool_kind="karpenter-nodepool" if pool.kind == "karpenter" else pool.kind,
     ))
 
 
@@ -178,6 +181,54 @@ def _arn_region(arn: str) -> str:
     return arn.split(":")[3]
 
 
+def _instance_read_problem(matrix: Any, stack: StackConfig, service: Any, at: Path) -> Problem | None:
+    """The model read of a new replica on the slowest instance type it may land on, against startupSeconds.
+
+    The volume's restore rate (components/inference/budget.py) is capped by the instance's EBS bandwidth: its maximum
+    for EBS_BURST_SECONDS where it bursts, then its baseline (the matrix's instance_families[].ebs_mbps, AWS's
+    "Amazon EBS-optimized instance types" table). A size whose bandwidth the matrix does not hold is not judged."""
+    volume = service.model_volume
+    if volume is None:
+        return None
+    rate, how = volume.restore_rate()
+    pools = [p for p in stack.gpu_pools() if not service.node_pools or p.name in service.node_pools]
+    worst: tuple[int, int, str, str, Any] | None = None
+    for pool in pools:
+        for name in pool.instance_types:
+            inst = matrix.instance_type(name)
+            if inst is None or inst.ebs_mbps is None:
+                continue
+            baseline, maximum = inst.ebs_mbps
+            read_s = budget.instance_read_seconds(volume.snapshot_gib, rate, baseline, maximum)
+            if worst is None or read_s > worst[0]:
+                worst = (read_s, budget.startup_for_read(read_s), name, pool.name, inst)
+    if worst is None or worst[1] <= service.startup_seconds:
+        return None
+    read_s, needed, name, pool_name, inst = worst
+    baseline, maximum = inst.ebs_mbps
+    burst = (f", bursting to {maximum} Mbps ({budget.mbps_to_mibps(maximum):.0f} MiB/s) for "
+             f"{budget.EBS_BURST_SECONDS // 60} minutes" if maximum > baseline else "")
+    caveat = "" if inst.ebs_confirmed else "; the baseline is unconfirmed in the matrix"
+    why = (f"the volume gives {rate} MiB/s ({how}), but {name}'s EBS bandwidth is {baseline} Mbps "
+           f"({budget.mbps_to_mibps(baseline):.0f} MiB/s){burst} (source: {inst.ebs_source}{caveat})")
+    where = f"a new replica on {name} (pool {pool_name!r}) reads its {volume.snapshot_gib} GiB snapshot in {read_s} s"
+    if needed > STARTUP_MAX_SECONDS:
+        # No startupSeconds covers it (the field stops there): suggesting `needed` would be refused in turn.
+        return Problem(
+            (*at, "startupSeconds"), service.startup_seconds,
+            f"{where}, {needed} s with the margin, more than the {STARTUP_MAX_SECONDS} s startupSeconds may allow: "
+            f"{why}",
+            fix=f"keep {name} out of the service's pools (a larger size has more EBS bandwidth), or make the "
+                "snapshot smaller")
+    return Problem(
+        (*at, "startupSeconds"), service.startup_seconds,
+        f"{where}, {needed} s with the margin, more than the startupSeconds {service.startup_seconds} the startup "
+        f"probe allows: {why}",
+        (str(needed),),
+        fix=f"raise startupSeconds to {needed}, or keep {name} out of the service's pools (a larger size reads "
+            "faster)")
+
+
 def _service_problems(stack: StackConfig, region: str | None) -> list[Problem]:
     """Inference service keys that only the matrix or the stack's region can judge."""
     matrix = load_matrix()
@@ -196,6 +247,9 @@ def _service_problems(stack: StackConfig, region: str | None) -> list[Problem]:
             problems.append(Problem(
                 (*at, "cudaVersion"), service.cuda_version,
                 f"the image tag says CUDA {revealed.cuda} ({revealed.source})", (revealed.cuda,)))
+        read = _instance_read_problem(matrix, stack, service, at)
+        if read is not None:
+            problems.append(read)
         if service.ingress is None or region is None:
             continue
         # An ALB takes an ACM certificate and a regional web ACL of its own region only.

@@ -9,7 +9,10 @@ gp3 (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html#gp3-p
 125 MiB/s included at any size; up to 80,000 IOPS at most 500 IOPS per GiB; up to 2,000 MiB/s at most
 0.25 MiB/s per provisioned IOPS (so IOPS >= 4 x MiB/s). The EBS CSI driver passes the StorageClass
 parameters `throughput` (MiB/s, default 125) and `iops` to CreateVolume
-(kubernetes-sigs/aws-ebs-csi-driver @ v1.64.0 docs/parameters.md:15-16; gp3 IOPS bounds pkg/cloud/cloud.go:80-82).
+(kubernetes-sigs/aws-ebs-csi-driver @ v1.64.0 docs/parameters.md:15-16). The driver's own gp3 bounds are the
+3,000 IOPS floor and 500 IOPS per GiB (pkg/cloud/cloud.go:81-82, applied at :3025-3027); its ceiling it reads from a
+CreateVolume dry run, falling back to gp3FallbackMaxIOPS = 16,000 (:80, :3012-3013) only when that call fails, so
+the 80,000 ceiling above is AWS's (general-purpose.html), not a constant of the driver.
 
 How fast a restored volume can be read:
 - With Fast Snapshot Restore, at the volume's provisioned throughput, up to 1,000 MiB/s ("Volumes provisioned
@@ -26,6 +29,12 @@ How fast a restored volume can be read:
   burst of new replicas beyond the bucket in one zone reads at the lazy rate below and may outlast
   `startupSeconds` (docs/runbook.md entry 9).
 - Otherwise blocks load lazily from S3 at a rate AWS documents only as one that "fluctuates" (same page).
+- Never faster than the instance's own EBS bandwidth (`instance_read_seconds`). Each EC2 instance type has a dedicated
+  EBS bandwidth, listed in Mbps and MB/s (Mbps / 8) in AWS's "Amazon EBS-optimized instance types" table
+  (https://docs.aws.amazon.com/ec2/latest/instancetypes/gp.html and ac.html, "EBS specifications"): a baseline, and on
+  the smaller sizes a maximum they burst to "for 30 minutes at least once every 24 hours" (EBS_BURST_SECONDS). The
+  matrix holds them per GPU instance size (instance_families[].ebs_mbps); MiB/s = Mbps x 10^6 / 8 / 2^20
+  (mbps_to_mibps). A g5.xlarge's 700 Mbps baseline is 83 MiB/s, its 3,500 Mbps burst 417 MiB/s: below prod's 512.
   The budget plans it at LAZY_MIBPS = 100 MiB/s, the slowest rate AWS documents for filling a restored
   volume (the provisioned initialization rate's floor); a stack that needs a guarantee sets
   `volumeInitializationRate` or `fastSnapshotRestore`.
@@ -111,7 +120,39 @@ def read_seconds(snapshot_gib: int, rate_mibps: int) -> int:
 
 def startup_needed(snapshot_gib: int, rate_mibps: int) -> int:
     """The startup budget that covers reading the snapshot: read time x 1.5 + SERVER_START_SECONDS."""
-    return math.ceil(read_seconds(snapshot_gib, rate_mibps) * 3 / 2) + SERVER_START_SECONDS
+    return startup_for_read(read_seconds(snapshot_gib, rate_mibps))
+
+
+EBS_BURST_SECONDS = 30 * 60  # a smaller size bursts to its maximum EBS bandwidth for 30 minutes (AWS's table)
+BYTES_PER_MBPS = 1_000_000 // 8  # AWS's megabit per second: 10^6 bits
+BYTES_PER_MIB = 1024 * 1024
+
+
+def mbps_to_mibps(mbps: int) -> float:
+    """An EBS bandwidth AWS lists in Mbps (10^6 bit/s) in MiB/s (2^20 byte/s): 3,500 Mbps -> 417.2 MiB/s."""
+    return mbps * BYTES_PER_MBPS / BYTES_PER_MIB
+
+
+def instance_read_seconds(snapshot_gib: int, rate_mibps: int, baseline_mbps: int, maximum_mbps: int) -> int:
+    """Seconds to read the snapshot at the volume's rate through the instance's EBS bandwidth.
+
+    The read runs at min(volume rate, instance maximum) for the first EBS_BURST_SECONDS where the instance bursts
+    (maximum above baseline), then at min(volume rate, instance baseline); a size without burst reads at
+    min(volume rate, baseline) throughout."""
+    total = snapshot_gib * MIB_PER_GIB
+    steady = min(float(rate_mibps), mbps_to_mibps(baseline_mbps))
+    burst = min(float(rate_mibps), mbps_to_mibps(maximum_mbps))
+    if maximum_mbps > baseline_mbps:
+        in_burst = burst * EBS_BURST_SECONDS
+        if total <= in_burst:
+            return math.ceil(total / burst)
+        return math.ceil(EBS_BURST_SECONDS + (total - in_burst) / steady)
+    return math.ceil(total / steady)
+
+
+def startup_for_read(read_s: int) -> int:
+    """The startup budget that covers a read of `read_s` seconds: x 1.5 + SERVER_START_SECONDS."""
+    return math.ceil(read_s * 3 / 2) + SERVER_START_SECONDS
 
 
 def minutes(seconds: int) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 _DRIVER_RE = re.compile(r"^(?P<branch>\d{3,4})(?:\.(?P<minor>\d{1,4})(?:\.(?P<patch>\d{1,4}))?)?$")
 _CUDA_RE = re.compile(r"^(?P<major>\d{1,2})\.(?P<minor>\d{1,2})(?:\.(?P<patch>\d{1,3}))?(?:\.\d+)?$")
@@ -42,6 +43,7 @@ class DriverVersion:
         return self.text
 
 
+@lru_cache(maxsize=4096)  # a pure function of an immutable string, called for every row of every query
 def parse_driver_version(version: str) -> DriverVersion:
     """Parse `580.173.02`, `570.26` or a branch `580` (an `R` prefix is accepted: `R580`).
 

@@ -530,7 +530,7 @@ def test_the_valid_stack_passes_the_matrix_with_no_advisory():
      "ubuntu26.04; the container would sit in ImagePullBackOff; R580 was never built for ubuntu26.04); also GPU "
      "Operator v26.7.0 does not support driver branch R580 (driver 580.173.02) on ubuntu-26.04; it supports R595, "
      "R610 there. NVIDIA never built R580 for ubuntu-26.04; its driver images start at R595; nearest valid choice: "
-     "595.91.07, 610.57.04"),
+     "595.91.07"),  # R610 is past its end of life (2026-08): not suggested (issue 39)
     ("gpuOperator.driverVersion", "535.309.01",
      'gpuOperator.driverVersion = "535.309.01": driver 535.309.01 has no published image '
      "nvcr.io/nvidia/driver:535.309.01-ubuntu24.04"),

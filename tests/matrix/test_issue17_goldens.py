@@ -120,7 +120,8 @@ def test_bottlerocket_1_29_variant_is_published_until_v1_58_0_by_check(capsys):
     assert "[ok] node-image-published: aws-k8s-1.29-nvidia variant is published in bottlerocket v1.54.0" in out
     _, out = bottlerocket(capsys, "1.29", "bottlerocket@v1.58.0")
     assert ("[mandatory] node-image-published: bottlerocket v1.58.0 publishes no aws-k8s-1.29-nvidia variant "
-            "(published there: 1.30, 1.31, 1.32, 1.33, 1.34, 1.35); pin a release that does (v1.54.0") in out
+            "(published there: 1.30, 1.31, 1.32, 1.33, 1.34, 1.35); pin a release that does and loads the pool's "
+            "driver (v1.54.0") in out
     assert "source: https://github.com/bottlerocket-os/bottlerocket/pull/4797" in out
 
 

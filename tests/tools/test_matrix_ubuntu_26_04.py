@@ -34,12 +34,12 @@ def test_r580_on_ubuntu_26_04_exits_1_naming_the_missing_image_and_r595(capsys):
         "  [mandatory] driver-image-published: driver 580.173.02 has no published image "
         "nvcr.io/nvidia/driver:580.173.02-ubuntu26.04 (NVIDIA builds 580.173.02 only for ubuntu22.04, ubuntu24.04, "
         "not ubuntu26.04; the container would sit in ImagePullBackOff; R580 was never built for ubuntu26.04); "
-        "nearest published for ubuntu26.04: 595.91.07, 610.57.04.\n"
+        "nearest published for ubuntu26.04: 595.91.07.\n"  # R610 reached its end of life in August 2026
     ) in out
     assert (
         "  [mandatory] driver-branch-supported: GPU Operator v26.7.0 does not support driver branch R580 (driver "
         "580.173.02) on ubuntu-26.04; it supports R595, R610 there. NVIDIA never built R580 for ubuntu-26.04; its "
-        "driver images start at R595. Nearest supported drivers: 595.91.07, 610.57.04.\n"
+        "driver images start at R595. Nearest supported drivers: 595.91.07.\n"
     ) in out
 
 
@@ -47,7 +47,7 @@ def test_every_suggestion_for_r580_on_ubuntu_26_04_passes_every_check(capsys):
     code, doc = _check(capsys, "--driver", "580.173.02", "--operator", "v26.7.0", "--kubernetes", "1.35")
     assert code == 1
     suggested = {v for f in doc["findings"] if f["level"] == "mandatory" for v in f["nearest"]}
-    assert suggested == {"595.91.07", "610.57.04"}
+    assert suggested == {"595.91.07"}  # R610 is past its end of life (2026-08): never suggested (issue 39)
     first = [f["nearest"][0] for f in doc["findings"] if f["level"] == "mandatory"]
     assert set(first) == {"595.91.07"}
     for version in sorted(suggested):

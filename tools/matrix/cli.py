@@ -2,7 +2,7 @@
 
     python -m tools.matrix check --os ubuntu-24.04 --driver 580.173.02 --operator v26.7.0 \
         [--instance-type g5.xlarge] [--cuda 12.8] [--kubernetes 1.35] [--kubelet 1.35]
-        [--image-version v20260917] [--json]
+        [--image-version v20260917] [--driver-branch lts|pb] [--pool-kind karpenter-nodepool] [--json]
     python -m tools.matrix drivers --os ubuntu-24.04 --operator v26.7.0 [--instance-type p6-b200.48xlarge]
         [--image-version v1.68.0] [--json]
     python -m tools.matrix refresh [--fetch] [--write] [--upstream DIR] [--matrix FILE] [--lock FILE]
@@ -117,6 +117,22 @@ def _image_version(os_value: OsName, value: str | None) -> None:
         raise UsageProblem(f"--image-version: {err}") from err
 
 
+# The values of a Bottlerocket pool's nvidiaDriverBranch (CONFIG.md: settings.kernel.drivers.nvidia.branch).
+DRIVER_BRANCHES = ("lts", "pb")
+POOL_KINDS = ("managed-node-group", "self-managed", "karpenter-nodepool")
+
+
+def _driver_branch(os_value: OsName, value: str | None) -> None:
+    if value is None:
+        return
+    if os_value != "bottlerocket":
+        raise UsageProblem(
+            f"--driver-branch applies to bottlerocket (settings.kernel.drivers.nvidia.branch), not {os_value}"
+        )
+    if value not in DRIVER_BRANCHES:
+        raise UsageProblem(f"--driver-branch {value!r} is not a branch setting; use lts or pb")
+
+
 def _validate(kind: str, value: str | None, parse: Any) -> None:
     if value is None:
         return
@@ -167,6 +183,16 @@ def check(
     disable_require: Annotated[
         bool, typer.Option(help="The container sets NVIDIA_DISABLE_REQUIRE=true (no NVIDIA_REQUIRE_CUDA check)")
     ] = False,
+    driver_branch: Annotated[
+        str | None,
+        typer.Option(help="Bottlerocket: the pool's nvidiaDriverBranch, lts or pb (settings.kernel.drivers.nvidia."
+                          "branch); default: the image picks from the GPU"),
+    ] = None,
+    pool_kind: Annotated[
+        str | None,
+        typer.Option(help="The pool: managed-node-group, self-managed or karpenter-nodepool (default: answer for "
+                          "each where it matters, e.g. fractional GPUs)"),
+    ] = None,
     today: Annotated[str | None, typer.Option(help="Judge lifecycles at this ISO date (default: today)")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document")] = False,
 ) -> int:
@@ -185,6 +211,9 @@ def check(
     if toolkit_mode is not None and toolkit_mode not in modes:
         raise UsageProblem(f"--toolkit-mode {toolkit_mode!r} is not a mode; use legacy, cdi or jit-cdi")
     mode: ToolkitMode | None = modes.get(toolkit_mode) if toolkit_mode is not None else None
+    _driver_branch(os_value, driver_branch)
+    if pool_kind is not None and pool_kind not in POOL_KINDS:
+        raise UsageProblem(f"--pool-kind {pool_kind!r} is not a pool kind; use {', '.join(POOL_KINDS)}")
     assumptions = (
         ["no --instance-type: the GPU is assumed to be a data-center GPU (CUDA forward compatibility needs one)"]
         if cuda is not None and instance_type is None
@@ -203,6 +232,8 @@ def check(
         today=_today(today),
         toolkit_mode=mode,
         disable_require=disable_require,
+        branch_pin=driver_branch,
+        pool_kind=pool_kind,
     )
     verdict = _verdict(findings)
     if as_json:
@@ -221,6 +252,8 @@ def check(
                 "image_version": image_version,
                 "toolkit_mode": toolkit_mode,
                 "disable_require": disable_require,
+                "driver_branch": driver_branch,
+                "pool_kind": pool_kind,
             },
             "assumptions": assumptions,
             "findings": [_finding_json(f) for f in findings],

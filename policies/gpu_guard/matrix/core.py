@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import date
 
 from ..versions import DriverVersion, parse_driver_version, parse_kube_minor
@@ -36,13 +37,28 @@ class Matrix(ImageQueries):
         toolkit_mode: ToolkitMode | None = None,
         disable_require: bool = False,
         branch_pin: str | None = None,
+        pool_kind: str | None = None,
+        suggest: bool = True,
     ) -> list[Finding]:
         """Every finding for one node pool configuration. `cuda` is a version or an image reference;
         `image_version` pins the AL2023 / Bottlerocket release (None: the newest as of `today`);
         `toolkit_mode` how the container toolkit injects GPUs (None: the operator chart's default on operator-
-        managed OSes, legacy assumed elsewhere); `disable_require`: the container sets NVIDIA_DISABLE_REQUIRE=true."""
+        managed OSes, legacy assumed elsewhere); `disable_require`: the container sets NVIDIA_DISABLE_REQUIRE=true;
+        `branch_pin`: a Bottlerocket pool's settings.kernel.drivers.nvidia.branch (lts / pb); `pool_kind`:
+        managed-node-group, self-managed or karpenter-nodepool (None: the answer covers each); `suggest`: False
+        skips re-checking the Kubernetes versions it suggests (the inner calls of that re-check).
+
+        Every suggestion (`nearest`) is one the pool can take: a driver the OS publishes an image for (Ubuntu) or
+        a branch the image carries (Bottlerocket, AL2023), on a live branch the instance's GPU and family allow."""
         today = today or date.today()
         parsed = parse_driver_version(driver)
+        candidates = self.driver_choices(os, operator, instance_type, image_version, today,
+                                         kubernetes=kubelet or kubernetes, branch_pin=branch_pin)
+        available = self.branches_available(os, operator)
+        known = self.instance_type(instance_type) if instance_type is not None else None
+        if known is not None:  # only what the instance's GPU and family are shown to run
+            candidates = [v for v in candidates if self.drives(known, v)]
+            available = {b for b in available if self.drives(known, str(b))}
         findings: list[Finding] = []
         image_judged = False
         if os in BAKED_DRIVER_OS:
@@ -60,15 +76,24 @@ class Matrix(ImageQueries):
         else:
             findings.extend(self.driver_image(driver, os, precompiled=precompiled, operator=operator, today=today))
         if operator is not None:
-            findings.extend(self.operator_branch_support(operator, os, driver, precompiled=precompiled))
+            findings.extend(self.operator_branch_support(operator, os, driver, precompiled=precompiled, today=today))
             if kubernetes is not None:
-                findings.extend(self.operator_kubernetes(operator, kubernetes, os))
+                findings.extend(self.operator_kubernetes(operator, kubernetes, os, driver=driver))
                 op = self.operator(operator)
                 if op is not None and os not in BAKED_DRIVER_OS and os not in op.kubernetes:
-                    findings.extend(self.operator_kubernetes(operator, kubernetes))  # no range for the OS: EKS's
-        findings.extend(self.branch_lifecycle(driver, today))
+                    # no range for the OS: EKS's
+                    findings.extend(self.operator_kubernetes(operator, kubernetes, driver=driver, driver_os=os))
+        findings.extend(self.branch_lifecycle(driver, today, available=available, choices=candidates))
         if kubernetes is not None:
-            findings.extend(self.eks_lifecycle(kubernetes, today))
+            def fits(version: str) -> bool:
+                """Does the pool take this control plane version (kubelet as given, or following it)?"""
+                again = self.check(os=os, driver=driver, operator=operator, kubernetes=version, kubelet=kubelet,
+                                   instance_type=instance_type, precompiled=precompiled, image_version=image_version,
+                                   today=today, branch_pin=branch_pin, pool_kind=pool_kind, suggest=False)
+                return not any(f.level == "mandatory" and f.rule not in mandatory_now for f in again)
+
+            mandatory_now = {f.rule for f in findings if f.level == "mandatory"}
+            findings.extend(self.eks_lifecycle(kubernetes, today, fits=fits if suggest else None))
             if kubelet is not None:
                 findings.extend(self.kubelet_skew(kubernetes, kubelet))
             if not image_judged:
@@ -78,16 +103,72 @@ class Matrix(ImageQueries):
         inst = None
         if instance_type is not None:
             inst = self.instance_type(instance_type)
-            findings.extend(self.architecture_support(instance_type, driver))
+            findings.extend(self.architecture_support(instance_type, driver, candidates=candidates, today=today))
+            if inst is not None:
+                findings.extend(self.shown_branch_findings(inst, driver, candidates=candidates, today=today))
+                findings.extend(self.driver_kind_findings(inst, os, driver))
             if inst is not None and inst.fraction is not None:
                 # What the pool is (the CLI and the config say it; the pack says it where a GPU request meets it,
-                # gpu-workload-schedulable): a share of one GPU on the GRID driver, no nvidia.com/gpu.
-                findings.append(self.fractional_gpu_finding(inst))
+                # gpu-workload-schedulable): one logical GPU on the GRID driver, which Karpenter counts as none.
+                findings.append(self.fractional_gpu_finding(inst, pool_kind))
+        if known is not None:
+            findings = [self._for_instance(f, known, today) for f in findings]
         if cuda is not None:
             if toolkit_mode is None and os not in BAKED_DRIVER_OS:
                 toolkit_mode = self.toolkit_mode_for_operator(operator)
             findings.extend(self._cuda_findings(cuda, driver, inst, toolkit_mode, disable_require))
         return findings
+
+    def _for_instance(self, finding: Finding, inst: InstanceType, today: date) -> Finding:
+        """A driver suggestion of another rule (a published image, an operator-listed version) kept only where the
+        instance's GPU and family are shown to run it."""
+        if finding.rule not in _DRIVER_RULES or not finding.nearest:
+            return finding
+        kept = tuple(c for c in finding.nearest if not _is_driver(c) or self.drives(inst, c, today))
+        if kept == finding.nearest:
+            return finding
+        return dataclasses.replace(finding, nearest=kept)
+
+    def driver_choices(
+        self, os: OsName, operator: str | None, instance_type: str | None, image_version: str | None, today: date,
+        *, kubernetes: str | None = None, branch_pin: str | None = None,
+    ) -> list[str]:
+        """What a pool of this OS can declare instead of its driver: on Ubuntu the versions with a published
+        driver image for the OS (those the operator release lists, when it lists any), on Bottlerocket / AL2023
+        the branch a node of that image, Kubernetes version, instance type and branch pin loads (every branch the
+        image carries where it cannot be told)."""
+        if os in BAKED_DRIVER_OS:
+            try:
+                if kubernetes is not None:
+                    image = self.driver_for_image(os, image_version, instance_type, kubernetes, today=today,
+                                                  branch_pin=branch_pin)
+                    if image is None or not image.drivers:
+                        return []
+                    loaded = [image.version] if image.version is not None else list(image.drivers)
+                    return sorted({str(parse_driver_version(v).branch) for v in loaded})
+                return self._baked_candidates(os, instance_type, image_version, today)
+            except ValueError:
+                return []
+        published = self.published_versions(os)
+        op = self.operator(operator) if operator is not None else None
+        listed = [v for v in published if op is not None and v in op.drivers]
+        return listed or published
+
+    def branches_available(self, os: OsName, operator: str | None = None) -> set[int]:
+        """Driver branches a pool of this OS can move to: on Ubuntu those with a published driver image for the OS
+        (and in the operator release's list for it, when given), on Bottlerocket / AL2023 those any recorded image
+        release or dated step ships."""
+        if os in BAKED_DRIVER_OS:
+            branches = {parse_driver_version(v).branch for r in self.image_releases(os)
+                        for versions in r.drivers.values() for v in versions}
+            row = self._node_image_row(os)
+            branches |= {step.branch for step in (row.baked_driver if row is not None else ())}
+            return branches
+        branches = {parse_driver_version(v).branch for v in self.published_versions(os)}
+        op = self.operator(operator) if operator is not None else None
+        if op is not None and os in op.branches:
+            branches &= set(op.branches[os])
+        return branches
 
     def _baked_driver_findings(
         self, os: OsName, parsed: DriverVersion, today: date, image_version: str | None
@@ -187,7 +268,10 @@ class Matrix(ImageQueries):
                 findings += self.driver_image(version, os, operator=operator, today=today)
                 findings += self.operator_branch_support(operator, os, version)
             if instance_type is not None:
-                findings += self.architecture_support(instance_type, version)
+                findings += self.architecture_support(instance_type, version, today=today)
+                inst = self.instance_type(instance_type)
+                if inst is not None:
+                    findings += self.driver_kind_findings(inst, os, version)
             if worst_level(findings) != "mandatory":
                 fitting.append(version)
         return [str(v) for v in sorted((parse_driver_version(v) for v in fitting), reverse=True)]
@@ -222,3 +306,16 @@ class Matrix(ImageQueries):
         ]
         chosen = {v for found in images for v in ([found.version] if found.version else found.drivers)}
         return sorted({str(parse_driver_version(v).branch) for v in chosen})
+
+
+# Rules whose suggestions are driver versions or branches.
+_DRIVER_RULES = frozenset({"driver-image-published", "driver-branch-supported", "driver-branch-eol",
+                           "driver-branch-known", "baked-driver-branch"})
+
+
+def _is_driver(value: str) -> bool:
+    try:
+        parse_driver_version(value)
+    except ValueError:
+        return False
+    return True

@@ -68,13 +68,17 @@ class DriverQueries(MatrixState):
     def _nearest_versions(
         self, wanted: DriverVersion, candidates: Iterable[str], today: date | None = None
     ) -> tuple[str, ...]:
-        """Same branch first (newest first), then live branches before end-of-life ones, nearest branch first."""
-        parsed = sorted({parse_driver_version(c) for c in candidates}, reverse=True)
-        same = [v for v in parsed if v.branch == wanted.branch]
+        """Same branch first (newest first), then live branches before end-of-life ones, nearest branch first.
+        With `today`, end-of-life branches are left out (no suggestion points to one)."""
 
         def eol(version: DriverVersion) -> bool:
             row = self.branch(version.branch)
             return row is None or (row.listed_end_of_life if today is None else row.is_end_of_life(today))
+
+        parsed = sorted({parse_driver_version(c) for c in candidates}, reverse=True)
+        if today is not None:
+            parsed = [v for v in parsed if not eol(v)]
+        same = [v for v in parsed if v.branch == wanted.branch]
 
         others = sorted(
             (v for v in parsed if v.branch != wanted.branch),
@@ -145,7 +149,7 @@ class DriverQueries(MatrixState):
                     f"driver {version} is a branch, but conventional driver images are tagged with a full version "
                     f"(<version>-{tag}); pin a full version, or set usePrecompiled for branch-tagged images.",
                     source,
-                    self._nearest_versions(parsed, self.published_versions(os)),
+                    self._nearest_versions(parsed, self.published_versions(os), today),
                 )
             ]
         if images is not None and parsed.text in images.versions:
@@ -286,41 +290,72 @@ class DriverQueries(MatrixState):
             ]
         return []
 
-    def branch_lifecycle(self, version_or_branch: str, today: date) -> list[Finding]:
-        """EOL check: advisory once NVIDIA's end of life has passed (or the branch is listed as EOL)."""
+    def branch_lifecycle(
+        self,
+        version_or_branch: str,
+        today: date,
+        *,
+        available: Iterable[int] | None = None,
+        choices: Iterable[str] | None = None,
+    ) -> list[Finding]:
+        """EOL check: advisory once NVIDIA's end of life has passed (or the branch is listed as EOL).
+
+        `available`: the branches the pool can move to (an Ubuntu OS's published driver images, the branches an
+        image line ships); the advice names only live ones among them. None: every live branch.
+        `choices`: what the pool can declare as it is (Ubuntu: published versions, a baked image: its branches);
+        the suggestions are the newest choice of each live branch, none when no choice is live (a baked image
+        then needs another release: the message says so)."""
         rule = "driver-branch-eol"
         parsed = parse_driver_version(version_or_branch)
         row = self.branch(parsed.branch)
+        allowed = set(available) if available is not None else None
         if row is None:
+            live = self._live_branches(today, allowed)
             return [
                 Finding(
                     "mandatory",
                     "driver-branch-known",
                     f"driver branch R{parsed.branch} (from {version_or_branch}) is not a known NVIDIA data-center "
-                    f"branch; choose one of {', '.join('R' + str(b) for b in self._live_branches(today))}.",
+                    f"branch; choose one of {', '.join('R' + str(b) for b in live)}.",
                     self.data.driver_branches[0].source,
-                    tuple(str(b) for b in self._live_branches(today)),
+                    self._choices_of(live, choices),
                 )
             ]
         if not row.is_end_of_life(today):
             until = f" until {row.end_of_life_label}" if row.eol else ""
             return [Finding("ok", rule, f"R{row.branch} ({row.type}) is supported{until}", row.source)]
-        live = self._live_branches(today)
+        live = self._live_branches(today, allowed)
         when = f"reached end of life in {row.end_of_life_label}" if row.eol else "is listed by NVIDIA as end of life"
+        nearest = self._choices_of(live, choices)
+        if not live:
+            move = "No supported branch is available to this pool: change its OS or image."
+        elif choices is not None and not nearest:
+            move = f"Move to an image release that ships a supported branch: {', '.join('R' + str(b) for b in live)}."
+        else:
+            move = f"Move to a supported branch: {', '.join('R' + str(b) for b in live)}."
         return [
             Finding(
                 "advisory",
                 rule,
-                f"R{row.branch} {when}: driver {version_or_branch} gets no more bug or security fixes. "
-                f"Move to a supported branch: {', '.join('R' + str(b) for b in live)}.",
+                f"R{row.branch} {when}: driver {version_or_branch} gets no more bug or security fixes. {move}",
                 row.source,
-                tuple(str(b) for b in live),
+                nearest,
             )
         ]
 
-    def _live_branches(self, today: date) -> list[int]:
-        """Branches past no end of life that have known releases: LTSB first, then PB, then NFB."""
+    @staticmethod
+    def _choices_of(live: list[int], choices: Iterable[str] | None) -> tuple[str, ...]:
+        """The newest of `choices` on each of the `live` branches, in their order; the bare branches without."""
+        if choices is None:
+            return tuple(str(b) for b in live)
+        parsed = sorted((parse_driver_version(c) for c in choices), reverse=True)
+        return tuple(str(next(v for v in parsed if v.branch == b)) for b in live if any(v.branch == b for v in parsed))
+
+    def _live_branches(self, today: date, available: set[int] | None = None) -> list[int]:
+        """Branches past no end of life that have known releases (and are `available`): LTSB, then PB, then NFB."""
         released = {parse_driver_version(v).branch for v in self.known_driver_versions()}
+        if available is not None:
+            released &= available
         live = [r for r in self.data.driver_branches if not r.is_end_of_life(today) and r.branch in released]
         order = {"LTSB": 0, "PB": 1, "NFB": 2}
         return [row.branch for row in sorted(live, key=lambda r: (order[r.type], -r.branch))]

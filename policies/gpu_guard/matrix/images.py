@@ -174,6 +174,8 @@ class ImageQueries(NodeQueries):
             # Between two recorded rows, a variant the next row no longer lists may be gone already.
             return True if exact or in_next else None
         if "*" in row.drivers:
+            if minor in row.kubernetes_unconfirmed:
+                return None  # listed, but no source read confirms the release publishes it
             if row.kubernetes is not None:
                 # The release's own list: a pinned release publishes nothing outside it; an unpinned pool may get a
                 # newer release than the newest recorded one, so a minor outside the list stays unknown there.
@@ -313,20 +315,38 @@ class ImageQueries(NodeQueries):
                                       branch_pin=branch_pin)
         if image is None:
             return []
-        findings = [self._published_finding(image)] if image.release is not None else []
+        findings = ([self._published_finding(image, driver, instance_type, today, branch_pin)]
+                    if image.release is not None else [])
         if driver is not None:
-            findings.extend(self._branch_finding(image, driver, today))
+            findings.extend(self._branch_finding(image, driver, today, instance_type))
         return findings
 
-    def _published_finding(self, image: ImageDriver) -> Finding:
+    def _published_finding(
+        self, image: ImageDriver, driver: str | None = None, instance_type: str | None = None,
+        today: date | None = None, branch_pin: str | None = None,
+    ) -> Finding:
         rule = "node-image-published"
         name = self._image_name(image)
         if image.published:
             caveat = "" if image.confirmed or not image.exact else " (unconfirmed: that release's table was not read)"
             return Finding("ok", rule, f"{name} is published in {image.os} {image.release}{caveat}", image.source)
-        with_minor = [r.release for r in self.image_releases(image.os) if image.kubernetes in r.drivers]
+        with_minor = [r.release for r in self.image_releases(image.os)
+                      if image.kubernetes in r.drivers and image.kubernetes not in r.kubernetes_unconfirmed
+                      and self._loads(r.release, image, driver, instance_type=instance_type, today=today,
+                                      branch_pin=branch_pin)]
         nearest = tuple(reversed(with_minor[-3:]))
         published = ", ".join(image.published_versions) or "none recorded"
+        row = next((r for r in self.image_releases(image.os) if r.release == image.release), None)
+        if image.published is None and row is not None and image.kubernetes in row.kubernetes_unconfirmed:
+            return Finding(
+                "advisory",
+                rule,
+                f"whether {image.os} {image.release} publishes {name} is unconfirmed: no release note of "
+                f"{image.release} read shows it. Pin a release whose notes do"
+                f"{': ' + ', '.join(nearest) if nearest else ''}, or use a Kubernetes version it confirms.",
+                image.source,
+                nearest,
+            )
         if image.published is None:
             asked = image.image_version or f"{image.release} (the newest recorded release)"
             return Finding(
@@ -338,16 +358,33 @@ class ImageQueries(NodeQueries):
                 image.source,
                 nearest,
             )
-        fix = f"pin a release that does ({', '.join(nearest)})" if nearest else "use a Kubernetes version it publishes"
-        newest = image.published_versions[-1] if image.published_versions else "?"
+        fix = (f"pin a release that does and loads the pool's driver ({', '.join(nearest)}), or "
+               if nearest else "")
         return Finding(
             "mandatory",
             rule,
             f"{image.os} {image.image_version or image.release} publishes no {name} (published there: {published}); "
-            f"{fix}, or move the pool to Kubernetes {newest}.",
+            f"{fix}run the pool's nodes on a Kubernetes version it publishes, within the kubelet skew of the control "
+            "plane.",
             image.source,
-            nearest or image.published_versions[-1:],
+            nearest,
         )
+
+    def _loads(
+        self, release: str, image: ImageDriver, driver: str | None, *, instance_type: str | None, today: date | None,
+        branch_pin: str | None,
+    ) -> bool:
+        """Would a node of `release` load the declared driver's branch (a release to suggest pinning)?"""
+        if driver is None:
+            return True
+        other = self.driver_for_image(image.os, release, instance_type, image.kubernetes, today=today,
+                                      branch_pin=branch_pin)
+        declared = parse_driver_version(driver).branch
+        if other is None or not other.drivers:
+            return False
+        if other.branch is not None:
+            return other.branch == declared
+        return declared in {parse_driver_version(v).branch for v in other.drivers}
 
     @staticmethod
     def _image_name(image: ImageDriver) -> str:
@@ -355,20 +392,27 @@ class ImageQueries(NodeQueries):
             return f"aws-k8s-{image.kubernetes}-nvidia variant"
         return f"AL2023 NVIDIA AMI for Kubernetes {image.kubernetes}"
 
-    def _branch_setting_fix(self, image: ImageDriver, declared: int) -> str:
+    def _branch_setting_fix(
+        self, image: ImageDriver, declared: int, instance_type: str | None = None, today: date | None = None
+    ) -> str:
         """", set nvidiaDriverBranch: pb (settings.kernel.drivers.nvidia.branch), " where the release selects its
-        driver by that setting and one of its values activates the declared branch; "" elsewhere."""
+        driver by that setting and one of its values activates the declared branch, a branch the instance's GPU and
+        family allow (pb loads R595, which g6f refuses); "" elsewhere."""
         if image.resolution != "bottlerocket-branch-setting" or image.release is None or len(image.drivers) < 2:
             return ""
         row = next((r for r in self.image_releases(image.os) if r.release == image.release), None)
+        inst = self.instance_type(instance_type) if instance_type else None
         values = [value for value, version in (row.branch_setting.items() if row else ())
-                  if parse_driver_version(version).branch == declared]
+                  if parse_driver_version(version).branch == declared
+                  and (inst is None or self.drives(inst, version, today))]
         if not values:
             return ""
         return (f"set the pool's nvidiaDriverBranch to {values[0]} (settings.kernel.drivers.nvidia.branch = "
                 f"{values[0]!r}), ")
 
-    def _branch_finding(self, image: ImageDriver, driver: str, today: date) -> list[Finding]:
+    def _branch_finding(
+        self, image: ImageDriver, driver: str, today: date, instance_type: str | None = None
+    ) -> list[Finding]:
         rule = "baked-driver-branch"
         declared = parse_driver_version(driver).branch
         if not image.drivers:
@@ -393,7 +437,7 @@ class ImageQueries(NodeQueries):
         if image.branch is not None:
             if image.branch == declared:
                 return [Finding("ok", rule, f"{image.rule}; R{declared} as declared", image.source)]
-            setting = self._branch_setting_fix(image, declared)
+            setting = self._branch_setting_fix(image, declared, instance_type, today)
             return [
                 Finding(
                     "mandatory",

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import date
+
 from ..versions import parse_driver_version
 from .findings import (
+    BAKED_DRIVER_OS,
+    DRIVER_REPOSITORY,
     NEAREST,
     Finding,
     fmt_versions,
@@ -46,6 +51,11 @@ class InstanceQueries(OperatorQueries):
             fraction=row.gpu_fraction.get(size),
             driver_kind=row.driver_kind,
             unsupported_branches=row.unsupported_branches,
+            known_branches=row.known_branches,
+            grid_driver_source=row.grid_driver_source,
+            ebs_mbps=row.ebs_mbps.get(size),
+            ebs_source=row.ebs_source if size in row.ebs_mbps else None,
+            ebs_confirmed=row.ebs_confirmed,
         )
 
     def is_gpu_instance(self, name: str) -> bool:
@@ -67,8 +77,43 @@ class InstanceQueries(OperatorQueries):
             text = f"instance type {name} is not a known GPU instance type; known GPU families: {', '.join(choices)}."
         return Finding("mandatory", "instance-type-known", text, self.data.instance_families[0].source, choices)
 
-    def architecture_support(self, instance_type: str, driver: str) -> list[Finding]:
-        """Does the driver support the instance's GPU (minimum driver, last branch)?"""
+    def drives(self, inst: InstanceType, version: str, today: date | None = None) -> bool:
+        """Can `version` (full or a bare branch) be suggested for `inst`: a branch the GPU and the family allow,
+        one a source shows driving a GRID family, and (with `today`) not past NVIDIA's end of life."""
+        parsed = parse_driver_version(version)
+        gpu = self._gpus[inst.gpu_model]
+        if gpu.max_branch is not None and parsed.branch > gpu.max_branch:
+            return False
+        if parsed.branch in inst.unsupported_branches:
+            return False
+        if inst.known_branches is not None and parsed.branch not in inst.known_branches:
+            return False
+        if gpu.min_driver is not None:
+            floor = parse_driver_version(gpu.min_driver)
+            if (parsed.branch < floor.branch) if parsed.is_branch_only else (parsed < floor):
+                return False
+        if today is not None:
+            row = self.branch(parsed.branch)
+            if row is None or row.is_end_of_life(today):
+                return False
+        return True
+
+    def _fitting(
+        self, inst: InstanceType, candidates: Sequence[str] | None, today: date | None, *, oldest_first: bool = False,
+    ) -> tuple[str, ...]:
+        """The suggestions for `inst` among `candidates` (default: every known driver version), newest first."""
+        pool = list(candidates) if candidates is not None else self.known_driver_versions()
+        fitting = sorted({v for v in pool if self.drives(inst, v, today)}, key=parse_driver_version,
+                         reverse=not oldest_first)
+        return tuple(fitting[:NEAREST])
+
+    def architecture_support(
+        self, instance_type: str, driver: str, *, candidates: Sequence[str] | None = None, today: date | None = None,
+    ) -> list[Finding]:
+        """Does the driver support the instance's GPU (minimum driver, last branch, the family's branches)?
+
+        `candidates`: what the pool could choose instead (an Ubuntu OS's published driver images, a baked image's
+        branches); `today`: leave end-of-life branches out of the suggestions. Both None: every known version."""
         rule = "gpu-architecture-supported"
         inst = self.instance_type(instance_type)
         if inst is None:
@@ -77,33 +122,28 @@ class InstanceQueries(OperatorQueries):
         parsed = parse_driver_version(driver)
         findings: list[Finding] = []
         if gpu.max_branch is not None and parsed.branch > gpu.max_branch:
-            nearest = tuple(
-                v for v in self.known_driver_versions() if parse_driver_version(v).branch <= gpu.max_branch
-            )[:NEAREST]
+            nearest = self._fitting(inst, candidates, today)
             findings.append(
                 Finding(
                     "mandatory",
                     rule,
                     f"{inst.name} has {inst.gpus} x {gpu.model} ({gpu.architecture}, {sm_name(gpu)}); "
                     f"the last driver branch supporting {gpu.architecture} is R{gpu.max_branch}, so driver {driver} "
-                    f"(R{parsed.branch}) does not drive it. Use R{gpu.max_branch} or older: {fmt_versions(nearest)}.",
+                    f"(R{parsed.branch}) does not drive it. Use R{gpu.max_branch} or older: "
+                    f"{fmt_versions(nearest) or 'none the pool can choose'}.",
                     gpu.source,
                     nearest,
                 )
             )
         if parsed.branch in inst.unsupported_branches:
-            nearest = tuple(
-                v for v in self.known_driver_versions()
-                if parse_driver_version(v).branch not in inst.unsupported_branches
-                and (gpu.min_driver is None or parse_driver_version(v) >= parse_driver_version(gpu.min_driver))
-            )[:NEAREST]
+            nearest = self._fitting(inst, candidates, today)
             findings.append(
                 Finding(
                     "mandatory",
                     rule,
                     f"{inst.name}, {_gpu_share(inst)} on the {inst.driver_kind.upper()} driver: driver "
                     f"R{parsed.branch} does not support the {inst.family} family, so driver {driver} cannot drive "
-                    f"it. Use another branch: {fmt_versions(nearest)}.",
+                    f"it. Use another branch: {fmt_versions(nearest) or 'none the pool can choose'}.",
                     inst.source,
                     nearest,
                 )
@@ -112,14 +152,13 @@ class InstanceQueries(OperatorQueries):
             floor = parse_driver_version(gpu.min_driver)
             below = parsed < floor if not parsed.is_branch_only else parsed.branch < floor.branch
             if below:
-                nearest = tuple(v for v in self.known_driver_versions() if parse_driver_version(v) >= floor)
-                nearest = tuple(sorted(nearest, key=parse_driver_version)[:NEAREST])
+                nearest = self._fitting(inst, candidates, today, oldest_first=True)
                 findings.append(
                     Finding(
                         "mandatory",
                         rule,
                         f"{inst.name} has {gpu.model} ({gpu.architecture}), which needs driver {gpu.min_driver} or "
-                        f"later; driver {driver} is older. Nearest valid: {fmt_versions(nearest)}.",
+                        f"later; driver {driver} is older. Nearest valid: {fmt_versions(nearest) or 'none'}.",
                         gpu.source,
                         nearest,
                     )
@@ -132,18 +171,77 @@ class InstanceQueries(OperatorQueries):
             )
         return findings
 
+    def shown_branch_findings(
+        self, inst: InstanceType, driver: str, *, candidates: Sequence[str] | None = None, today: date | None = None,
+    ) -> list[Finding]:
+        """A GRID family on a branch no source shows driving it (R610 on g6f): advisory, since nothing read says it
+        fails either; the suggestions are the pool's choices on the branches a source shows."""
+        parsed = parse_driver_version(driver)
+        if inst.known_branches is None or parsed.branch in inst.known_branches \
+                or parsed.branch in inst.unsupported_branches:
+            return []
+        nearest = self._fitting(inst, candidates, today)
+        known = ", ".join(f"R{b}" for b in inst.known_branches)
+        return [
+            Finding(
+                "advisory",
+                "gpu-architecture-supported",
+                f"{inst.name}, {_gpu_share(inst)} on the {inst.driver_kind.upper()} driver: no source read shows "
+                f"driver R{parsed.branch} driving the {inst.family} family (shown: {known}). "
+                f"Use {fmt_versions(nearest) or known}.",
+                inst.source,
+                nearest,
+            )
+        ]
+
     @staticmethod
-    def fractional_gpu_finding(inst: InstanceType) -> Finding:
-        """What a fractional-GPU instance is: a share of one GPU on the GRID driver, no nvidia.com/gpu."""
-        return Finding(
-            "advisory",
-            "gpu-instance-fractional",
-            f"{inst.name} is {_gpu_share(inst)}, served by the {inst.driver_kind.upper()} driver: Karpenter reports "
-            "karpenter.k8s.aws/instance-gpu-count=0 and the node advertises no nvidia.com/gpu, so a pod requesting "
-            "nvidia.com/gpu never schedules on it, and a NodePool limit on nvidia.com/gpu does not bound it. Run "
-            "workloads that fit the GPU share and select the pool by its labels.",
-            inst.source,
+    def fractional_gpu_finding(inst: InstanceType, pool_kind: str | None = None) -> Finding:
+        """What a fractional-GPU instance is, and what it means for each kind of pool.
+
+        EC2 reports the share as one logical GPU (LogicalGpuCount 1, Count 0) and the node's device plugin
+        advertises one nvidia.com/gpu: a node group schedules a pod requesting one. Karpenter v1.14.1 reads Count
+        (0): a NodePool never launches the type for a GPU request, may launch it for a pod without one (which gets
+        no device), and its nvidia.com/gpu limit does not bound it (karpenter-provider-aws issue #8368).
+        `pool_kind`: "karpenter-nodepool" (mandatory: the pool cannot serve GPU pods), a node group kind
+        (advisory: what the node offers), None (advisory: both).
+        """
+        what = (
+            f"{inst.name} is {_gpu_share(inst)}, served by the {inst.driver_kind.upper()} driver. EC2 reports one "
+            "logical GPU (LogicalGpuCount 1, Count 0) and the node's device plugin advertises one nvidia.com/gpu"
         )
+        node_group = (
+            "in a managed or self-managed node group a pod requesting nvidia.com/gpu: 1 schedules on it and gets the "
+            "share (request one GPU, not more)"
+        )
+        karpenter = (
+            "Karpenter v1.14.1 reads Count (0): a Karpenter NodePool never launches it for a pod requesting "
+            "nvidia.com/gpu, may launch it for a pod that requests none (such a pod gets no GPU device), and its "
+            "nvidia.com/gpu limit does not bound it; keep g6f and gr6f out of Karpenter NodePools"
+        )
+        if pool_kind == "karpenter-nodepool":
+            return Finding("mandatory", "gpu-instance-fractional", f"{what}, but {karpenter}.", inst.source)
+        if pool_kind is not None:
+            return Finding("advisory", "gpu-instance-fractional", f"{what}: {node_group}.", inst.source)
+        return Finding("advisory", "gpu-instance-fractional", f"{what}: {node_group}. {karpenter}.", inst.source)
+
+    def driver_kind_findings(self, inst: InstanceType, os: str, driver: str) -> list[Finding]:
+        """A GRID-only family under an operator-installed driver: the operator's nvcr.io/nvidia/driver image is the
+        data-center (Tesla) driver, which does not drive the vGPU; name the GRID path that does."""
+        if inst.driver_kind != "grid" or os in BAKED_DRIVER_OS:
+            return []
+        known = " or ".join(f"R{b}" for b in inst.known_branches or ())
+        return [
+            Finding(
+                "mandatory",
+                "gpu-driver-kind",
+                f"{inst.name} is {_gpu_share(inst)} and needs NVIDIA's GRID (vGPU guest) driver; the GPU Operator "
+                f"installs {DRIVER_REPOSITORY}:{driver}-<os>, the data-center (Tesla) driver, which does not drive "
+                f"it. Run {inst.family} on the AL2023 NVIDIA AMI (os: al2023; its loader picks nvidia-open-grid for "
+                f"these GPUs{', ' + known if known else ''}), or on an image with AWS's GRID driver installed "
+                f"({inst.grid_driver_source or 'AWS install-nvidia-driver'}), not with an operator-installed driver.",
+                inst.grid_driver_source or inst.source,
+            )
+        ]
 
 
 def _gpu_share(inst: InstanceType) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date
 
 from ..versions import KubeMinor, parse_kube_minor
@@ -13,6 +14,8 @@ from .findings import (
 )
 from .results import NodeImage
 from .rows import BakedDriver, NodeImageRow
+
+_NONE_FITS = "none in standard support that this pool's node image and operator support"
 
 
 class NodeQueries(CudaQueries):
@@ -56,8 +59,13 @@ class NodeQueries(CudaQueries):
             )
         ]
 
-    def eks_lifecycle(self, kubernetes: str, today: date) -> list[Finding]:
-        """Standard support (ok), extended support (advisory) or past extended support (mandatory)."""
+    def eks_lifecycle(
+        self, kubernetes: str, today: date, *, fits: Callable[[str], bool] | None = None
+    ) -> list[Finding]:
+        """Standard support (ok), extended support (advisory) or past extended support (mandatory).
+
+        `fits`: whether a version suits the pool (its node image is published, its operator supports it); the
+        suggestions are only versions in standard support that fit."""
         rule = "kubernetes-version-lifecycle"
         wanted = parse_kube_minor(kubernetes)
         row = self._eks.get(str(wanted))
@@ -65,7 +73,7 @@ class NodeQueries(CudaQueries):
         # A version is offered from its release day, or from `available_by` while the release day is unknown.
         standard = [v for v in standard if (on := self._eks[v].released or self._eks[v].available_by) is None
                     or on <= today]
-        choices = tuple(reversed(standard))
+        choices = tuple(v for v in reversed(standard) if fits is None or fits(v))
         pending = next((p for p in self.data.eks_pending if p.version == str(wanted)), None)
         if row is None and pending is not None:
             return [
@@ -73,7 +81,7 @@ class NodeQueries(CudaQueries):
                     "mandatory",
                     rule,
                     f"Kubernetes {wanted} (released upstream {pending.upstream_released.isoformat()}) is not an "
-                    f"Amazon EKS version yet; choose one of {', '.join(choices)}.",
+                    f"Amazon EKS version yet; choose one of {', '.join(choices) or _NONE_FITS}.",
                     pending.source,
                     choices,
                 )
@@ -84,7 +92,7 @@ class NodeQueries(CudaQueries):
                     "mandatory",
                     rule,
                     f"Kubernetes {wanted} is not an Amazon EKS version in the matrix; choose one of "
-                    f"{', '.join(choices)}.",
+                    f"{', '.join(choices) or _NONE_FITS}.",
                     self.data.eks_versions[-1].source,
                     choices,
                 )
@@ -97,7 +105,7 @@ class NodeQueries(CudaQueries):
                     "mandatory",
                     rule,
                     f"Kubernetes {wanted} is not yet released on Amazon EKS (release {released.isoformat()}); "
-                    f"choose one of {', '.join(choices)}.",
+                    f"choose one of {', '.join(choices) or _NONE_FITS}.",
                     row.source,
                     choices,
                 )
@@ -111,7 +119,8 @@ class NodeQueries(CudaQueries):
                     "advisory",
                     rule,
                     f"EKS {wanted} left standard support on {row.end_standard.isoformat()} and is in extended support "
-                    f"(extra cost) until {row.end_extended.isoformat()}{caveat}. Upgrade to {', '.join(choices)}.",
+                    f"(extra cost) until {row.end_extended.isoformat()}{caveat}. "
+                    f"Upgrade to {', '.join(choices) or _NONE_FITS}.",
                     row.source,
                     choices,
                 )
@@ -122,7 +131,7 @@ class NodeQueries(CudaQueries):
                 "mandatory",
                 rule,
                 f"EKS {wanted} is not supported: extended support ended on {ended}{caveat}; EKS auto-upgrades such "
-                f"control planes. Use {', '.join(choices)}.",
+                f"control planes. Use {', '.join(choices) or _NONE_FITS}.",
                 row.source,
                 choices,
             )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 from ..versions import parse_driver_version, parse_kube_minor
 from .drivers import DriverQueries
 from .findings import (
@@ -35,9 +37,12 @@ class OperatorQueries(DriverQueries):
         )
 
     def operator_branch_support(
-        self, operator: str, os: OsName, driver: str, *, precompiled: bool = False
+        self, operator: str, os: OsName, driver: str, *, precompiled: bool = False, today: date | None = None
     ) -> list[Finding]:
-        """Does this operator release support the driver's branch (and version) on this OS?"""
+        """Does this operator release support the driver's branch (and version) on this OS?
+
+        The suggestions are versions the release lists for the OS that have a published driver image there and,
+        with `today`, are on a branch before NVIDIA's end of life."""
         rule = "driver-branch-supported"
         op = self.operator(operator)
         if op is None:
@@ -57,7 +62,12 @@ class OperatorQueries(DriverQueries):
         branches = op.branches.get(os)
         if not branches:
             return [self._os_not_listed(op, os, rule, parsed.branch)]
-        os_drivers = [d for d in op.drivers if parse_driver_version(d).branch in branches]
+        published = set(self.published_versions(os))
+        os_drivers = [
+            d for d in op.drivers
+            if parse_driver_version(d).branch in branches and (precompiled or d in published)
+            and (today is None or not self._branch_ended(parse_driver_version(d).branch, today))
+        ]
         if parsed.branch not in branches:
             extra = ""
             floor = self._first_built_branch(os)
@@ -75,7 +85,7 @@ class OperatorQueries(DriverQueries):
                     rule,
                     f"GPU Operator {op.version} does not support driver branch R{parsed.branch} (driver {driver}) "
                     f"on {os}; it supports {', '.join('R' + str(b) for b in branches)} there.{extra} "
-                    f"Nearest supported drivers: {fmt_versions(nearest)}.",
+                    f"Nearest supported drivers: {fmt_versions(nearest) or 'none on a live branch'}.",
                     op.source,
                     nearest,
                 )
@@ -89,7 +99,8 @@ class OperatorQueries(DriverQueries):
                     "advisory",
                     rule,
                     f"driver {driver} is in a supported branch (R{parsed.branch}) but not in GPU Operator "
-                    f"{op.version}'s component matrix; NVIDIA tested: {fmt_versions(nearest)}.",
+                    f"{op.version}'s component matrix; NVIDIA tested: "
+                    f"{fmt_versions(nearest) or 'none on a live branch'}.",
                     op.source,
                     nearest,
                 )
@@ -100,12 +111,18 @@ class OperatorQueries(DriverQueries):
             )
         ]
 
+    def _branch_ended(self, branch: int, today: date) -> bool:
+        row = self.branch(branch)
+        return row is None or row.is_end_of_life(today)
+
     def _first_built_branch(self, os: OsName) -> int | None:
         """The oldest branch with a conventional driver image for an operator-installed OS (None: none recorded)."""
         versions = self.published_versions(os)
         return min(parse_driver_version(v).branch for v in versions) if versions else None
 
-    def _os_not_listed(self, op: OperatorRelease, os: OsName, rule: str, branch: int | None = None) -> Finding:
+    def _os_not_listed(
+        self, op: OperatorRelease, os: OsName, rule: str, branch: int | None = None, kubernetes: str | None = None
+    ) -> Finding:
         """An operator release whose docs do not list the OS: advisory, since nothing on the deploy path checks it.
 
         The operator builds the driver image tag from the GPU node's Node Feature Discovery os-release labels
@@ -120,6 +137,9 @@ class OperatorQueries(DriverQueries):
             r.version
             for r in reversed(self.data.operators)
             if os in r.branches and (branch is None or branch in r.branches[os]) and r.status != "end-of-support"
+            and (kubernetes is None or os not in r.kubernetes
+                 or parse_kube_minor(r.kubernetes[os][0]) <= parse_kube_minor(kubernetes)
+                 <= parse_kube_minor(r.kubernetes[os][1]))
         ]
         supported_os = ", ".join(op.branches) or "none"
         first = next((r.version for r in self.data.operators if os in r.branches), None)
@@ -139,8 +159,15 @@ class OperatorQueries(DriverQueries):
             tuple(listing[:NEAREST]),
         )
 
-    def operator_kubernetes(self, operator: str, kubernetes: str, os: OsName | None = None) -> list[Finding]:
-        """Does this operator release support the Kubernetes version (on this OS, or on EKS when os is None)?"""
+    def operator_kubernetes(
+        self, operator: str, kubernetes: str, os: OsName | None = None, *, driver: str | None = None,
+        driver_os: OsName | None = None,
+    ) -> list[Finding]:
+        """Does this operator release support the Kubernetes version (on this OS, or on EKS when os is None)?
+
+        `driver`: the pool's driver; the suggested releases then also support its branch on the OS (`os`, or
+        `driver_os` when the EKS range is asked for an OS the release does not list)."""
+        branch_os = os or driver_os
         rule = "operator-kubernetes-supported"
         op = self.operator(operator)
         if op is None:
@@ -150,7 +177,8 @@ class OperatorQueries(DriverQueries):
             span = op.eks
             where = f"Amazon EKS (GPU Operator {op.version} lists no {os} nodes)"
         elif os is not None and os not in op.kubernetes:
-            return [self._os_not_listed(op, os, rule)]  # the EKS range is the os=None question
+            branch = parse_driver_version(driver).branch if driver is not None else None
+            return [self._os_not_listed(op, os, rule, branch, kubernetes)]  # the EKS range is the os=None question
         elif os is not None:
             span = op.kubernetes[os]
             where = os
@@ -167,6 +195,8 @@ class OperatorQueries(DriverQueries):
             for r in reversed(self.data.operators)
             if (span_r := (r.kubernetes.get(os) if os in r.kubernetes else r.eks) if os else r.eks)
             and parse_kube_minor(span_r[0]) <= wanted <= parse_kube_minor(span_r[1])
+            and (driver is None or branch_os is None or branch_os in BAKED_DRIVER_OS
+                 or parse_driver_version(driver).branch in r.branches.get(branch_os, ()))
         ]
         return [
             Finding(

@@ -28,6 +28,16 @@ class InstanceType:
     fraction: str | None = None  # a fractional-GPU size: its share of one GPU ("1/8"); gpus is then 0
     driver_kind: str = "tesla"  # tesla (data-center driver) or grid (GRID vGPU guest driver)
     unsupported_branches: tuple[int, ...] = ()
+    known_branches: tuple[int, ...] | None = None  # GRID families: the only branches a source shows driving them
+    grid_driver_source: str | None = None
+    ebs_mbps: tuple[int, int] | None = None  # [baseline, maximum] EBS-optimized bandwidth in Mbps; None: not read
+    ebs_source: str | None = None
+    ebs_confirmed: bool = False
+
+    @property
+    def logical_gpus(self) -> int:
+        """GPUs the node's device plugin advertises: a fractional size is one logical GPU (LogicalGpuCount 1)."""
+        return 1 if self.fraction is not None else self.gpus
 
 
 @dataclass(frozen=True)

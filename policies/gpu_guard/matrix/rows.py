@@ -7,7 +7,7 @@ import re
 from datetime import date
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..versions import parse_cuda_version, parse_driver_version
 
@@ -237,6 +237,32 @@ class InstanceFamily(_Row):
     unsupported_branches: tuple[int, ...] = Field(
         default=(), description="Driver branches documented not to support the family"
     )
+    known_branches: tuple[int, ...] | None = Field(
+        default=None, description="GRID families: the only driver branches a source shows driving them (None: any "
+        "branch the GPU row allows)"
+    )
+    grid_driver_source: str | None = Field(
+        default=None, description="GRID families: where the GRID driver that drives them is documented"
+    )
+    ebs_mbps: dict[str, tuple[int, int]] = Field(
+        default_factory=dict,
+        description="EBS-optimized bandwidth per size, [baseline, maximum] in Mbps as AWS's 'Amazon EBS-optimized "
+        "instance types' table lists it; a size whose maximum exceeds its baseline bursts for EBS_BURST_SECONDS",
+    )
+    ebs_source: str | None = Field(default=None, description="Source of ebs_mbps")
+    ebs_confirmed: bool = Field(default=False, description="ebs_mbps read, baseline and maximum, in a primary source")
+    ebs_note: str | None = Field(default=None, description="How ebs_mbps was read")
+
+    @model_validator(mode="after")
+    def _ebs_ok(self) -> InstanceFamily:
+        for size, (baseline, maximum) in self.ebs_mbps.items():
+            if size not in self.sizes:
+                raise ValueError(f"ebs_mbps names size {size!r}, not a size of {self.family} ({', '.join(self.sizes)})")
+            if not 0 < baseline <= maximum:
+                raise ValueError(f"ebs_mbps[{size}] = [{baseline}, {maximum}]: need 0 < baseline <= maximum (Mbps)")
+        if self.ebs_mbps and self.ebs_source is None:
+            raise ValueError(f"{self.family}: ebs_mbps needs ebs_source")
+        return self
 
 
 class BakedDriver(_Row):
@@ -305,6 +331,9 @@ class ImageRelease(_Row):
     kubernetes: tuple[str, ...] | None = Field(
         default=None,
         description="A `*` row: the Kubernetes minors the release publishes, when known (else node_images.published)",
+    )
+    kubernetes_unconfirmed: tuple[str, ...] = Field(
+        default=(), description="Minors of `kubernetes` no source read confirms: whether they are published is unknown"
     )
 
     @field_validator("release", mode="before")

@@ -46,27 +46,40 @@ GPU_TAINT = Taint(GPU_TAINT_KEY, "true", "NoSchedule")
 TOLERATION_FIX = "{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}"
 
 
+def _schedulable_gpus(known: InstanceType, pool: Pool) -> int:
+    """nvidia.com/gpu a node of this type offers a pod of this pool. A fractional size (g6f, gr6f) is one logical
+    GPU the device plugin advertises, so a node group schedules one; Karpenter v1.14.1 counts it as 0 (it reads
+    EC2's Count) and never launches it for a GPU request (karpenter-provider-aws issue #8368)."""
+    if known.fraction is not None and pool.kind == "karpenter-nodepool":
+        return 0
+    return known.logical_gpus
+
+
 def _fits(matrix: Matrix, reach: Reach, gpus: int) -> bool:
     if not reach.pool.instance_types:
         return True
     for name in reach.instance_types:
         known = matrix.instance_type(name)
-        if known is not None and known.gpus >= gpus:
+        if known is not None and _schedulable_gpus(known, reach.pool) >= gpus:
             return True
     return False
 
 
-def _gpus_of(known: InstanceType) -> str:
-    """`1`, or for a fractional-GPU size what it is instead: no whole GPU, so no nvidia.com/gpu."""
+def _gpus_of(known: InstanceType, pool: Pool) -> str:
+    """`1`, or for a fractional-GPU size what it is: one logical GPU in a node group, none for Karpenter."""
     if known.fraction is None:
         return str(known.gpus)
-    return f"0: a fractional {known.gpu_model}, {known.fraction} of one GPU on the {known.driver_kind.upper()} driver"
+    share = f"a fractional {known.gpu_model}, {known.fraction} of one GPU on the {known.driver_kind.upper()} driver"
+    if pool.kind == "karpenter-nodepool":
+        return f"0 for Karpenter, which counts EC2's GPU Count 0: {share}"
+    return f"1: {share}"
 
 
 def _capacity(matrix: Matrix, reaches: list[Reach]) -> str:
     parts = []
     for reach in reaches:
-        sizes = [f"{t} ({_gpus_of(known)})" for t in reach.instance_types if (known := matrix.instance_type(t))]
+        sizes = [f"{t} ({_gpus_of(known, reach.pool)})" for t in reach.instance_types
+                 if (known := matrix.instance_type(t))]
         parts.append(f"{reach.pool.name!r}: {', '.join(sizes) or 'no GPU instance type'}")
     return "; ".join(parts)
 
