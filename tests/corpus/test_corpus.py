@@ -83,6 +83,10 @@ CALL = ("issue 37 class 3, a new cause: a method call on a remote component (`ek
         "crashes the program in every phase ('attached to a different loop'): the mock monitor's Call "
         "(tools/engine/mocks/monitor.py) deserializes `__self__`, a resource reference, which rehydrates the "
         "Cluster through get_resource on the executor thread's event loop")
+STATUS = ("issue 37 class 3, a new cause: the mocks give every Kubernetes object an empty `status` in every phase "
+          "(tools/engine/mocks/outputs.py), so a program reading a LoadBalancer Service's "
+          "`status.load_balancer.ingress[0]` (Pulumi's Kubernetes examples and getting-started guide) fails with "
+          "'NoneType' object has no attribute 'ingress' in phases update and up, where the engine has that status")
 HELM_UNPINNED = "NEW-8 (" + NEW_CLASSES["NEW-8"] + ")"
 INFRA_ONLY = "NEW-9 (" + NEW_CLASSES["NEW-9"] + ")"
 
@@ -140,6 +144,10 @@ CASES: tuple[Case, ...] = (
          "group, nodeadm options, efa-enabled:NoExecute taint), a system node group, the EFA device-plugin chart",
          truth=_efa_truth(),
          today=dict.fromkeys(PHASES, EMULATED.format(what="ManagedNodeGroup") + "; and " + HELM_UNPINNED)),
+    Case("examples-kubernetes-py-guestbook",
+         "workloads only, on the cluster of the ambient kubeconfig: local ComponentResources of a Deployment and "
+         "a Service each, a LoadBalancer Service whose status.loadBalancer.ingress the program exports",
+         today={"update": STATUS, "up": STATUS}),
     Case("aws-py-eks-gpu-untainted",
          "variant of examples-aws-py-eks: an AL2023 NVIDIA g5.xlarge node group without a taint",
          truth=_gpu_untainted_truth(),
