@@ -43,9 +43,12 @@ NEW_CLASSES = {
     "NEW-8": "the API server / Helm check blocks what it cannot see: a Helm release of a chart whose values.yaml is "
              "not pinned in the upstream cache is a mandatory `apiserver-helm-values` ('its values cannot be "
              "checked'; tools/apiserver/helm_values.py release_findings), where a CRD without a schema is advisory",
-    "NEW-9": "a stack with no Kubernetes provider and no Kubernetes object cannot hold the device plugin: the plugin "
-             "lives elsewhere (another stack, a GitOps tree), so `preinstalled-driver-exclusive` cannot see it and "
-             "must be advisory there, as for a split stack",
+    "NEW-9": "a stack that holds only part of a cluster, without a StackReference, is judged as if the rest did not "
+             "exist: a stack of node groups and no Kubernetes object (no Kubernetes provider) gets "
+             "`preinstalled-driver-exclusive` ('no device plugin'), a stack of workloads on the ambient kubeconfig "
+             "(the default Kubernetes provider, no cluster in the stack) gets `gpu-workload-schedulable` ('GPU "
+             "pools: none'); the device plugin and the pools live where the pack cannot see, so both are advisory "
+             "there, as for a split stack",
 }
 
 
@@ -94,7 +97,7 @@ STATUS = ("issue 37 class 3, a new cause: the mocks give every Kubernetes object
           "`status.load_balancer.ingress[0]` (Pulumi's Kubernetes examples and getting-started guide) fails with "
           "'NoneType' object has no attribute 'ingress' in phases update and up, where the engine has that status")
 HELM_UNPINNED = "NEW-8 (" + NEW_CLASSES["NEW-8"] + ")"
-INFRA_ONLY = "NEW-9 (" + NEW_CLASSES["NEW-9"] + ")"
+PART_OF_A_CLUSTER = "NEW-9 (" + NEW_CLASSES["NEW-9"] + ")"
 
 
 def _efa_truth() -> dict[str, frozenset[Finding]]:
@@ -154,13 +157,18 @@ CASES: tuple[Case, ...] = (
          "workloads only, on the cluster of the ambient kubeconfig: local ComponentResources of a Deployment and "
          "a Service each, a LoadBalancer Service whose status.loadBalancer.ingress the program exports",
          today={"update": STATUS, "up": STATUS}),
+    Case("guestbook-gpu-worker",
+         "variant of examples-kubernetes-py-guestbook: a worker requesting one nvidia.com/gpu on the CUDA 13.0 "
+         "image, in a stack that holds no cluster and no node",
+         today={"preview": PART_OF_A_CLUSTER, "update": STATUS,
+                "up": PART_OF_A_CLUSTER + "; once fixed, the update " + STATUS}),
     Case("aws-py-eks-gpu-untainted",
          "variant of examples-aws-py-eks: an AL2023 NVIDIA g5.xlarge node group without a taint",
          truth=_gpu_untainted_truth(),
-         today={"preview": IMPORT_TIME, "update": EBS + "; and " + INFRA_ONLY, "up": EBS}),
+         today={"preview": IMPORT_TIME, "update": EBS + "; and " + PART_OF_A_CLUSTER, "up": EBS}),
     Case("aws-py-eks-gpu-tainted",
          "variant of examples-aws-py-eks: the same GPU node group tainted nvidia.com/gpu:NoSchedule",
-         today={"preview": IMPORT_TIME, "update": EBS + "; and " + INFRA_ONLY, "up": EBS}),
+         today={"preview": IMPORT_TIME, "update": EBS + "; and " + PART_OF_A_CLUSTER, "up": EBS}),
 )
 
 
