@@ -86,10 +86,6 @@ IMPORT_TIME = ("issue 37 class 3: resources created at import time in the progra
                "crash phase preview ('attached to a different loop', tools/preview/forked.py preload)")
 EBS = ("issue 37 class 4: ebs-encrypted is mandatory on a managed node group without a launch template, whose root "
        "volume encryption is the account's EBS-encryption-by-default setting, which a preview cannot see")
-CALL = ("issue 37 class 3, a new cause: a method call on a remote component (`eks.Cluster.get_kubeconfig`) "
-        "crashes the program in every phase ('attached to a different loop'): the mock monitor's Call "
-        "(tools/engine/mocks/monitor.py) deserializes `__self__`, a resource reference, which rehydrates the "
-        "Cluster through get_resource on the executor thread's event loop")
 STATUS = ("issue 37 class 3, a new cause: the mocks give every Kubernetes object an empty `status` in every phase "
           "(tools/engine/mocks/outputs.py), so a program reading a LoadBalancer Service's "
           "`status.load_balancer.ingress[0]` (Pulumi's Kubernetes examples and getting-started guide) fails with "
@@ -139,7 +135,12 @@ CASES: tuple[Case, ...] = (
     Case("eks-aws-profile-role-py",
          "eks.Cluster with role_mappings, `Cluster.get_kubeconfig(...)` (a component method call), a Kubernetes "
          "provider from it and a Pod",
-         today=dict.fromkeys(PHASES, CALL)),
+         today=dict.fromkeys(PHASES, EMULATED.format(what="Cluster default node group"))),
+    Case("eks-aws-profile-py",
+         "an explicit aws.Provider (named profile, region from AWS_REGION) for eks.Cluster, and "
+         "`Cluster.get_kubeconfig(profile_name=...)` exported",
+         today=dict.fromkeys(PHASES, EMULATED.format(what="Cluster default node group")),
+         env=(("AWS_REGION", "us-west-2"),)),
     Case("eks-docs-mng-basic",
          "pulumi-eks docs, Basic Managed Node Group: awsx VPC, eks.Cluster(skip_default_node_group), one "
          "eks.ManagedNodeGroup(node_role)",
@@ -186,7 +187,7 @@ def corpus_run(name: str, phase: str) -> CorpusRun:
     args = ("--program", str(case.folder), "--phase", phase, "--today", TODAY, "--json")
     start = time.monotonic()
     try:
-        run = run_preview_process(*args, timeout=TIMEOUT_S)
+        run = run_preview_process(*args, timeout=TIMEOUT_S, env=dict(case.env))
     except subprocess.TimeoutExpired:
         return CorpusRun(None, frozenset(), f"no verdict after {TIMEOUT_S} s", time.monotonic() - start)
     seconds = time.monotonic() - start
