@@ -86,11 +86,6 @@ IMPORT_TIME = ("issue 37 class 3: resources created at import time in the progra
                "crash phase preview ('attached to a different loop', tools/preview/forked.py preload)")
 EBS = ("issue 37 class 4: ebs-encrypted is mandatory on a managed node group without a launch template, whose root "
        "volume encryption is the account's EBS-encryption-by-default setting, which a preview cannot see")
-STATUS = ("issue 37 class 3, a new cause: the mocks give every Kubernetes object an empty `status` in every phase "
-          "(tools/engine/mocks/outputs.py), so a program reading a LoadBalancer Service's "
-          "`status.load_balancer.ingress[0]` (Pulumi's Kubernetes examples and getting-started guide) fails with "
-          "'NoneType' object has no attribute 'ingress' in phases update and up, where the engine has that status")
-
 
 def _efa_truth() -> dict[str, frozenset[Finding]]:
     tainted = Finding("gpu-nodes-tainted", "efa-node-group",
@@ -152,12 +147,10 @@ CASES: tuple[Case, ...] = (
          today=dict.fromkeys(PHASES, EMULATED.format(what="ManagedNodeGroup"))),
     Case("examples-kubernetes-py-guestbook",
          "workloads only, on the cluster of the ambient kubeconfig: local ComponentResources of a Deployment and "
-         "a Service each, a LoadBalancer Service whose status.loadBalancer.ingress the program exports",
-         today={"update": STATUS, "up": STATUS}),
+         "a Service each, a LoadBalancer Service whose status.loadBalancer.ingress the program exports"),
     Case("guestbook-gpu-worker",
          "variant of examples-kubernetes-py-guestbook: a worker requesting one nvidia.com/gpu on the CUDA 13.0 "
-         "image, in a stack that holds no cluster and no node",
-         today={"update": STATUS, "up": STATUS}),
+         "image, in a stack that holds no cluster and no node"),
     Case("aws-py-eks-gpu-untainted",
          "variant of examples-aws-py-eks: an AL2023 NVIDIA g5.xlarge node group without a taint",
          truth=_gpu_untainted_truth(),
