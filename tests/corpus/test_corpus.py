@@ -241,3 +241,19 @@ def test_every_variant_names_the_program_it_changes():
         base = source.split("variant of: tests/corpus/programs/", 1)[1].split()[0]
         assert (CORPUS / "programs" / base).is_dir(), folder.name
         assert f'"{folder.name}"' in source, folder.name
+
+
+PROD_POLICY_CONFIG = CORPUS.parents[1] / "policies" / "config" / "prod.json"
+
+
+@pytest.mark.parametrize("name", [c.name for c in CASES])
+def test_no_finding_on_a_foreign_program_names_our_stack_keys_under_the_prod_policy_config(name: str):
+    """Issue 37 class 7: `gpu-platform:<key>` stack keys exist only in this project's stacks; the prod config turns
+    on the checks whose fixes named them (eks-control-plane-hardened's deletion protection and support type)."""
+    case = next(c for c in CASES if c.name == name)
+    args = ("--program", str(case.folder), "--phase", "update", "--today", TODAY,
+            "--policy-config", str(PROD_POLICY_CONFIG), "--json")
+    run = run_preview_process(*args, timeout=TIMEOUT_S, env=dict(case.env))
+    assert run.returncode in (0, 1), f"{name}: exit {run.returncode}: {run.stderr.strip()[-600:]}"
+    messages = [v["message"] for v in json.loads(run.stdout)["violations"]]
+    assert not [m for m in messages if "stack key" in m or "gpu-platform:" in m]
