@@ -8,9 +8,10 @@ command line once per pytest worker.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,11 +53,14 @@ class PreviewRun:
 RunPreview = Callable[..., PreviewRun]
 
 
-def run_preview_process(*args: str, out_dir: Path | None = None, timeout: float = 300) -> PreviewRun:
+def run_preview_process(*args: str, out_dir: Path | None = None, timeout: float = 300,
+                        env: Mapping[str, str] | None = None) -> PreviewRun:
+    """`env`: variables set for the program besides this process's environment (a program reading AWS_REGION)."""
     cmd = [sys.executable, "-m", "tools.preview", *args]
     if out_dir is not None:
         cmd += ["--out", str(out_dir)]
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout, check=False)
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=timeout, check=False,
+                          env={**os.environ, **env} if env else None)
     return PreviewRun(tuple(args), proc.returncode, proc.stdout, proc.stderr, out_dir)
 
 

@@ -173,6 +173,20 @@ def test_a_chart_without_upstream_values_is_reported_not_passed():
     assert [(f.rule, f.path) for f in findings] == [("helm-values", "chart")]
 
 
+def test_a_chart_without_upstream_values_is_advisory_and_a_known_charts_unknown_key_is_rejected():
+    """Cannot see, cannot block (issue 37 NEW-8): a chart with no pinned values.yaml is not a violation, and the
+    advisory names what would let the check judge; a key the pinned chart lacks stays a rejection."""
+    unknown = conformance.release_findings(
+        {"name": "efa", "inputs": {"chart": "aws-efa-k8s-device-plugin", "values": {"tolerations": []}}}, upstream())
+    assert [(f.rule, f.level) for f in unknown] == [("helm-values", "advisory")]
+    assert "were not checked" in unknown[0].message
+    assert unknown[0].fix == ("pin the chart's values.yaml in upstream.lock.json "
+                              "(charts/aws-efa-k8s-device-plugin/values.yaml)")
+    known = conformance.release_findings(
+        {"name": "gpu-operator", "inputs": {"chart": "gpu-operator", "values": {"drvier": {}}}}, upstream())
+    assert [(f.rule, f.path, f.level) for f in known] == [("helm-values", "drvier", "rejected")]
+
+
 def test_a_chart_without_upstream_values_passes_only_when_the_release_sets_no_value():
     inputs: dict[str, Any] = {"chart": "oci://public.ecr.aws/karpenter/karpenter-crd"}
     release = {"name": "karpenter-crd", "inputs": inputs}

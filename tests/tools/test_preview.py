@@ -286,6 +286,26 @@ def _request(type_: str, inputs: dict[str, Any], mocks_: mocks.RecordingMocks) -
                                  custom=True, remote=False, ctx=mocks_.context())
 
 
+def test_a_load_balancer_service_has_its_ingress_once_created_and_an_unknown_status_in_a_first_preview() -> None:
+    """pulumi-kubernetes returns a LoadBalancer Service from Create once it has an ingress, and drops the status
+    in a preview (tools/engine/mocks/outputs.py `_k8s_status`): a program reading `status.load_balancer.ingress[0]`
+    (pulumi/examples kubernetes-py-guestbook) runs in every phase."""
+    created = mocks.RecordingMocks()
+    lb = {"metadata": {"name": "frontend"}, "spec": {"type": "LoadBalancer", "ports": [{"port": 80}]}}
+    _, service = created.answer_resource(_request("kubernetes:core/v1:Service", lb, created))
+    uid = service["metadata"]["uid"]
+    [ingress] = service["status"]["loadBalancer"]["ingress"]
+    name = ("a" + uid.replace("-", ""))[:32]
+    assert re.fullmatch(rf"{name}-[0-9]{{1,10}}\.us-west-2\.elb\.amazonaws\.com", ingress["hostname"])
+    _, cluster_ip = created.answer_resource(_request("kubernetes:core/v1:Service", {"spec": {"ports": []}}, created))
+    assert cluster_ip["status"] == {"loadBalancer": {}}
+    _, config_map = created.answer_resource(_request("kubernetes:core/v1:ConfigMap", {}, created))
+    assert config_map["status"] == {}
+    first = mocks.RecordingMocks(unknown_outputs=True)
+    _, previewed = first.answer_resource(_request("kubernetes:core/v1:Service", lb, first))
+    assert previewed["status"] == UNKNOWN
+
+
 def test_first_preview_knows_names_assigned_in_check_and_nothing_the_cloud_computes() -> None:
     first = mocks.RecordingMocks(unknown_outputs=True)
     id_, role = first.answer_resource(_request("aws:iam/role:Role", {}, first))

@@ -46,6 +46,17 @@ REQUIRED_LOG_TYPES = ("api", "audit", "authenticator")
 OPEN_TO_ALL = "0.0.0.0/0"
 # Source: https://docs.aws.amazon.com/eks/latest/APIReference/API_VpcConfigRequest.html
 DEFAULT_PUBLIC_ACCESS_CIDRS = (OPEN_TO_ALL,)
+# Stack keys exist only in this project's stacks (CONFIG.md section 1: every key is `gpu-platform:<key>`); a foreign
+# program's cluster is fixed through its own resource input.
+OUR_PROJECT = "gpu-platform"
+
+
+def _fix(urn: str, ours: str, resource_input: str) -> str:
+    """Where the user sets it: our stack key for a cluster of this project, else the cluster's own input."""
+    parts = urn.split("::")
+    if len(parts) > 1 and parts[1] == OUR_PROJECT:
+        return f"Fix: {ours}."
+    return f"Fix: {resource_input} on the cluster (an input of aws.eks.Cluster and of pulumi_eks.Cluster)."
 
 CONFIG_SCHEMA = PolicyConfigSchema(properties={
     "requireDeletionProtection": {"type": "boolean", "default": False,
@@ -105,14 +116,16 @@ def _validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
                    "list your egress ranges in publicAccessCidrs, or endpointPublicAccess false.", None)
     config = args.get_config() or {}
     if config.get("requireDeletionProtection") and get(props, "deletionProtection") is not True:
-        report(f"{where} has no deletion protection (deletionProtection). Fix: deletionProtection true "
-               "(stack key cluster.deletionProtection).", None)
+        report(f"{where} has no deletion protection (deletionProtection). "
+               + _fix(args.urn, "deletionProtection true (stack key cluster.deletionProtection)",
+                      "deletion_protection=True"), None)
     if config.get("requireStandardSupport"):
         support = support_type_of(props)
         if support != "STANDARD":
             report(f"{where} uses the {support} support type (upgradePolicy.supportType), billed at "
-                   f"{EXTENDED_SUPPORT_PRICE_PER_HOUR} per hour once standard support ends. Fix: supportType "
-                   "STANDARD (stack key cluster.supportType: standard).", None)
+                   f"{EXTENDED_SUPPORT_PRICE_PER_HOUR} per hour once standard support ends. "
+                   + _fix(args.urn, "supportType STANDARD (stack key cluster.supportType: standard)",
+                          'upgrade_policy={"support_type": "STANDARD"}'), None)
 
 
 resource_policy(

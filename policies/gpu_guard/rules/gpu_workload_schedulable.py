@@ -8,7 +8,10 @@ an instance type with at least that many GPUs (the reachable instance types, nar
 family selectors; counts from the matrix). "Insufficient nvidia.com/gpu" then never happens by
 construction. A pool that lists no instance types (a Karpenter pool selecting by family or category)
 cannot be counted and is taken as able to fit the request. A GPU workload in a stack that holds no GPU
-pool it can reach is a violation: it would stay Pending.
+pool it can reach is a violation: it would stay Pending. Unless the cluster is not in the stack either (no EKS
+cluster, no GPU pool: workloads deployed on the ambient kubeconfig's cluster, or a provider built from another
+stack's kubeconfig): its pools are elsewhere, so "no GPU pool" is then an advisory, in the twin
+`gpu-workload-schedulable-caveats` (/work/shared/POLICIES.md "Cannot see, cannot block").
 
 Selection follows every label the pool's nodes carry (`node_labels`): our label contract, the
 NodePool's requirements and template labels, and the well-known labels Karpenter and EKS Auto Mode
@@ -30,8 +33,8 @@ from __future__ import annotations
 
 from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs
 
-from ..base import stack_policy
-from ..inventory import GPU_TAINT_KEY, Reach, Taint, Workload, build_inventory, tolerates
+from ..base import CAVEAT_MARK, stack_policy_with_caveats
+from ..inventory import EKS_CLUSTER_TYPES, GPU_TAINT_KEY, Reach, Taint, Workload, build_inventory, tolerates
 from ..matrix import InstanceType, Matrix, load_matrix
 from ..scheduling import selected, untolerated
 from ..views import Pool, is_gpu_taint
@@ -84,9 +87,17 @@ def _capacity(matrix: Matrix, reaches: list[Reach]) -> str:
     return "; ".join(parts)
 
 
-def _judge_gpu_workload(matrix: Matrix, workload: Workload, pools: list[Pool], report: ReportViolation) -> None:
+def _judge_gpu_workload(matrix: Matrix, workload: Workload, pools: list[Pool], report: ReportViolation, *,
+                        cluster_elsewhere: bool = False) -> None:
     where = f"{workload.kind} {workload.name!r} requests {workload.gpus} nvidia.com/gpu"
     chosen = [reach for pool in pools if (reach := selected(workload, pool)) is not None]
+    if not chosen and cluster_elsewhere:
+        report(f"{CAVEAT_MARK}{where}, but this stack holds neither its cluster nor any GPU pool (the Kubernetes "
+               "provider points at a cluster built elsewhere: the ambient kubeconfig, or another stack's), so the "
+               "GPU pools it would run on are not in this stack; not judged. The pack judges it where the pools "
+               "are in the stack: deploy the workload with the cluster's node groups or NodePools, or GPU pods stay "
+               "Pending if no GPU pool there tolerates and fits them.", workload.urn)
+        return
     if not chosen:
         report(f"{where} but can reach no GPU pool: its nodeSelector/affinity matches no GPU pool's labels "
                f"({_pool_names(pools)}); select one by a label its nodes carry (gpu-platform.io/pool, "
@@ -115,13 +126,15 @@ def _tolerated_gpu_taint(workload: Workload, reach: Reach) -> bool:
 
 def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
     matrix = load_matrix()
-    inv = build_inventory(args.resources)
+    resources = list(args.resources)
+    inv = build_inventory(resources)
     # Every pool gpu-nodes-tainted calls a GPU pool: instance types, families (karpenter.k8s.aws and EKS Auto Mode
     # eks.amazonaws.com labels), GPU AMI types, GPU label requirements, the label contract.
     pools = [p for p in inv.pools if gpu_reason(p, matrix.is_gpu_instance)]
+    cluster_elsewhere = not pools and not any(r.resource_type in EKS_CLUSTER_TYPES for r in resources)
     for workload in inv.workloads:
         if workload.gpus > 0:
-            _judge_gpu_workload(matrix, workload, pools, report)
+            _judge_gpu_workload(matrix, workload, pools, report, cluster_elsewhere=cluster_elsewhere)
             continue
         reaches = [r for r in inv.reach(workload, pools) if _tolerated_gpu_taint(workload, r)]
         if workload.kind != "DaemonSet" and reaches:
@@ -132,10 +145,12 @@ def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
                    workload.urn)
 
 
-stack_policy(
+stack_policy_with_caveats(
     name=NAME,
     description="A container that requests nvidia.com/gpu tolerates the GPU taint and can reach a GPU pool with that "
                 "many GPUs; a pod that tolerates the GPU taint requests a GPU.",
     validate=_validate,
     enforcement=EnforcementLevel.MANDATORY,
+    caveats_description="Caveats of gpu-workload-schedulable: a GPU workload in a stack that holds neither its "
+                        "cluster nor any GPU pool, whose pools live in another stack.",
 )

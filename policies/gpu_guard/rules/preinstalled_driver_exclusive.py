@@ -20,6 +20,10 @@ First preview: Kubernetes objects (NodePools, Helm releases) reach this policy w
 operator's and the standalone device plugin's presence is unknown (so is it while a DaemonSet is pending: it may
 be the device plugin's manifest), so the pools wait too; the pool's own
 labels are judged before it exists by `preinstalled-driver-exclusive-resource`.
+
+Cannot see, cannot block (/work/shared/POLICIES.md): a stack that holds no Kubernetes object at all (node groups
+only, its workloads and add-ons deployed by another stack or a GitOps tool) cannot show whether a device plugin
+runs, so an AL2023 pool without one is an advisory there, in the twin `preinstalled-driver-exclusive-caveats`.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs
 
-from ..base import stack_policy
+from ..base import CAVEAT_MARK, stack_policy_with_caveats
 from ..inventory import HELM_RELEASE_TYPES, POD_TEMPLATE_PATHS, Pool, as_list, build_inventory, get
 from ..matrix import load_matrix
 from ..props import properties_pending
@@ -93,6 +97,8 @@ def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
                            if r.resource_type in (*HELM_RELEASE_TYPES, DAEMON_SET))
     release = inv.operator
     standalone = _standalone_device_plugin(resources)
+    # No Kubernetes object at all: whatever installs the device plugin is not in this stack.
+    elsewhere = not any(r.resource_type.startswith("kubernetes:") for r in resources)
     for pool in gpu_pools(inv, matrix):
         if pool.driver_source == "operator":
             blocked = [label for label in (DRIVER_LABEL, ALL_OPERANDS_LABEL) if _off(pool, label)]
@@ -104,7 +110,7 @@ def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
         if pool.driver_source != "image" or releases_pending:
             continue  # a pending release: whether an operator or a standalone device plugin runs is not known yet
         if pool.os == "al2023":
-            _al2023_device_plugin(pool, release, standalone, report)
+            _al2023_device_plugin(pool, release, standalone, report, elsewhere=elsewhere)
         if release is None or (_off(pool, ALL_OPERANDS_LABEL) and pool.os != "al2023"):
             continue
         ships = IMAGE_SHIPS.get(pool.os or "", (DRIVER_LABEL, TOOLKIT_LABEL, DEVICE_PLUGIN_LABEL))
@@ -132,8 +138,10 @@ def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
                    f"those labels to the pool's node labels, or {' or '.join(alternatives)}.", pool.urn)
 
 
-def _al2023_device_plugin(pool: Pool, release: Any, standalone: bool, report: ReportViolation) -> None:
-    """AL2023 NVIDIA ships no device plugin: exactly one must reach the pool."""
+def _al2023_device_plugin(pool: Pool, release: Any, standalone: bool, report: ReportViolation, *,
+                          elsewhere: bool) -> None:
+    """AL2023 NVIDIA ships no device plugin: exactly one must reach the pool (`elsewhere`: the stack holds no
+    Kubernetes object, so whether one does is not in it)."""
     operator_plugin = (release is not None
                        and get(release.values, "devicePlugin", "enabled", default=True) is not False
                        and not _off(pool, DEVICE_PLUGIN_LABEL) and not _off(pool, ALL_OPERANDS_LABEL))
@@ -141,6 +149,13 @@ def _al2023_device_plugin(pool: Pool, release: Any, standalone: bool, report: Re
         report(f"GPU pool {pool.name!r} (al2023) would get two device plugins: the GPU Operator's (release "
                f"{release.name!r}) and the standalone {STANDALONE_CHART}. Add {DEVICE_PLUGIN_LABEL}=false to the "
                "pool's node labels, or remove the standalone device plugin.", pool.urn)
+    elif not operator_plugin and not standalone and elsewhere:
+        report(f"{CAVEAT_MARK}GPU pool {pool.name!r} (al2023) gets no device plugin from this stack: AL2023 NVIDIA "
+               "images ship none, and this stack holds no Kubernetes object (no GPU Operator, no standalone "
+               f"{STANDALONE_CHART}), so the device plugin is installed elsewhere or not at all; not judged. The pack "
+               "judges it in a stack that holds both the pool and the Kubernetes objects: deploy the GPU Operator or "
+               f"the {STANDALONE_CHART} chart with the pool, or GPU pods stay Pending for want of nvidia.com/gpu.",
+               pool.urn)
     elif not operator_plugin and not standalone:
         why = ("no GPU Operator release runs" if release is None
                else f"GPU Operator release {release.name!r} has devicePlugin.enabled=false"
@@ -160,10 +175,12 @@ def _driver_deployed(values: object, enabled: bool, selected: bool) -> bool:
     return selected or (enabled and not crd)
 
 
-stack_policy(
+stack_policy_with_caveats(
     name=NAME,
     description="A node whose image ships the driver gets no operator driver, toolkit or device plugin, and an "
                 "operator-managed Ubuntu node is not excluded from the operator driver.",
     validate=_validate,
     enforcement=EnforcementLevel.MANDATORY,
+    caveats_description="Caveats of preinstalled-driver-exclusive: an AL2023 GPU pool in a stack that holds no "
+                        "Kubernetes object, whose device plugin is installed (or not) by another stack.",
 )

@@ -49,6 +49,7 @@ from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 from tools.engine.mocks.eks import answer_eks_cluster, get_log_groups
 from tools.engine.mocks.eks_children import Child, construct_cluster, uncovered
 from tools.engine.mocks.invokes import INVOKES, MockValueError, eks_cluster_description
+from tools.engine.mocks.methods import answer_method
 from tools.engine.mocks.outputs import RESOURCE_OUTPUTS, outputs_for, register_outputs
 from tools.engine.mocks.values import (
     ACCOUNT_ID,
@@ -440,9 +441,20 @@ class RecordingMonitor(MockMonitor):
         return response
 
     def Call(self, request: Any) -> Any:
+        """A method call on a remote component (tools/engine/mocks/methods.py). `plain` reads `__self__`, a resource
+        reference, as its URN: deserializing it would rebuild the component through `get_resource` on this
+        thread's event loop, not the program's ('attached to a different loop')."""
         _ensure_event_loop()  # type: ignore[no-untyped-call]
-        args = rpc.deserialize_properties(request.args)
-        ret = self.mocks.answer_invoke(request.tok, args, self._region_for(request.provider))
+        args = plain(request.args)
+        self_urn = args.pop("__self__", None)
+        if isinstance(self_urn, str):
+            with self._lock:
+                component = self.recorded.get(self_urn)
+            outputs = component.outputs if component is not None else {}
+            region = self.mocks.context(self._region_for(component.provider if component else "")).region
+            ret = answer_method(request.tok, outputs, args, region)
+        else:
+            ret = self.mocks.answer_invoke(request.tok, args, self._region_for(request.provider))
         response = provider_pb2.CallResponse()
         getattr(response, "return").CopyFrom(self._outputs_struct(ret))
         return response

@@ -9,6 +9,7 @@ where the handler takes a `ResourceRequest` and returns the outputs (see `tools/
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from tools.engine.mocks.values import (
@@ -308,7 +309,31 @@ def _k8s_object(req: ResourceRequest) -> dict[str, Any]:
         metadata["name"] = f"{req.name}-{req.h('name', length=8)}"
     metadata.update({"uid": stable_uuid("uid", req.urn), "resourceVersion": "1", "generation": 1,
                      "creationTimestamp": CREATED_AT})
-    return {"metadata": metadata, "status": {}}
+    return {"metadata": metadata, "status": _k8s_status(req, str(metadata["uid"]))}
+
+
+def _k8s_status(req: ResourceRequest, uid: str) -> dict[str, Any]:
+    """The status a created object reports: a Service of type LoadBalancer its load balancer's hostname, every
+    other object nothing the program reads. (A preview never gets here with a status: the provider's preview
+    Create drops it, so the SDK makes it unknown; `RecordingMocks.answer_resource` does the same.)
+
+    pulumi-kubernetes's Create of a LoadBalancer Service returns only once `status.loadBalancer.ingress` is
+    non-empty (pulumi/pulumi-kubernetes@v4.32.0 provider/pkg/await/service.go lines 299-309), and deletes the
+    status in a preview (provider/pkg/provider/provider.go lines 1849-1854; v4.32.0 is the newest tag of the
+    snapshot read, the pin is 4.34.2). On EKS the AWS cloud provider names
+    the load balancer `a` + the Service's UID without dashes, cut to 32 characters (k8s.io/cloud-provider
+    cloud.go `DefaultLoadBalancerName`, https://github.com/kubernetes/cloud-provider/blob/v0.34.0/cloud.go), and
+    the ingress is its DNS name, `<name>-<number>.<region>.elb.amazonaws.com`
+    (https://docs.aws.amazon.com/elasticloadbalancing/latest/classic/using-domain-names-with-elb.html).
+    """
+    if req.type != "kubernetes:core/v1:Service":
+        return {}
+    spec = req.inputs.get("spec")
+    if not isinstance(spec, Mapping) or spec.get("type") != "LoadBalancer":
+        return {"loadBalancer": {}}
+    name = ("a" + uid.replace("-", ""))[:32]
+    number = int(req.h("elb", length=8), 16) % 10**10
+    return {"loadBalancer": {"ingress": [{"hostname": f"{name}-{number}.{req.ctx.region}.elb.amazonaws.com"}]}}
 
 
 def _helm_release(req: ResourceRequest) -> dict[str, Any]:
