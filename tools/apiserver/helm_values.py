@@ -81,10 +81,11 @@ def release_findings(release: Mapping[str, Any], upstream: Path) -> list[Finding
     values_file = upstream / "charts" / chart / "values.yaml"
     if not values_file.is_file() and not inputs.get("values") and not inputs.get("valueYamlFiles"):
         return []  # a release that sets no value (the karpenter-crd chart) has no key to check
-    if not values_file.is_file():
+    if not values_file.is_file():  # a chart the cache does not pin (any public chart): not seen, so not blocked
         return [Finding("helm-values", name, "chart",
                         f"no upstream values.yaml for chart {chart!r} at {values_file}; its values cannot be checked",
-                        fix=f"pin the chart's values.yaml in upstream.lock.json (charts/{chart}/values.yaml)")]
+                        fix=f"pin the chart's values.yaml in upstream.lock.json (charts/{chart}/values.yaml)",
+                        level="advisory")]
     findings: list[Finding] = []
     if inputs.get("valueYamlFiles"):
         findings.append(Finding("helm-values", name, "valueYamlFiles",
