@@ -48,6 +48,7 @@ from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
 from tools.engine.mocks.eks import answer_eks_cluster, get_log_groups
 from tools.engine.mocks.eks_children import Child, construct_cluster, uncovered
+from tools.engine.mocks.eks_nodegroups import MANAGED_NODE_GROUP, construct_managed_node_group, uncovered_mng
 from tools.engine.mocks.invokes import INVOKES, MockValueError, eks_cluster_description
 from tools.engine.mocks.outputs import RESOURCE_OUTPUTS, outputs_for, register_outputs
 from tools.engine.mocks.values import (
@@ -375,6 +376,9 @@ class RecordingMonitor(MockMonitor):
             # pulumi-eks's Construct registers the cluster's children through the engine, in a preview too.
             construct_cluster(urn, request.name, inputs, outputs=state, partition=req.ctx.partition,
                               register=lambda child: self._register_child(req.ctx, child))
+        if request.remote and request.type == MANAGED_NODE_GROUP and not uncovered_mng(inputs, self.recorded.get):
+            construct_managed_node_group(urn, request.name, inputs, recorded=self.recorded,
+                                         register=lambda child: self._register_child(req.ctx, child))
         return resource_pb2.RegisterResourceResponse(urn=urn, id=id_, object=self._outputs_struct(state))
 
     def _register_child(self, ctx: MockContext, child: Child) -> tuple[str, dict[str, Any]]:
