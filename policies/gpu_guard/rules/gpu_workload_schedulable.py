@@ -28,9 +28,11 @@ Sources:
 
 from __future__ import annotations
 
+from typing import Any
+
 from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs
 
-from ..base import stack_policy
+from ..base import Elsewhere, other_stacks, stack_policy
 from ..inventory import GPU_TAINT_KEY, Reach, Taint, Workload, build_inventory, tolerates
 from ..matrix import InstanceType, Matrix, load_matrix
 from ..scheduling import selected, untolerated
@@ -100,12 +102,22 @@ def _tolerated_gpu_taint(workload: Workload, reach: Reach) -> bool:
     return any(is_gpu_taint(t) and tolerates(workload.tolerations, t) for t in reach.pool.taints)
 
 
+def _no_gpu_pool(resources: list[Any]) -> bool:
+    """This stack holds GPU workloads and no GPU pool (a split stack's application stack)."""
+    matrix = load_matrix()
+    inv = build_inventory(resources)
+    return (any(w.gpus > 0 for w in inv.workloads)
+            and not any(gpu_reason(p, matrix.is_gpu_instance) for p in inv.pools))
+
+
 def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
     matrix = load_matrix()
     inv = build_inventory(args.resources)
     # Every pool gpu-nodes-tainted calls a GPU pool: instance types, families (karpenter.k8s.aws and EKS Auto Mode
     # eks.amazonaws.com labels), GPU AMI types, GPU label requirements, the label contract.
     pools = [p for p in inv.pools if gpu_reason(p, matrix.is_gpu_instance)]
+    if not pools and other_stacks(args.resources):
+        return  # the GPU pools may live in the stack this one references: the -pending twin says so
     for workload in inv.workloads:
         if workload.gpus > 0:
             _judge_gpu_workload(matrix, workload, pools, report)
@@ -125,4 +137,5 @@ stack_policy(
                 "many GPUs; a pod that tolerates the GPU taint requests a GPU.",
     validate=_validate,
     enforcement=EnforcementLevel.MANDATORY,
+    elsewhere=Elsewhere("the GPU pools its GPU workloads need", _no_gpu_pool),
 )

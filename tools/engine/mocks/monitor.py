@@ -98,6 +98,35 @@ SIG_OUTPUT = "d0e6a833031e9bbcd3f4e8bde6ca49a4"
 STACK_TYPE = "pulumi:pulumi:Stack"
 
 
+STACK_REFERENCE = "pulumi:pulumi:StackReference"
+
+
+def stack_outputs_for(name: str, stack_outputs: Mapping[str, Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The outputs given for the stack a StackReference names: `NAME` as the program passes it (`org/project/stack`,
+    `project/stack` or `stack`), or a shorter form of it (`dev` answers `acme/infra/dev`)."""
+    if name in stack_outputs:
+        return stack_outputs[name]
+    return next((v for k, v in stack_outputs.items() if name.endswith("/" + k)), None)
+
+
+def stack_reference_outputs(name: str, stack_outputs: Mapping[str, Mapping[str, Any]], *,
+                            dry_run: bool) -> dict[str, Any]:
+    """What the engine's read of another stack answers: its outputs, known in a preview too (the engine reads the
+    referenced stack's state in its Read, which runs in a preview too: pulumi/pulumi@1b5949891b
+    pkg/resource/deploy/builtins.go lines 278-284 and 371, `readStackReference`).
+
+    Offline, the outputs are those given with `--stack-outputs`; without them they are not known: unknown in a dry
+    run, and absent in an update (the Python SDK makes an unknown None outside a dry run: rpc.py line 1141), so
+    tools/engine/unseen.py makes what depends on such a reference pending.
+    """
+    given = stack_outputs_for(name, stack_outputs)
+    if given is not None:
+        return {"name": name, "outputs": dict(given), "secretOutputNames": []}
+    if dry_run:
+        return {"name": name, "outputs": UNKNOWN, "secretOutputNames": UNKNOWN}
+    return {"name": name, "outputs": {}, "secretOutputNames": []}
+
+
 class UnknownInvokeError(Exception):
     """The program called a provider function the mocks have no answer for."""
 
@@ -176,6 +205,8 @@ class RecordingMocks(Mocks):
     # computed outputs unknown, and resource types that are replaced (id unknown too: "the cluster is replaced").
     changed: frozenset[str] = frozenset()
     replaced_types: frozenset[str] = frozenset()
+    # Other stacks' outputs (`--stack-outputs NAME=FILE`), by the name a StackReference is given (`stack_reference`).
+    stack_outputs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def context(self, region: str | None = None) -> MockContext:
         return MockContext(region=region or self.region, account=self.account, partition=self.partition,
@@ -413,6 +444,8 @@ class RecordingMonitor(MockMonitor):
         outputs = outputs_for(req)
         if request.type == "aws:eks/cluster:Cluster":
             outputs = {**outputs, **eks_cluster_description(request.id, req.ctx)}
+        if request.type == STACK_REFERENCE:
+            outputs = stack_reference_outputs(request.id, self.mocks.stack_outputs, dry_run=self.mocks.dry_run)
         state = {**inputs, **outputs, "id": request.id}
         self._record(
             RecordedResource(
