@@ -12,7 +12,7 @@ from google.protobuf.struct_pb2 import Struct
 
 from tests.conftest import RunPreview
 from tests.shared import REPO
-from tools.engine.records import RecordedResource, Violation
+from tools.engine.records import UNKNOWN, RecordedResource, Violation
 from tools.engine.unseen import SUBJECT_TYPES, answered_by, pending_offline, unseen_sources
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -133,3 +133,14 @@ def test_a_stack_outputs_file_that_is_not_the_cli_s_format_is_rejected_with_its_
     assert "holds a list, not an object of outputs" in run.stderr and "pulumi stack output --json" in run.stderr
     run = run_preview("--program", str(SPLIT), "--stack-outputs", "gpu-infra/dev", *TODAY, "--json")
     assert run.returncode == 2 and "not NAME=FILE" in run.stderr
+
+
+@pytest.mark.parametrize("phase", ["preview", "update", "up"])
+def test_a_remote_component_s_resource_output_read_by_the_program_does_not_crash_the_update(
+        run_preview: RunPreview, phase: str) -> None:
+    """flostadler/eks-pytorch-example's `ecr_repo.repository.repository_url` (pulumi-awsx) crashed phase `up` with
+    "'NoneType' object has no attribute 'repository_url'": the mocks made the unknown output None."""
+    doc = _doc(run_preview("--program", str(FIXTURES / "remote_outputs_program"), "--phase", phase, *TODAY, "--json"))
+    job = next(r for r in doc["resources"] if r["type"] == "kubernetes:batch/v1:Job")
+    assert job["inputs"]["spec"]["template"]["spec"]["containers"][0]["image"] == UNKNOWN
+    assert {n["type"] for n in doc["not_seen_offline"]} == {"awsx:ecr:Repository", "awsx:ecr:Image"}

@@ -410,6 +410,14 @@ class RecordingMonitor(MockMonitor):
         if request.remote and request.type == MANAGED_NODE_GROUP and not uncovered_mng(inputs, self.recorded.get):
             construct_managed_node_group(urn, request.name, inputs, recorded=self.recorded,
                                          register=lambda child: self._register_child(req.ctx, child))
+        if request.remote and not self.mocks.dry_run and request.type not in RESOURCE_OUTPUTS:
+            # An update (`pulumi up`): the component's provider would answer its outputs (awsx's `repository`, a
+            # resource), which the mocks do not know; a made-up None crashed the program's `apply`. They resolve as
+            # unknown instead, as the SDK resolves a registration the engine reports as not succeeded (sdk/python/
+            # lib/pulumi/runtime/resource.py in 3.272.0, lines 1374-1406: "resolve all of its outputs as unknown so
+            # the rest of the program can continue"); tools/engine/unseen.py makes what reads them pending.
+            return resource_pb2.RegisterResourceResponse(urn=urn, id=id_, object=struct_pb2.Struct(),
+                                                         result=resource_pb2.Result.FAIL)
         return resource_pb2.RegisterResourceResponse(urn=urn, id=id_, object=self._outputs_struct(state))
 
     def _register_child(self, ctx: MockContext, child: Child) -> tuple[str, dict[str, Any]]:
