@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 
 from tools.engine.mocks.eks_children import not_emulated, uncovered
 from tools.engine.mocks.eks_nodegroups import MANAGED_NODE_GROUP, uncovered_mng
+from tools.engine.mocks.outputs import models_outputs
 from tools.engine.records import RecordedResource, Violation
 
 PENDING_SUFFIX = "-pending"  # the pack's own pending twins carry it too (policies/gpu_guard/base.py)
@@ -126,6 +127,10 @@ def unseen_sources(resources: Sequence[RecordedResource],
                    + (f" (emulated only without {', '.join(missing)})" if missing else ""))
             found.append(Unseen(r.urn, r.type, component_holds(r), why,
                                 "`pulumi preview` with the provider judges them"))
+        elif r.custom and not r.read and not models_outputs(r.type):
+            found.append(Unseen(r.urn, r.type, (), f"the offline mocks do not model the {r.type.split(':')[0]} "
+                                                    "provider: what it computes is not known",
+                                "`pulumi preview` with the provider judges it"))
         elif r.type == STACK_REFERENCE:
             name = str(r.inputs.get("name") or r.id or r.name)
             if not answered(name):

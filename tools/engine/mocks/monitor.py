@@ -50,7 +50,7 @@ from tools.engine.mocks.eks import answer_eks_cluster, get_log_groups
 from tools.engine.mocks.eks_children import Child, construct_cluster, uncovered
 from tools.engine.mocks.eks_nodegroups import MANAGED_NODE_GROUP, construct_managed_node_group, uncovered_mng
 from tools.engine.mocks.invokes import INVOKES, MockValueError, eks_cluster_description
-from tools.engine.mocks.outputs import RESOURCE_OUTPUTS, outputs_for, register_outputs
+from tools.engine.mocks.outputs import RESOURCE_OUTPUTS, models_outputs, outputs_for, register_outputs
 from tools.engine.mocks.values import (
     ACCOUNT_ID,
     DEFAULT_EKS_VERSION,
@@ -410,6 +410,13 @@ class RecordingMonitor(MockMonitor):
         if request.remote and request.type == MANAGED_NODE_GROUP and not uncovered_mng(inputs, self.recorded.get):
             construct_managed_node_group(urn, request.name, inputs, recorded=self.recorded,
                                          register=lambda child: self._register_child(req.ctx, child))
+        if request.custom and not self.mocks.dry_run and not models_outputs(request.type):
+            # An update of a resource whose provider the mocks do not model (pulumi-docker-build's Image): what it
+            # computes (`ref`, `digest`) is not known; the response says so, as the engine does for a create it
+            # elides (proto/pulumi/resource.proto at pulumi/pulumi@1b5949891b line 296, `unknown`: "SDKs should
+            # resolve outputs as unknown"), rather than the None the SDK would make of a missing output.
+            return resource_pb2.RegisterResourceResponse(urn=urn, id=id_, object=self._outputs_struct(state),
+                                                         unknown=True)
         if request.remote and not self.mocks.dry_run and request.type not in RESOURCE_OUTPUTS:
             # An update (`pulumi up`): the component's provider would answer its outputs (awsx's `repository`, a
             # resource), which the mocks do not know; a made-up None crashed the program's `apply`. They resolve as
