@@ -145,3 +145,16 @@ def test_a_remote_component_s_resource_output_read_by_the_program_does_not_crash
     job = next(r for r in doc["resources"] if r["type"] == "kubernetes:batch/v1:Job")
     assert [c["image"] for c in job["inputs"]["spec"]["template"]["spec"]["containers"]] == [UNKNOWN, UNKNOWN]
     assert {n["type"] for n in doc["not_seen_offline"]} == {"awsx:ecr:Repository", "awsx:ecr:Image"}
+
+
+def test_a_provider_sdk_the_gate_s_interpreter_lacks_is_named_with_its_fix(run_preview: RunPreview,
+                                                                           tmp_path: Path) -> None:
+    """The gate runs the program in its own interpreter, under the mocks: a program importing pulumi-awsx where that
+    interpreter lacks it exits 2 with the program's line and the package to install, not a bare import error."""
+    (tmp_path / "Pulumi.yaml").write_text("name: needsawsx\nruntime: python\n")
+    (tmp_path / "Pulumi.dev.yaml").write_text("config: {}\n")
+    (tmp_path / "__main__.py").write_text("import pulumi\nimport pulumi_notinstalledsdk as awsx\n")
+    run = run_preview("--program", str(tmp_path), *TODAY)
+    assert run.returncode == 2
+    assert "(at __main__.py:2)" in run.stderr
+    assert "pip install pulumi-notinstalledsdk==<version>" in run.stderr

@@ -147,7 +147,14 @@ def _rejection(exc: BaseException, project: Project) -> str:
     if frames:
         last = frames[-1]
         location = f" (at {os.path.relpath(last.filename, program_dir)}:{last.lineno})"
-    return f"the program {project.main} failed: {type(exc).__name__}: {exc}{location}"
+    hint = ""
+    if isinstance(exc, ModuleNotFoundError) and exc.name and exc.name.split(".")[0].startswith("pulumi_"):
+        # The program runs in this interpreter, under the mocks (not in its own virtualenv, as `pulumi preview` runs
+        # it): a provider SDK the gate's environment lacks is the gate's gap, not the program's.
+        package = exc.name.split(".")[0].replace("_", "-")
+        hint = (f"; the offline gate runs the program with its own interpreter ({sys.executable}), which lacks "
+                f"{package}: install it there with the version your program pins (pip install {package}==<version>)")
+    return f"the program {project.main} failed: {type(exc).__name__}: {exc}{location}{hint}"
 
 
 CLUSTER_TYPES = frozenset({"eks:index:Cluster", "aws:eks/cluster:Cluster"})
