@@ -125,6 +125,16 @@ def test_inputs_that_only_add_children_are_named_with_the_types_they_add() -> No
     assert "aws:autoscaling/group:Group" in next(k for w, k in extra.items() if w.startswith("skipDefaultNodeGroup"))
 
 
+def test_create_oidc_provider_registers_the_provider_for_the_cluster_s_issuer() -> None:
+    children = _construct({**INPUTS, "createOidcProvider": True})
+    kind, oidc, cite = children["gpu-prod-eks-oidcProvider"]
+    assert (kind, cite) == ("aws:iam/openIdConnectProvider:OpenIdConnectProvider", SOURCE["oidcProvider"])
+    assert oidc["clientIdLists"] == ["sts.amazonaws.com"]
+    assert oidc["url"] == UNKNOWN  # the cluster's issuer: unknown until the cluster exists (a first preview)
+    assert "gpu-prod-eks-oidcProvider" not in _construct(INPUTS)
+    assert not_emulated({**INPUTS, "createOidcProvider": True}) == []
+
+
 def test_the_default_cluster_security_group_is_emulated_and_named_in_the_cluster_s_vpc_config() -> None:
     children = _construct({**INPUTS, "skipDefaultSecurityGroups": None, "vpcId": "vpc-1"})
     sg_type, sg, _ = children["gpu-prod-eks-eksClusterSecurityGroup"]

@@ -21,14 +21,15 @@ tests/tools/test_eks_children.py pins the emulation to it.
 Emulated: the `eks:index:ServiceRole` component with its `aws:iam/role:Role` and the AmazonEKSClusterPolicy
 attachment, the cluster security group and its egress rule (unless `skipDefaultSecurityGroups`), the
 `aws:eks/cluster:Cluster`, the kube-proxy `aws:eks/addon:Addon`, the cluster's `pulumi:providers:kubernetes`, and
-the `eks:index:VpcCniAddon` with its `aws:eks/addon:Addon`.
+the `eks:index:VpcCniAddon` with its `aws:eks/addon:Addon`, and the OIDC provider with `createOidcProvider`
+(its CA thumbprint, which pulumi-eks reads over TLS, unknown).
 Not emulated: the add-ons' `addonVersion` (pulumi-eks looks it up with `aws.eks.getAddonVersion`, which
 the mocks do not answer: unknown here) and the VPC CNI's `configurationValues`; the children use the
 stack's default AWS provider (pulumi-eks's own @pulumi/aws version is not modelled). Inputs that change the emulated
 children (`UNCOVERED`: Auto Mode, a service role or cluster security group of the program's own, ...) make
 `construct_cluster` emulate nothing and say why, rather than judge half its children. Inputs that only add children
 beside them (`ADDITIVE`: the default node group, the node security group, the aws-auth ConfigMap, access entries,
-the OIDC provider, CoreDNS, Fargate, StorageClasses) are emulated except what they add, which is named with its
+CoreDNS, Fargate, StorageClasses) are emulated except what they add, which is named with its
 types: tools/engine/unseen.py makes the verdicts that could read those types pending.
 """
 
@@ -100,6 +101,11 @@ SOURCE: dict[str, Cite] = {
     "cluster.deletionProtection": Cite(CLUSTER_TS, 743, "deletionProtection: args.deletionProtection,"),
     "kubernetesNetworkConfig": Cite(CLUSTER_TS, 616,
                                     'serviceIpv4Cidr: ipFamily === "ipv4" ? serviceIpv4Cidr : undefined,'),
+    "oidcProvider": Cite(CLUSTER_TS, 1255, "oidcProvider = new aws.iam.OpenIdConnectProvider("),
+    "oidcProvider.name": Cite(CLUSTER_TS, 1256, "`${name}-oidcProvider`,"),
+    "oidcProvider.clientIdLists": Cite(CLUSTER_TS, 1258, 'clientIdLists: ["sts.amazonaws.com"],'),
+    "oidcProvider.url": Cite(CLUSTER_TS, 1259, "url: eksCluster.identities[0].oidcs[0].issuer,"),
+    "oidcProvider.thumbprint": Cite(CLUSTER_TS, 1252, "const fingerprint = getIssuerCAThumbprint("),
     "kubeProxy": Cite(CLUSTER_TS, 779, "const kubeProxyAddon = new aws.eks.Addon("),
     "kubeProxy.name": Cite(CLUSTER_TS, 780, "`${name}-kube-proxy`"),
     "k8sProvider": Cite(CLUSTER_TS, 914, "const k8sProvider = new k8s.Provider("),
@@ -138,8 +144,6 @@ ADDITIVE: tuple[tuple[str, Callable[[Any], bool], str, tuple[str, ...]], ...] = 
      ("aws:ec2/securityGroup:SecurityGroup", "aws:ec2/securityGroupRule:SecurityGroupRule")),
     ("authenticationMode", lambda v: v != "API", "the aws-auth ConfigMap", ("kubernetes:core/v1:ConfigMap",)),
     ("accessEntries", bool, "access entries", ("aws:eks/accessEntry:AccessEntry", "aws:eks/accessPolicyAssociation")),
-    ("createOidcProvider", lambda v: v is True, "the OIDC provider",
-     ("aws:iam/openIdConnectProvider:OpenIdConnectProvider",)),
     ("corednsAddonOptions", lambda v: isinstance(v, Mapping) and v.get("enabled") is True, "the CoreDNS add-on",
      ("aws:eks/addon:Addon",)),
     ("fargate", bool, "a Fargate profile and its pod execution role",
@@ -274,6 +278,15 @@ def construct_cluster(urn: str, name: str, inputs: Mapping[str, Any], *, outputs
         "aws:eks/cluster:Cluster", f"{name}-eksCluster", urn, cluster_inputs, True, SOURCE["cluster"],
         (iam_role, attachment), ("accessConfig.bootstrapClusterCreatorAdminPermissions", "bootstrapSelfManagedAddons")))
     cluster_name = cluster_out.get("name", UNKNOWN)
+
+    if inputs.get("createOidcProvider") is True:  # cluster.ts 1247-1263
+        identities = cluster_out.get("identities", UNKNOWN)
+        register(Child("aws:iam/openIdConnectProvider:OpenIdConnectProvider", f"{name}-oidcProvider", urn, {
+            "clientIdLists": ["sts.amazonaws.com"],
+            "url": applied(identities, build=lambda: identities[0]["oidcs"][0]["issuer"]),
+            # pulumi-eks reads the issuer's CA thumbprint over TLS when it runs (getIssuerCAThumbprint): not offline.
+            "thumbprintLists": [UNKNOWN],
+        }, True, SOURCE["oidcProvider"], (), ()))
 
     kube_proxy = inputs.get("kubeProxyAddonOptions") or {}
     if kube_proxy.get("enabled", True):  # cluster.ts 764: on unless Auto Mode
