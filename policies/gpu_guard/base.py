@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from pulumi_policy import (
     EnforcementLevel,
@@ -107,10 +109,12 @@ def stack_policy(
     config_schema: PolicyConfigSchema | None = None,
     companion_of: str | None = None,
     reads: tuple[str, ...] | None = None,
+    elsewhere: Elsewhere | None = None,
 ) -> Policy:
     """Register a policy that correlates every resource of the stack (engine `AnalyzeStack`).
 
     `reads`: the Kubernetes types it reads (default: every type the inventory reads).
+    `elsewhere`: its subject may live in another stack (`Elsewhere`); its `-pending` twin says so.
 
     `companion_of` names the mandatory catalogue policy whose advisory-level findings this one
     reports: the engine gives every policy exactly one enforcement level, so a rule with both
@@ -127,14 +131,17 @@ def stack_policy(
     reads = INVENTORY_KUBERNETES_TYPES if reads is None else reads
     main = _register(policy, PolicyMeta(name, enforcement, prod or enforcement, "stack", companion_of, reads=reads))
     if reads and companion_of is None:
-        _pending_twin(name, reads, config_schema)
+        _pending_twin(name, reads, config_schema, elsewhere)
     return main
 
 
 PENDING_SUFFIX = "-pending"
+# True in every phase that sends such objects (the pack does not know which one it runs in): a first preview, the
+# preview a CLI `pulumi up` runs first, a preview that replaces the cluster, a kubeconfig read from another stack.
 WAITING_PHASE = (
-    "it judges them after every step of the first `pulumi up` (a mandatory violation then fails the update "
-    "once the resources exist) and in every preview after that; resource policies have judged their inputs already."
+    "it judges them once that provider is configured: after every step of the `pulumi up` that creates or replaces "
+    "what its kubeconfig comes from (a mandatory violation then fails that update once the resources exist), and in "
+    "every preview after that; resource policies have judged their inputs already."
 )
 
 
@@ -142,11 +149,39 @@ def pending_message(policy: str, pending: list[tuple[str, str]]) -> str:
     """The one advisory of `<policy>-pending`: the objects `policy` waits on, and when it judges them."""
     names = ", ".join(f"{rtype} '{name}'" for rtype, name in pending)
     return (f"{policy} waits on {len(pending)} Kubernetes object(s) with no properties yet in this preview ({names}): "
-            "their provider gets its kubeconfig from the cluster, which does not exist yet, so the engine cannot "
-            f"preview them; {WAITING_PHASE}")
+            "their provider's kubeconfig is not known in this preview (it comes from a cluster being created or "
+            "replaced, or from another value not known yet), so the provider is not configured and the engine plans "
+            f"them without properties; {WAITING_PHASE}")
 
 
-def _pending_twin(name: str, reads: tuple[str, ...], config_schema: PolicyConfigSchema | None) -> None:
+STACK_REFERENCE = "pulumi:pulumi:StackReference"
+
+
+@dataclass(frozen=True)
+class Elsewhere:
+    """A stack policy's subject that a split stack keeps in another stack (the system node group, the GPU pools, the
+    device plugin): `subject` names it, `absent(resources)` says this stack holds none of it. The policy itself
+    stays silent then (`other_stacks`), and its `-pending` twin says, at advisory level, where it may live."""
+
+    subject: str
+    absent: Callable[[list[Any]], bool]
+
+
+def other_stacks(resources: Iterable[Any]) -> list[tuple[str, str]]:
+    """(URN, stack name) of every StackReference: a pack sees one stack's resources, never the referenced stack's."""
+    return sorted((r.urn, str((r.props or {}).get("name") or r.name)) for r in resources
+                  if r.resource_type == STACK_REFERENCE)
+
+
+def elsewhere_message(policy: str, subject: str, stacks: list[tuple[str, str]]) -> str:
+    names = ", ".join(repr(name) for _, name in stacks)
+    return (f"{policy} does not judge {subject} here: this stack holds none, and it reads stack(s) {names} through "
+            f"StackReference. A policy pack sees only the resources of the stack it runs on, so {subject} may live "
+            "there; that stack's own preview with this pack judges it.")
+
+
+def _pending_twin(name: str, reads: tuple[str, ...], config_schema: PolicyConfigSchema | None,
+                  elsewhere: Elsewhere | None = None) -> None:
     """Register `<name>-pending`: the advisory that says, once, what stack policy `name` waits on.
 
     In the first preview of a new stack (and the preview a CLI `pulumi up` runs first) every Kubernetes
@@ -162,10 +197,16 @@ def _pending_twin(name: str, reads: tuple[str, ...], config_schema: PolicyConfig
                          key=lambda r: (r.resource_type, r.name, r.urn))
         if pending:
             report(pending_message(name, [(r.resource_type, r.name) for r in pending]), pending[0].urn)
+        stacks = other_stacks(args.resources) if elsewhere is not None else []
+        if elsewhere is not None and stacks and elsewhere.absent(list(args.resources)):
+            report(elsewhere_message(name, elsewhere.subject, stacks), stacks[0][0])
 
     policy = StackValidationPolicy(
         name=f"{name}{PENDING_SUFFIX}",
-        description=f"What {name} waits on in the first preview of a new stack, and when it judges it. "
+        description=f"What {name} waits on in a preview whose Kubernetes provider is not configured yet (the first "
+                    "preview of a new stack, a preview that replaces the cluster)"
+                    f"{f', or where {elsewhere.subject} may live in another stack' if elsewhere else ''}, and when "
+                    "it judges it. "
                     f"{STACK_POLICY_NOTE}",
         validate=validate,
         enforcement_level=EnforcementLevel.ADVISORY,
@@ -221,8 +262,9 @@ def stack_policy_with_caveats(
     prod: EnforcementLevel | None = None,
     config_schema: PolicyConfigSchema | None = None,
     reads: tuple[str, ...] | None = None,
+    elsewhere: Elsewhere | None = None,
 ) -> Policy:
-    """Register a mandatory stack policy and its advisory twin `<name>-caveats`.
+    """Register a mandatory stack policy and its advisory twin `<name>-caveats` (`elsewhere`: as `stack_policy`).
 
     The Pulumi engine reports every violation of a policy at that policy's one enforcement level,
     so a rule that has both blocking outcomes and warnings (CUDA minor-version compatibility under
@@ -250,7 +292,7 @@ def stack_policy_with_caveats(
         caveats_side(args, only_caveats)
 
     main = stack_policy(name, description, blocking, enforcement=enforcement, prod=prod, config_schema=config_schema,
-                        reads=reads)
+                        reads=reads, elsewhere=elsewhere)
     stack_policy(f"{name}-caveats", caveats_description, caveats, enforcement=EnforcementLevel.ADVISORY,
                  config_schema=config_schema, companion_of=name, reads=reads)
     return main

@@ -102,3 +102,16 @@ def test_the_pack_gives_exactly_the_mandatory_violations_the_design_earns(path, 
     got = [f"{v.policy}: {v.message}" for v in blocking]
     assert not missing, f"{path.stem} [{phase}]: expected mandatory violations not reported {missing}; got {got}"
     assert not left, f"{path.stem} [{phase}]: false mandatory violations {[f'{v.policy}: {v.message}' for v in left]}"
+
+
+def test_a_split_stack_s_missing_system_group_is_an_advisory_naming_the_other_stack_and_true_without_it():
+    """The system node group lives in the stack this one references: the pack sees one stack's resources, so it says
+    so at advisory level; the same stack without the StackReference has no home, and that is mandatory."""
+    doc = load_design(FOREIGN / "split_stack_system_nodes_elsewhere.yaml")
+    violations, _ = run_pack(doc["resources"], "update")
+    [elsewhere] = [v for v in violations if "through StackReference" in v.message]
+    assert (elsewhere.policy, elsewhere.level) == ("system-node-group-present-pending", "advisory")
+    assert "'acme/platform/prod'" in elsewhere.message and "the system node group" in elsewhere.message
+    alone = [r for r in doc["resources"] if r["type"] != "pulumi:pulumi:StackReference"]
+    violations, _ = run_pack(alone, "update")
+    assert [v.policy for v in violations if v.level == "mandatory"] == ["system-node-group-present"]

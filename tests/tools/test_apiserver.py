@@ -184,3 +184,14 @@ def test_an_unknown_value_is_not_judged_until_it_is_known():
 def test_without_the_upstream_cache_custom_resources_are_reported_as_not_checked(tmp_path):
     report = check_resources([_resource(copy.deepcopy(NODE_CLASS))], tmp_path / "missing")
     assert [(f.rule, f.level, f.fix) for f in report.findings] == [("not-checked", "advisory", "run `make upstream`")]
+
+
+def test_a_chart_the_cache_does_not_pin_is_advisory_not_a_rejection(tmp_path):
+    """Any public chart (NVIDIA's device plugin, as the EKS guide installs it) whose values.yaml is not pinned: the
+    gate cannot see its keys, so it says so and blocks nothing ("Cannot see, cannot block", POLICIES.md)."""
+    from tools.apiserver.helm_values import release_findings  # noqa: PLC0415
+
+    release = {"name": "nvidia-device-plugin", "inputs": {"chart": "nvidia-device-plugin", "values": {"x": 1}}}
+    [finding] = release_findings(release, tmp_path)
+    assert (finding.rule, finding.level) == ("helm-values", "advisory")
+    assert "its values were not checked" in finding.message

@@ -24,6 +24,7 @@ from tools.engine.mocks.eks_children import (
     Child,
     Cite,
     construct_cluster,
+    not_emulated,
     sha1hash,
     uncovered,
 )
@@ -107,10 +108,41 @@ def test_once_the_key_exists_encryption_config_names_it_for_secrets() -> None:
     assert cluster["encryptionConfig"] == {"provider": {"keyArn": arn}, "resources": ["secrets"]}
 
 
-def test_inputs_outside_the_emulation_are_named_not_half_emulated() -> None:
+def test_inputs_that_change_the_emulated_children_are_named_not_half_emulated() -> None:
     assert uncovered(INPUTS) == []
-    missing = uncovered({**INPUTS, "skipDefaultNodeGroup": None, "accessEntries": {"a": {}}})
-    assert [m.split(" ")[0] for m in missing] == ["skipDefaultNodeGroup", "accessEntries"]
+    missing = uncovered({**INPUTS, "serviceRole": "urn:role", "autoMode": {"enabled": True}})
+    assert [m.split(" ")[0] for m in missing] == ["autoMode", "serviceRole"]
+
+
+def test_inputs_that_only_add_children_are_named_with_the_types_they_add() -> None:
+    """pulumi-eks examples/managed-nodegroups-py: default security groups, aws-auth (no authenticationMode) and
+    instance roles add children beside those emulated; they are named, and the rest is emulated."""
+    assert not_emulated(INPUTS) == []
+    extra = dict(not_emulated({**INPUTS, "skipDefaultSecurityGroups": None, "authenticationMode": None,
+                                "instanceRoles": ["urn:r"], "skipDefaultNodeGroup": None}))
+    assert [why.split(" ")[0] for why in extra] == ["skipDefaultNodeGroup", "skipDefaultSecurityGroups",
+                                                    "authenticationMode", "instanceRoles"]
+    assert "aws:autoscaling/group:Group" in next(k for w, k in extra.items() if w.startswith("skipDefaultNodeGroup"))
+
+
+def test_create_oidc_provider_registers_the_provider_for_the_cluster_s_issuer() -> None:
+    children = _construct({**INPUTS, "createOidcProvider": True})
+    kind, oidc, cite = children["gpu-prod-eks-oidcProvider"]
+    assert (kind, cite) == ("aws:iam/openIdConnectProvider:OpenIdConnectProvider", SOURCE["oidcProvider"])
+    assert oidc["clientIdLists"] == ["sts.amazonaws.com"]
+    assert oidc["url"] == UNKNOWN  # the cluster's issuer: unknown until the cluster exists (a first preview)
+    assert "gpu-prod-eks-oidcProvider" not in _construct(INPUTS)
+    assert not_emulated({**INPUTS, "createOidcProvider": True}) == []
+
+
+def test_the_default_cluster_security_group_is_emulated_and_named_in_the_cluster_s_vpc_config() -> None:
+    children = _construct({**INPUTS, "skipDefaultSecurityGroups": None, "vpcId": "vpc-1"})
+    sg_type, sg, _ = children["gpu-prod-eks-eksClusterSecurityGroup"]
+    assert (sg_type, sg["vpcId"], sg["revokeRulesOnDelete"]) == ("aws:ec2/securityGroup:SecurityGroup", "vpc-1", True)
+    rule = children["gpu-prod-eks-eksClusterInternetEgressRule"][1]
+    assert (rule["type"], rule["cidrBlocks"], rule["protocol"]) == ("egress", ["0.0.0.0/0"], "-1")
+    assert children["gpu-prod-eks-eksCluster"][1]["vpcConfig"]["securityGroupIds"] == [UNKNOWN]
+    assert "gpu-prod-eks-eksClusterSecurityGroup" not in _construct(INPUTS)
 
 
 def _run(run_preview: RunPreview, stack: str, path: Path) -> Any:

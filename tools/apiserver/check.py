@@ -228,7 +228,8 @@ def cel_findings(name: str, obj: Mapping[str, Any], schema: Mapping[str, Any], *
                                     level="advisory"))
         elif has_unknown(_at(defaulted, _parts(result.path))):
             findings.append(Finding("crd-cel", name, result.path,
-                                    f"{result.message} (the value is unknown in this phase; `--phase up` judges it)",
+                                    f"{result.message} (the value is not known here, so the rule is not judged; "
+                                    "the API server judges it when `pulumi up` sends the object with the value known)",
                                     level="advisory"))
         else:
             findings.append(Finding("crd-cel", name, result.path, result.message,

@@ -58,7 +58,8 @@ from typing import Any
 from google.protobuf import json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2
 
-from tools.engine.mocks.eks_children import uncovered
+from tools.engine.mocks.eks_children import not_emulated, uncovered
+from tools.engine.mocks.eks_nodegroups import MANAGED_NODE_GROUP, uncovered_mng
 from tools.engine.mocks.monitor import SIG_KEY, SIG_OUTPUT, SIG_RESOURCE, SIG_SECRET, STACK_TYPE
 from tools.engine.records import UNKNOWN, RecordedResource, has_unknown
 
@@ -72,6 +73,7 @@ REMOTE_CHILDREN: dict[str, str] = {
         "the children pulumi-eks registers (aws:eks/cluster:Cluster, its IAM role and security groups, "
         "any default node group or launch template)"
     ),
+    MANAGED_NODE_GROUP: "the aws:eks/nodeGroup:NodeGroup pulumi-eks registers (and its launch template, if any)",
 }
 
 
@@ -335,12 +337,21 @@ def stack_tags(project: str, runtime: str, description: str | None,
 def not_seen_offline(resources: Sequence[RecordedResource]) -> list[dict[str, str]]:
     """Remote components whose children the offline preview neither sees nor emulates."""
     emulated_parents = {r.parent for r in resources if r.emulated}
+    by_urn = {r.urn: r for r in resources}
     gaps = []
     for r in resources:
+        extra = not_emulated(r.inputs) if r.type == "eks:index:Cluster" else []
+        if r.remote and r.urn in emulated_parents and extra:
+            gaps.append({"urn": r.urn, "type": r.type,
+                         "judged_by_real_preview": "what pulumi-eks adds beside the emulated children: "
+                                                   + ", ".join(why for why, _ in extra),
+                         "why": "its provider does not run offline; the rest of its children are emulated"})
+            continue
         if not r.remote or r.urn in emulated_parents:
             continue
         why = "a remote component's own inputs are never analyzed; its provider does not run offline"
-        missing = uncovered(r.inputs) if r.type == "eks:index:Cluster" else []
+        missing = (uncovered(r.inputs) if r.type == "eks:index:Cluster"
+                   else uncovered_mng(r.inputs, by_urn.get) if r.type == MANAGED_NODE_GROUP else [])
         if missing:
             why += "; its children are emulated only without " + ", ".join(missing)
         gaps.append({

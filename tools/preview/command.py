@@ -63,11 +63,12 @@ from tools.engine.mocks.monitor import (
 )
 from tools.engine.policy_config import GateError
 from tools.engine.records import Violation
+from tools.engine.unseen import answered_by, pending_offline, stack_policy_names, unseen_sources
 from tools.engine.view import emulated_children, not_seen_offline, stack_tags
 from tools.engine.warm_pack import WarmPack
 from tools.preview.forked import Forked, preload_program
 from tools.preview.model import GateReport, LogEntry, Recording, StackConfig, real_up_refusals
-from tools.preview.stack_files import PreviewError, Project, load_project, load_stack_config
+from tools.preview.stack_files import PreviewError, Project, load_project, load_stack_config, load_stack_outputs
 from tools.preview.verdicts import api_server_verdict
 
 REPO = Path(__file__).resolve().parents[2]
@@ -146,7 +147,14 @@ def _rejection(exc: BaseException, project: Project) -> str:
     if frames:
         last = frames[-1]
         location = f" (at {os.path.relpath(last.filename, program_dir)}:{last.lineno})"
-    return f"the program {project.main} failed: {type(exc).__name__}: {exc}{location}"
+    hint = ""
+    if isinstance(exc, ModuleNotFoundError) and exc.name and exc.name.split(".")[0].startswith("pulumi_"):
+        # The program runs in this interpreter, under the mocks (not in its own virtualenv, as `pulumi preview` runs
+        # it): a provider SDK the gate's environment lacks is the gate's gap, not the program's.
+        package = exc.name.split(".")[0].replace("_", "-")
+        hint = (f"; the offline gate runs the program with its own interpreter ({sys.executable}), which lacks "
+                f"{package}: install it there with the version your program pins (pip install {package}==<version>)")
+    return f"the program {project.main} failed: {type(exc).__name__}: {exc}{location}{hint}"
 
 
 CLUSTER_TYPES = frozenset({"eks:index:Cluster", "aws:eks/cluster:Cluster"})
@@ -174,7 +182,8 @@ def run_program(project: Project, stack: str, config: StackConfig, phase: Phase 
                 project_config[key[len(prefix):]] = raw
     mocks = RecordingMocks(region=config.values.get("aws:region", DEFAULT_REGION), config=project_config,
                            unknown_outputs=phase == "preview", dry_run=phase != "up", changed=frozenset(changed),
-                           replaced_types=CLUSTER_TYPES if cluster_replaced else frozenset())
+                           replaced_types=CLUSTER_TYPES if cluster_replaced else frozenset(),
+                           stack_outputs=config.other_stacks)
     monitor = RecordingMonitor(mocks)
     engine = RecordingEngine()
     pulumi_settings.configure(
@@ -314,10 +323,14 @@ def run_policy_gate(recording: Recording, config: StackConfig, policy_config: Pa
     except gate.GateError as exc:
         raise PreviewError(f"policy gate: {exc}") from exc
     used = f" with {policy_config}" if policy_config is not None else ""
+    # What the offline gate did not see (remote components not emulated, other stacks' outputs not given) makes the
+    # verdicts that could read it pending: tools/engine/unseen.py.
+    violations = pending_offline(result.violations, stack_policy_names(result.policies), recording.resources,
+                                 unseen_sources(recording.resources, answered_by(config.other_stacks)))
     return GateReport(
         ran=True,
         detail=f"policy pack {result.pack_name} ran{used}",
-        violations=tuple(result.violations),
+        violations=violations,
         pack=result.pack_name,
         policies=len(result.policies),
         not_applicable=tuple(result.not_applicable),
@@ -459,6 +472,10 @@ def _parser() -> argparse.ArgumentParser:
                         help="how `pulumi up` runs: with --skip-preview (the Automation API, pulumi/actions) stack "
                              "policies act only after every step; without (the CLI default) a preview with the pack "
                              "comes first and stops a mandatory violation before anything is created")
+    parser.add_argument("--stack-outputs", action="append", default=[], metavar="NAME=FILE",
+                        help="another stack's outputs, for the program's StackReference to NAME (as the program names "
+                             "it: org/project/stack, or a shorter form); FILE as `pulumi stack output --json` writes "
+                             "it. Without it, what depends on that reference is pending. Repeat for several stacks")
     parser.add_argument("--today", type=_iso_date, metavar="YYYY-MM-DD",
                         help="judge every lifecycle at this date (default: the policy config's today, else the "
                              "real date)")
@@ -510,7 +527,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{config_path}: stack config file not found for --stack {args.stack}; "
                 f"available: {', '.join(stacks) or 'none'}"
             )
-        config = load_stack_config(config_path, project.name, program_dir)
+        config = replace(load_stack_config(config_path, project.name, program_dir),
+                         other_stacks=load_stack_outputs(args.stack_outputs))
         if args.state is not None and args.phase != "analyze":
             raise PreviewError(f"--state {args.state}: a stack export is analyzed with --phase analyze, not "
                                f"--phase {args.phase}")

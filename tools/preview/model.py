@@ -19,6 +19,8 @@ class StackConfig:
     values: dict[str, str]
     secret_keys: tuple[str, ...]
     parsed: dict[str, Any]  # `project:key` -> the YAML value, for reporting
+    # Other stacks' outputs (`--stack-outputs NAME=FILE`): what the program's StackReferences read, by NAME.
+    other_stacks: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass

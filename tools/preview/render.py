@@ -320,8 +320,11 @@ def pending_line(report: GateReport, phase: str) -> str | None:
     found = sum(len(offline[p]["verdicts"]) for p in judged)
     verdict = (f"; the offline gate judged them from the program's values: "
                f"{f'{found} finding(s), listed above' if found else 'no violation'}") if judged else ""
+    not_seen = [v for v in pending if v.message.startswith(f"{v.policy.removesuffix(PENDING_SUFFIX)} is pending "
+                                                            "offline")]
+    unseen = f"; {len(not_seen)} finding(s) wait on what the offline gate did not see" if not_seen else ""
     return (f"pending in phase {phase}: {len(policies)} stack policies wait for Kubernetes objects that have no "
-            f"properties before the cluster exists, and judge them during the first `pulumi up`{verdict} "
+            f"properties while their provider's kubeconfig is not known, and judge them once it is{unseen}{verdict} "
             f"(each: {VERBOSE_HINT})")
 
 

@@ -10,6 +10,7 @@ https://www.pulumi.com/docs/iac/concepts/config/
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -145,3 +146,31 @@ def load_stack_config(path: Path, project: str, program_dir: Path) -> StackConfi
         if secret:
             secrets.append(key)
     return StackConfig(path=path, values=values, secret_keys=tuple(sorted(secrets)), parsed=merged)
+
+
+def load_stack_outputs(specs: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """`--stack-outputs NAME=FILE`: each FILE in the format of `pulumi stack output --json` (one JSON object, output
+    name -> value), NAME the stack as the program's StackReference names it (`org/project/stack`, or a shorter form).
+    Source: https://www.pulumi.com/docs/iac/cli/commands/pulumi_stack_output/ (`--json`: emit output as JSON)."""
+    found: dict[str, dict[str, Any]] = {}
+    for spec in specs:
+        name, sep, file = spec.partition("=")
+        if not sep or not name or not file:
+            raise PreviewError(f"--stack-outputs {spec}: not NAME=FILE; write it as e.g. --stack-outputs "
+                               "acme/infra/dev=infra-dev.json (the file from `pulumi stack output --json`)")
+        path = Path(file)
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise PreviewError(f"--stack-outputs {spec}: {path}: cannot be read ({exc.strerror}); pass the file "
+                               "`pulumi stack output --json --stack NAME > FILE` wrote") from None
+        except json.JSONDecodeError as exc:
+            raise PreviewError(f"--stack-outputs {spec}: {path}: not JSON (line {exc.lineno}: {exc.msg}); pass the "
+                               "file `pulumi stack output --json` wrote") from None
+        if not isinstance(doc, dict):
+            raise PreviewError(f"--stack-outputs {spec}: {path}: holds a {type(doc).__name__}, not an object of "
+                               "outputs; pass the file `pulumi stack output --json` wrote (one JSON object)")
+        if name in found:
+            raise PreviewError(f"--stack-outputs {spec}: stack {name!r} is given twice; give each stack once")
+        found[name] = doc
+    return found

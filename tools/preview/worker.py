@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from tools.preview import command, stack_files
+from tools.preview.forked import inert_module
 from tools.preview.model import Recording, StackConfig
 
 
@@ -44,7 +45,8 @@ class Outcome:
 
 
 def preload_candidates(modules: dict[str, Any], program_dir: Path) -> tuple[str, ...]:
-    """The imported modules worth preloading: installed packages and the program's own, never `__main__`."""
+    """The imported modules worth preloading: installed packages and the program's own, never `__main__`, nor a
+    program module whose import registers resources (`forked.inert_module`: it must run under the run's mocks)."""
     roots = tuple(str(Path(p).resolve()) for p in {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
     program = str(program_dir.resolve())
     names = []
@@ -53,7 +55,7 @@ def preload_candidates(modules: dict[str, Any], program_dir: Path) -> tuple[str,
         if not origin or name == "__main__" or name.startswith("__mp_"):
             continue
         where = str(Path(origin).resolve())
-        if where.startswith(roots) or where.startswith(program + "/"):
+        if where.startswith(roots) or (where.startswith(program + "/") and inert_module(name, program_dir)):
             names.append(name)
     return tuple(sorted(names))
 

@@ -31,9 +31,11 @@ Sources:
 
 from __future__ import annotations
 
+from typing import Any
+
 from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs
 
-from ..base import CAVEAT_MARK, stack_policy_with_caveats
+from ..base import CAVEAT_MARK, Elsewhere, other_stacks, stack_policy_with_caveats
 from ..inventory import EKS_CLUSTER_TYPES, GPU_TAINT_KEY, Reach, Taint, Workload, build_inventory, tolerates
 from ..matrix import InstanceType, Matrix, load_matrix
 from ..scheduling import selected, untolerated
@@ -124,6 +126,14 @@ def _tolerated_gpu_taint(workload: Workload, reach: Reach) -> bool:
     return any(is_gpu_taint(t) and tolerates(workload.tolerations, t) for t in reach.pool.taints)
 
 
+def _no_gpu_pool(resources: list[Any]) -> bool:
+    """This stack holds GPU workloads and no GPU pool (a split stack's application stack)."""
+    matrix = load_matrix()
+    inv = build_inventory(resources)
+    return (any(w.gpus > 0 for w in inv.workloads)
+            and not any(gpu_reason(p, matrix.is_gpu_instance) for p in inv.pools))
+
+
 def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
     matrix = load_matrix()
     resources = list(args.resources)
@@ -131,6 +141,8 @@ def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
     # Every pool gpu-nodes-tainted calls a GPU pool: instance types, families (karpenter.k8s.aws and EKS Auto Mode
     # eks.amazonaws.com labels), GPU AMI types, GPU label requirements, the label contract.
     pools = [p for p in inv.pools if gpu_reason(p, matrix.is_gpu_instance)]
+    if not pools and other_stacks(resources):
+        return  # the GPU pools may live in the stack this one references: the -pending twin says so
     cluster_elsewhere = not pools and not any(r.resource_type in EKS_CLUSTER_TYPES for r in resources)
     for workload in inv.workloads:
         if workload.gpus > 0:
@@ -153,4 +165,5 @@ stack_policy_with_caveats(
     enforcement=EnforcementLevel.MANDATORY,
     caveats_description="Caveats of gpu-workload-schedulable: a GPU workload in a stack that holds neither its "
                         "cluster nor any GPU pool, whose pools live in another stack.",
+    elsewhere=Elsewhere("the GPU pools its GPU workloads need", _no_gpu_pool),
 )

@@ -46,7 +46,7 @@ from typing import Any
 
 from pulumi_policy import PolicyConfigSchema
 
-from ..base import EnforcementLevel, ReportViolation, stack_policy
+from ..base import Elsewhere, EnforcementLevel, ReportViolation, other_stacks, stack_policy
 from ..homes import FargateProfile, auto_mode_pools, fargate_profiles
 from ..inventory import (
     EKS_CLUSTER_TYPES,
@@ -220,6 +220,18 @@ def _describe(pools: list[Pool]) -> str:
     return "; ".join(f"'{p.name}' labels {p.labels or {}}" for p in pools)
 
 
+def _no_home(resources: list[Any]) -> bool:
+    """The stack holds pools or a cluster but no home for its controllers (the condition of "Node groups: none")."""
+    inventory = build_inventory(resources)
+    if not inventory.pools and not any(r.resource_type in EKS_CLUSTER_TYPES for r in resources):
+        return False
+    pools = [*inventory.pools, *auto_mode_pools(resources)]
+    system = [p for p in pools if not _exclusion(p)]
+    homes = [p for p in pools if _nodepool_home(p)
+             and (not any(t.effect in _BLOCKING_EFFECTS for t in p.taints) or p.kind == "auto-mode-builtin")]
+    return not system and not homes and not fargate_profiles(resources)
+
+
 def validate(args: Any, report_violation: ReportViolation) -> None:
     resources = list(args.resources)
     inventory: Inventory = build_inventory(resources)
@@ -239,8 +251,10 @@ def validate(args: Any, report_violation: ReportViolation) -> None:
     untainted_nodepools = [p for p in nodepools if not any(t.effect in _BLOCKING_EFFECTS for t in p.taints)
                            or p.kind == "auto-mode-builtin"]
     if not system and not untainted_nodepools and not profiles:
-        if pending_pools:
-            return  # a NodePool not known yet may be the home: the -pending twin says what this waits on
+        if pending_pools or other_stacks(resources):
+            # A NodePool not known yet, or a referenced stack's node groups, may be the home: the -pending twin
+            # says what this waits on.
+            return
         found = "; ".join(f"'{p.name}': {why}" for p, why in excluded) or "none"
         report_violation(
             "No untainted, non-GPU node group with minSize >= 1 exists (nor an untainted non-GPU NodePool, an EKS "
@@ -329,4 +343,5 @@ POLICY = stack_policy(
     validate,
     enforcement=EnforcementLevel.MANDATORY,
     config_schema=CONFIG_SCHEMA,
+    elsewhere=Elsewhere("the system node group its controllers need", _no_home),
 )

@@ -21,6 +21,7 @@ https://github.com/pulumi/pulumi-eks/blob/master/provider/cmd/pulumi-resource-ek
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from tools.engine.mocks.values import (
@@ -66,6 +67,12 @@ def eks_kubeconfig(cluster: str, region: str) -> dict[str, Any]:
     }
 
 
+def eks_cluster_name(name: str, inputs: Mapping[str, Any]) -> str:
+    """The EKS cluster's name: `inputs["name"]` when given, else pulumi's auto-name of `<name>-eksCluster`."""
+    given = inputs.get("name")
+    return given if isinstance(given, str) else f"{name}-eksCluster-{stable_hex('eks-name', name, length=7)}"
+
+
 def eks_cluster_outputs(name: str, inputs: dict[str, Any], *, region: str = "us-west-2",
                         partition: str = "aws", account: str = "123456789012") -> dict[str, Any]:
     """The plain-data outputs of an `eks:index:Cluster` registered as `name` with `inputs`.
@@ -73,8 +80,7 @@ def eks_cluster_outputs(name: str, inputs: dict[str, Any], *, region: str = "us-
     The EKS cluster is called `inputs["name"]` when given; pulumi-eks otherwise auto-names it
     `<name>-eksCluster-<suffix>`.
     """
-    given = inputs.get("name")
-    cluster = given if isinstance(given, str) else f"{name}-eksCluster-{stable_hex('eks-name', name, length=7)}"
+    cluster = eks_cluster_name(name, inputs)
     config = eks_kubeconfig(cluster, region)
     issuer = eks_oidc_issuer(cluster, region).removeprefix("https://")
     # skipDefaultSecurityGroups: clusterSecurityGroupId is the security group EKS creates for the cluster,

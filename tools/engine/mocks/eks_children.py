@@ -18,18 +18,19 @@ unchanged; what `createCore` registers in 4.4.0 is still unread. The lines each 
 `SOURCE`; tests/tools/fixtures/pulumi_eks_source.yaml holds their text at that commit and
 tests/tools/test_eks_children.py pins the emulation to it.
 
-Emulated (for inputs with `skipDefaultNodeGroup`, `skipDefaultSecurityGroups`, authentication mode `API`, no
-`accessEntries`, no OIDC provider, CoreDNS add-on off, no Fargate or Auto Mode, no `serviceRole`):
-the `eks:index:ServiceRole` component with its `aws:iam/role:Role` and the AmazonEKSClusterPolicy
-attachment, the `aws:eks/cluster:Cluster`, the kube-proxy `aws:eks/addon:Addon`, the cluster's
-`pulumi:providers:kubernetes`, and the `eks:index:VpcCniAddon` with its `aws:eks/addon:Addon`. For these
-inputs pulumi-eks registers no access entry (no default node group, so no instance role; no
-`accessEntries`) and no aws-auth ConfigMap (mode `API`).
+Emulated: the `eks:index:ServiceRole` component with its `aws:iam/role:Role` and the AmazonEKSClusterPolicy
+attachment, the cluster security group and its egress rule (unless `skipDefaultSecurityGroups`), the
+`aws:eks/cluster:Cluster`, the kube-proxy `aws:eks/addon:Addon`, the cluster's `pulumi:providers:kubernetes`, and
+the `eks:index:VpcCniAddon` with its `aws:eks/addon:Addon`, and the OIDC provider with `createOidcProvider`
+(its CA thumbprint, which pulumi-eks reads over TLS, unknown).
 Not emulated: the add-ons' `addonVersion` (pulumi-eks looks it up with `aws.eks.getAddonVersion`, which
 the mocks do not answer: unknown here) and the VPC CNI's `configurationValues`; the children use the
-stack's default AWS provider (pulumi-eks's own @pulumi/aws version is not modelled). Inputs outside that
-set (`UNCOVERED`) make `construct_cluster` emulate nothing and say why: the preview then lists the
-component as not seen offline rather than judge half its children.
+stack's default AWS provider (pulumi-eks's own @pulumi/aws version is not modelled). Inputs that change the emulated
+children (`UNCOVERED`: Auto Mode, a service role or cluster security group of the program's own, ...) make
+`construct_cluster` emulate nothing and say why, rather than judge half its children. Inputs that only add children
+beside them (`ADDITIVE`: the default node group, the node security group, the aws-auth ConfigMap, access entries,
+CoreDNS, Fargate, StorageClasses) are emulated except what they add, which is named with its
+types: tools/engine/unseen.py makes the verdicts that could read those types pending.
 """
 
 from __future__ import annotations
@@ -81,6 +82,12 @@ SOURCE: dict[str, Cite] = {
     "sha1hash": Cite(SERVICE_ROLE_TS, 24, 'return shasum.digest("hex").substring(0, 8);'),
     "encryptionConfig": Cite(CLUSTER_TS, 600, "encryptionConfig = encryptionProvider.apply("),
     "encryptionConfig.resources": Cite(CLUSTER_TS, 604, 'resources: ["secrets"]'),
+    "clusterSecurityGroup": Cite(CLUSTER_TS, 555, "eksClusterSecurityGroup = new aws.ec2.SecurityGroup("),
+    "clusterSecurityGroup.name": Cite(CLUSTER_TS, 556, "`${name}-eksClusterSecurityGroup`,"),
+    "clusterSecurityGroup.revokeRulesOnDelete": Cite(CLUSTER_TS, 559, "revokeRulesOnDelete: true,"),
+    "clusterEgressRule": Cite(CLUSTER_TS, 572, "const eksClusterInternetEgressRule = new aws.ec2.SecurityGroupRule("),
+    "clusterEgressRule.name": Cite(CLUSTER_TS, 573, "`${name}-eksClusterInternetEgressRule`,"),
+    "vpcConfig.securityGroupIds": Cite(CLUSTER_TS, 702, "securityGroupIds: eksClusterSecurityGroup"),
     "cluster": Cite(CLUSTER_TS, 687, "const eksCluster = new aws.eks.Cluster("),
     "cluster.name": Cite(CLUSTER_TS, 688, "`${name}-eksCluster`"),
     "cluster.bootstrapSelfManagedAddons": Cite(CLUSTER_TS, 700, ": args.bootstrapSelfManagedAddons ?? true,"),
@@ -94,6 +101,11 @@ SOURCE: dict[str, Cite] = {
     "cluster.deletionProtection": Cite(CLUSTER_TS, 743, "deletionProtection: args.deletionProtection,"),
     "kubernetesNetworkConfig": Cite(CLUSTER_TS, 616,
                                     'serviceIpv4Cidr: ipFamily === "ipv4" ? serviceIpv4Cidr : undefined,'),
+    "oidcProvider": Cite(CLUSTER_TS, 1255, "oidcProvider = new aws.iam.OpenIdConnectProvider("),
+    "oidcProvider.name": Cite(CLUSTER_TS, 1256, "`${name}-oidcProvider`,"),
+    "oidcProvider.clientIdLists": Cite(CLUSTER_TS, 1258, 'clientIdLists: ["sts.amazonaws.com"],'),
+    "oidcProvider.url": Cite(CLUSTER_TS, 1259, "url: eksCluster.identities[0].oidcs[0].issuer,"),
+    "oidcProvider.thumbprint": Cite(CLUSTER_TS, 1252, "const fingerprint = getIssuerCAThumbprint("),
     "kubeProxy": Cite(CLUSTER_TS, 779, "const kubeProxyAddon = new aws.eks.Addon("),
     "kubeProxy.name": Cite(CLUSTER_TS, 780, "`${name}-kube-proxy`"),
     "k8sProvider": Cite(CLUSTER_TS, 914, "const k8sProvider = new k8s.Provider("),
@@ -106,22 +118,39 @@ SOURCE: dict[str, Cite] = {
     "vpcCniAddon": Cite(CNI_ADDON_TS, 297, "const addon = new aws.eks.Addon("),
 }
 
-# Inputs that make pulumi-eks register children this module does not emulate: (input, test, why).
+# Inputs that change the children this module emulates (the cluster's own inputs, its role): with one of them
+# `construct_cluster` emulates nothing rather than half of it. (input, test, why).
 UNCOVERED: tuple[tuple[str, Callable[[Any], bool], str], ...] = (
-    ("skipDefaultNodeGroup", lambda v: v is not True, "a default node group and its instance role"),
-    ("skipDefaultSecurityGroups", lambda v: v is not True, "the cluster and node security groups"),
-    ("authenticationMode", lambda v: v != "API", "the aws-auth ConfigMap"),
-    ("accessEntries", bool, "access entries"),
-    ("createOidcProvider", lambda v: v is True, "the OIDC provider"),
-    ("corednsAddonOptions", lambda v: isinstance(v, Mapping) and v.get("enabled") is True, "the CoreDNS add-on"),
-    ("fargate", bool, "a Fargate profile"),
-    ("autoMode", lambda v: isinstance(v, Mapping) and bool(v.get("enabled")), "EKS Auto Mode's node role"),
+    ("autoMode", lambda v: isinstance(v, Mapping) and bool(v.get("enabled")), "EKS Auto Mode's compute config"),
     ("serviceRole", lambda v: v is not None, "a cluster without its own service role"),
     ("instanceRole", lambda v: v is not None, "an instance profile and access entry"),
-    ("instanceRoles", lambda v: v is not None, "instance role mappings"),
     ("createInstanceRole", lambda v: v is True, "an instance role and its access entry"),
-    ("storageClasses", bool, "StorageClasses"),
     ("creationRoleProvider", lambda v: v is not None, "a creation-role provider"),
+    ("clusterSecurityGroup", lambda v: v is not None, "a cluster security group of the program's own"),
+)
+
+_NODE_KINDS = ("aws:autoscaling/group:Group", "aws:ec2/launchTemplate:LaunchTemplate", "aws:iam/",
+               "aws:ec2/securityGroup", "aws:eks/accessEntry:AccessEntry", "kubernetes:core/v1:ConfigMap",
+               "aws:eks/addon:Addon")
+
+# Inputs that only add children this module does not emulate, beside those it does: (input, test, why, the types
+# of what they add). The preview emulates the rest and tools/engine/unseen.py makes the verdicts that could read
+# those types pending (cluster.ts: the default node group 2154-2190, the node security group 2120-2140, aws-auth
+# 1002, access entries 1033, the OIDC provider 1247-1263, CoreDNS 1175-1212, Fargate 1150-1170, StorageClasses).
+ADDITIVE: tuple[tuple[str, Callable[[Any], bool], str, tuple[str, ...]], ...] = (
+    ("skipDefaultNodeGroup", lambda v: v is not True, "a default node group, its instance role and CoreDNS",
+     _NODE_KINDS),
+    ("skipDefaultSecurityGroups", lambda v: v is not True, "the node security group and its rules",
+     ("aws:ec2/securityGroup:SecurityGroup", "aws:ec2/securityGroupRule:SecurityGroupRule")),
+    ("authenticationMode", lambda v: v != "API", "the aws-auth ConfigMap", ("kubernetes:core/v1:ConfigMap",)),
+    ("accessEntries", bool, "access entries", ("aws:eks/accessEntry:AccessEntry", "aws:eks/accessPolicyAssociation")),
+    ("corednsAddonOptions", lambda v: isinstance(v, Mapping) and v.get("enabled") is True, "the CoreDNS add-on",
+     ("aws:eks/addon:Addon",)),
+    ("fargate", bool, "a Fargate profile and its pod execution role",
+     ("aws:eks/fargateProfile:FargateProfile", "aws:iam/", "aws:eks/addon:Addon")),
+    ("instanceRoles", lambda v: v is not None, "instance role mappings (aws-auth or access entries)",
+     ("kubernetes:core/v1:ConfigMap", "aws:eks/accessEntry:AccessEntry")),
+    ("storageClasses", bool, "StorageClasses", ("kubernetes:storage.k8s.io/v1:StorageClass",)),
 )
 
 @dataclass(frozen=True)
@@ -153,8 +182,13 @@ def sha1hash(text: str) -> str:
 
 
 def uncovered(inputs: Mapping[str, Any]) -> list[str]:
-    """Why the emulation would be incomplete for these inputs: one entry per uncovered input."""
+    """Why the emulation would be wrong for these inputs (it then emulates nothing): one entry per such input."""
     return [f"{key} ({why})" for key, test, why in UNCOVERED if test(inputs.get(key))]
+
+
+def not_emulated(inputs: Mapping[str, Any]) -> list[tuple[str, tuple[str, ...]]]:
+    """What pulumi-eks adds for these inputs beside the emulated children: (why, the types it adds) per input."""
+    return [(f"{key} ({why})", kinds) for key, test, why, kinds in ADDITIVE if test(inputs.get(key))]
 
 
 def _without_none(value: dict[str, Any]) -> dict[str, Any]:
@@ -189,6 +223,22 @@ def construct_cluster(urn: str, name: str, inputs: Mapping[str, Any], *, outputs
                              {"policyArn": policy_arn, "role": role_out.get("id", UNKNOWN)}, True,
                              SOURCE["attachment"], (iam_role,), ()))
 
+    # The cluster security group and its egress rule, unless skipped (cluster.ts 548-585).
+    security_groups = None
+    if inputs.get("skipDefaultSecurityGroups") is not True:
+        sg_name = f"{name}-eksClusterSecurityGroup"
+        sg_urn, sg_out = register(Child("aws:ec2/securityGroup:SecurityGroup", sg_name, urn, {
+            "vpcId": inputs.get("vpcId", UNKNOWN),  # else the default VPC, which pulumi-eks looks up
+            "revokeRulesOnDelete": True,
+            "tags": applied(tags, inputs.get("clusterSecurityGroupTags"), build=lambda: {
+                "Name": sg_name, **(inputs.get("clusterSecurityGroupTags") or {}), **(tags or {})}),
+        }, True, SOURCE["clusterSecurityGroup"], (), ()))
+        register(Child("aws:ec2/securityGroupRule:SecurityGroupRule", f"{name}-eksClusterInternetEgressRule", urn, {
+            "description": "Allow internet access.", "type": "egress", "fromPort": 0, "toPort": 0, "protocol": "-1",
+            "cidrBlocks": ["0.0.0.0/0"], "securityGroupId": sg_out.get("id", UNKNOWN),
+        }, True, SOURCE["clusterEgressRule"], (sg_urn,), ()))
+        security_groups = [sg_out.get("id", UNKNOWN)]
+
     # The cluster (cluster.ts 592-606 and 687-760).
     key_arn = inputs.get("encryptionConfigKeyArn")
     encryption = None if key_arn is None else applied(
@@ -209,6 +259,7 @@ def construct_cluster(urn: str, name: str, inputs: Mapping[str, Any], *, outputs
         "kubernetesNetworkConfig": network,
         "bootstrapSelfManagedAddons": inputs.get("bootstrapSelfManagedAddons", True),
         "vpcConfig": _without_none({
+            "securityGroupIds": security_groups,
             "subnetIds": inputs.get("subnetIds"),
             "endpointPrivateAccess": inputs.get("endpointPrivateAccess"),
             "endpointPublicAccess": public,
@@ -227,6 +278,15 @@ def construct_cluster(urn: str, name: str, inputs: Mapping[str, Any], *, outputs
         "aws:eks/cluster:Cluster", f"{name}-eksCluster", urn, cluster_inputs, True, SOURCE["cluster"],
         (iam_role, attachment), ("accessConfig.bootstrapClusterCreatorAdminPermissions", "bootstrapSelfManagedAddons")))
     cluster_name = cluster_out.get("name", UNKNOWN)
+
+    if inputs.get("createOidcProvider") is True:  # cluster.ts 1247-1263
+        identities = cluster_out.get("identities", UNKNOWN)
+        register(Child("aws:iam/openIdConnectProvider:OpenIdConnectProvider", f"{name}-oidcProvider", urn, {
+            "clientIdLists": ["sts.amazonaws.com"],
+            "url": applied(identities, build=lambda: identities[0]["oidcs"][0]["issuer"]),
+            # pulumi-eks reads the issuer's CA thumbprint over TLS when it runs (getIssuerCAThumbprint): not offline.
+            "thumbprintLists": [UNKNOWN],
+        }, True, SOURCE["oidcProvider"], (), ()))
 
     kube_proxy = inputs.get("kubeProxyAddonOptions") or {}
     if kube_proxy.get("enabled", True):  # cluster.ts 764: on unless Auto Mode

@@ -48,9 +48,10 @@ from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
 from tools.engine.mocks.eks import answer_eks_cluster, get_log_groups
 from tools.engine.mocks.eks_children import Child, construct_cluster, uncovered
+from tools.engine.mocks.eks_nodegroups import MANAGED_NODE_GROUP, construct_managed_node_group, uncovered_mng
 from tools.engine.mocks.invokes import INVOKES, MockValueError, eks_cluster_description
 from tools.engine.mocks.methods import answer_method
-from tools.engine.mocks.outputs import RESOURCE_OUTPUTS, outputs_for, register_outputs
+from tools.engine.mocks.outputs import RESOURCE_OUTPUTS, models_outputs, outputs_for, register_outputs
 from tools.engine.mocks.values import (
     ACCOUNT_ID,
     DEFAULT_EKS_VERSION,
@@ -96,6 +97,35 @@ SIG_ARCHIVE = "0def7320c3a5731c473e5ecbe6d01bc7"
 SIG_OUTPUT = "d0e6a833031e9bbcd3f4e8bde6ca49a4"
 
 STACK_TYPE = "pulumi:pulumi:Stack"
+
+
+STACK_REFERENCE = "pulumi:pulumi:StackReference"
+
+
+def stack_outputs_for(name: str, stack_outputs: Mapping[str, Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The outputs given for the stack a StackReference names: `NAME` as the program passes it (`org/project/stack`,
+    `project/stack` or `stack`), or a shorter form of it (`dev` answers `acme/infra/dev`)."""
+    if name in stack_outputs:
+        return stack_outputs[name]
+    return next((v for k, v in stack_outputs.items() if name.endswith("/" + k)), None)
+
+
+def stack_reference_outputs(name: str, stack_outputs: Mapping[str, Mapping[str, Any]], *,
+                            dry_run: bool) -> dict[str, Any]:
+    """What the engine's read of another stack answers: its outputs, known in a preview too (the engine reads the
+    referenced stack's state in its Read, which runs in a preview too: pulumi/pulumi@1b5949891b
+    pkg/resource/deploy/builtins.go lines 278-284 and 371, `readStackReference`).
+
+    Offline, the outputs are those given with `--stack-outputs`; without them they are not known: unknown in a dry
+    run, and absent in an update (the Python SDK makes an unknown None outside a dry run: rpc.py line 1141), so
+    tools/engine/unseen.py makes what depends on such a reference pending.
+    """
+    given = stack_outputs_for(name, stack_outputs)
+    if given is not None:
+        return {"name": name, "outputs": dict(given), "secretOutputNames": []}
+    if dry_run:
+        return {"name": name, "outputs": UNKNOWN, "secretOutputNames": UNKNOWN}
+    return {"name": name, "outputs": {}, "secretOutputNames": []}
 
 
 class UnknownInvokeError(Exception):
@@ -176,6 +206,8 @@ class RecordingMocks(Mocks):
     # computed outputs unknown, and resource types that are replaced (id unknown too: "the cluster is replaced").
     changed: frozenset[str] = frozenset()
     replaced_types: frozenset[str] = frozenset()
+    # Other stacks' outputs (`--stack-outputs NAME=FILE`), by the name a StackReference is given (`stack_reference`).
+    stack_outputs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def context(self, region: str | None = None) -> MockContext:
         return MockContext(region=region or self.region, account=self.account, partition=self.partition,
@@ -376,6 +408,24 @@ class RecordingMonitor(MockMonitor):
             # pulumi-eks's Construct registers the cluster's children through the engine, in a preview too.
             construct_cluster(urn, request.name, inputs, outputs=state, partition=req.ctx.partition,
                               register=lambda child: self._register_child(req.ctx, child))
+        if request.remote and request.type == MANAGED_NODE_GROUP and not uncovered_mng(inputs, self.recorded.get):
+            construct_managed_node_group(urn, request.name, inputs, recorded=self.recorded,
+                                         register=lambda child: self._register_child(req.ctx, child))
+        if request.custom and not self.mocks.dry_run and not models_outputs(request.type):
+            # An update of a resource whose provider the mocks do not model (pulumi-docker-build's Image): what it
+            # computes (`ref`, `digest`) is not known; the response says so, as the engine does for a create it
+            # elides (proto/pulumi/resource.proto at pulumi/pulumi@1b5949891b line 296, `unknown`: "SDKs should
+            # resolve outputs as unknown"), rather than the None the SDK would make of a missing output.
+            return resource_pb2.RegisterResourceResponse(urn=urn, id=id_, object=self._outputs_struct(state),
+                                                         unknown=True)
+        if request.remote and not self.mocks.dry_run and request.type not in RESOURCE_OUTPUTS:
+            # An update (`pulumi up`): the component's provider would answer its outputs (awsx's `repository`, a
+            # resource), which the mocks do not know; a made-up None crashed the program's `apply`. They resolve as
+            # unknown instead, as the SDK resolves a registration the engine reports as not succeeded (sdk/python/
+            # lib/pulumi/runtime/resource.py in 3.272.0, lines 1374-1406: "resolve all of its outputs as unknown so
+            # the rest of the program can continue"); tools/engine/unseen.py makes what reads them pending.
+            return resource_pb2.RegisterResourceResponse(urn=urn, id=id_, object=struct_pb2.Struct(),
+                                                         result=resource_pb2.Result.FAIL)
         return resource_pb2.RegisterResourceResponse(urn=urn, id=id_, object=self._outputs_struct(state))
 
     def _register_child(self, ctx: MockContext, child: Child) -> tuple[str, dict[str, Any]]:
@@ -410,6 +460,8 @@ class RecordingMonitor(MockMonitor):
         outputs = outputs_for(req)
         if request.type == "aws:eks/cluster:Cluster":
             outputs = {**outputs, **eks_cluster_description(request.id, req.ctx)}
+        if request.type == STACK_REFERENCE:
+            outputs = stack_reference_outputs(request.id, self.mocks.stack_outputs, dry_run=self.mocks.dry_run)
         state = {**inputs, **outputs, "id": request.id}
         self._record(
             RecordedResource(

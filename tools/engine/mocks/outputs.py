@@ -404,3 +404,11 @@ def default_outputs(req: ResourceRequest) -> dict[str, Any]:
         return _k8s_object(req)
     return {}
 
+
+
+def models_outputs(type_: str) -> bool:
+    """Whether the mocks answer this type's computed outputs: a RESOURCE_OUTPUTS entry, or a package whose defaults
+    `default_outputs` knows (providers, pulumi-aws, Kubernetes objects). A type of any other provider
+    (pulumi-docker-build's `Image`, ...) gets its inputs back and nothing it computes."""
+    return (type_ in RESOURCE_OUTPUTS or type_.startswith(("pulumi:", "aws:"))
+            or (type_.startswith("kubernetes:") and not type_.startswith("kubernetes:helm.sh/")))

@@ -1,0 +1,209 @@
+"""What the offline gate cannot see, and the verdicts that wait on it: pending, never "none".
+
+The real engine sees what the offline gate does not in two cases:
+
+- A remote component whose children are not emulated (pulumi-eks's `NodeGroup`/`NodeGroupV2`, a `Cluster` with
+  inputs outside its emulation, awsx, pulumi-kubernetes's `helm.sh/v4:Chart` and `yaml/v2:ConfigGroup`, any other
+  multi-language component): its provider's Construct registers children that the real preview analyzes
+  (pulumi/pulumi@1b5949891b pkg/resource/deploy/source_eval.go lines 2826-2882), and offline it does not run.
+- A StackReference to a stack whose outputs were not given (`--stack-outputs`): the engine reads the referenced
+  stack in every phase (pkg/resource/deploy/builtins.go lines 278-284, 371), offline its outputs are not known
+  (tools/engine/mocks/monitor.py, `stack_reference_outputs`), so every value read from it is unknown in a dry run
+  and absent in an update.
+
+A verdict that could read what was not seen does not block. A mandatory finding of a stack policy, when an unseen
+component may hold a type the stack policies read (`SUBJECT_TYPES`), or of any policy on a resource that depends
+on an unseen source (its dependencies, property dependencies or provider, transitively), becomes the advisory
+`<policy>-pending`, which names what was not seen, what would let the gate judge it, and what the pack said of
+the values it had. The real preview, which sees the children and reads the other stack, judges it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from tools.engine.mocks.eks_children import not_emulated, uncovered
+from tools.engine.mocks.eks_nodegroups import MANAGED_NODE_GROUP, uncovered_mng
+from tools.engine.mocks.outputs import models_outputs
+from tools.engine.records import RecordedResource, Violation
+
+PENDING_SUFFIX = "-pending"  # the pack's own pending twins carry it too (policies/gpu_guard/base.py)
+STACK_REFERENCE = "pulumi:pulumi:StackReference"
+
+# The resource types the pack's stack policies read (policies/gpu_guard: inventory.py, homes.py and the rules;
+# tests/tools/test_unseen.py fails when the pack names a type this list lacks).
+SUBJECT_TYPES: frozenset[str] = frozenset({
+    "aws:eks/cluster:Cluster", "aws:eks/nodeGroup:NodeGroup", "aws:eks/fargateProfile:FargateProfile",
+    "aws:autoscaling/group:Group", "aws:ec2/launchTemplate:LaunchTemplate", "aws:ec2/subnet:Subnet",
+    "aws:sqs/queue:Queue", "aws:cloudwatch/eventRule:EventRule", "aws:cloudwatch/eventTarget:EventTarget",
+    "eks:index:Cluster",
+    "kubernetes:apps/v1:Deployment", "kubernetes:apps/v1:DaemonSet", "kubernetes:apps/v1:StatefulSet",
+    "kubernetes:apps/v1:ReplicaSet", "kubernetes:batch/v1:Job", "kubernetes:batch/v1:CronJob",
+    "kubernetes:core/v1:Pod", "kubernetes:core/v1:PersistentVolumeClaim",
+    "kubernetes:storage.k8s.io/v1:StorageClass", "kubernetes:policy/v1:PodDisruptionBudget",
+    "kubernetes:autoscaling/v2:HorizontalPodAutoscaler", "kubernetes:keda.sh/v1alpha1:ScaledObject",
+    "kubernetes:karpenter.sh/v1:NodePool", "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass",
+    "kubernetes:eks.amazonaws.com/v1:NodeClass", "kubernetes:nvidia.com/v1alpha1:NVIDIADriver",
+    "kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v3:Chart", "kubernetes:helm.sh/v4:Chart",
+})
+
+_NODES = ("aws:eks/nodeGroup:NodeGroup", "aws:autoscaling/group:Group", "aws:ec2/launchTemplate:LaunchTemplate",
+          "aws:ec2/launchConfiguration:", "aws:cloudformation/stack:Stack", "aws:ec2/securityGroup", "aws:iam/")
+
+# What a component's provider may register, by component type, then by package: type prefixes ("" is anything).
+# Sources: pulumi/pulumi-eks@7bf0c1b1 nodejs/eks/nodes/nodegroup.ts (createNodeGroup: a CloudFormation stack and a
+# launch configuration; createNodeGroupV2: a launch template and an auto scaling group; createManagedNodeGroup: an
+# aws.eks.NodeGroup and its launch template), nodejs/eks/cluster/cluster.ts (createCore); pulumi-awsx's schema
+# (https://github.com/pulumi/pulumi-awsx/blob/master/awsx/schema.json: ecr, ec2, lb, ecs, cloudtrail components over
+# pulumi-aws resources); pulumi-kubernetes's helm.sh/v4:Chart, yaml/v2:ConfigGroup/ConfigFile and
+# kustomize/v2:Directory register Kubernetes objects (provider/pkg/provider/helm/v4, yaml/v2, kustomize/v2).
+COMPONENT_TYPES: dict[str, tuple[str, ...]] = {
+    "eks:index:ManagedNodeGroup": _NODES,
+    "eks:index:NodeGroup": _NODES,
+    "eks:index:NodeGroupV2": _NODES,
+    "eks:index:NodeGroupSecurityGroup": ("aws:ec2/securityGroup",),
+    "eks:index:VpcCniAddon": ("aws:eks/addon:Addon",),
+    "eks:index:Addon": ("aws:eks/addon:Addon",),
+    "awsx:ecr:Repository": ("aws:ecr/",),
+    "awsx:ecr:Image": ("docker", "aws:ecr/"),
+    "awsx:ec2:Vpc": ("aws:ec2/",),
+    "awsx:ec2:DefaultVpc": ("aws:ec2/",),
+    "awsx:lb:ApplicationLoadBalancer": ("aws:lb/", "aws:alb/", "aws:ec2/securityGroup"),
+    "awsx:lb:NetworkLoadBalancer": ("aws:lb/", "aws:alb/"),
+    "awsx:cloudtrail:Trail": ("aws:cloudtrail/", "aws:s3/", "aws:cloudwatch/logGroup"),
+}
+PACKAGE_TYPES: dict[str, tuple[str, ...]] = {
+    "eks": ("aws:", "kubernetes:", "pulumi:providers:"),
+    "awsx": ("aws:",),
+    "kubernetes": ("kubernetes:",),
+}
+
+
+@dataclass(frozen=True)
+class Unseen:
+    """One thing the offline gate did not see: its URN and type, what it may hold, why, and what lets it judge."""
+
+    urn: str
+    type: str
+    holds: tuple[str, ...]  # type prefixes of what it may register or hold
+    why: str
+    judge: str
+
+    def hides(self, type_: str) -> bool:
+        return any(type_.startswith(prefix) for prefix in self.holds)
+
+
+def component_holds(res: RecordedResource) -> tuple[str, ...]:
+    """What a remote component's provider may register (`COMPONENT_TYPES`, `PACKAGE_TYPES`; anything if unknown)."""
+    if res.type == "eks:index:Cluster":
+        nodes = _NODES if res.inputs.get("skipDefaultNodeGroup") is not True else ()
+        fargate = ("aws:eks/fargateProfile:FargateProfile",) if res.inputs.get("fargate") else ()
+        return ("aws:eks/cluster:Cluster", "aws:eks/addon:Addon", "aws:eks/access", "aws:iam/", "aws:ec2/security",
+                "kubernetes:core/v1:ConfigMap", "kubernetes:storage.k8s.io/v1:StorageClass", "pulumi:providers:",
+                *nodes, *fargate)
+    if res.type in COMPONENT_TYPES:
+        return COMPONENT_TYPES[res.type]
+    return PACKAGE_TYPES.get(res.type.split(":", 1)[0], ("",))
+
+
+def unseen_sources(resources: Sequence[RecordedResource],
+                   answered: Callable[[str], bool]) -> list[Unseen]:
+    """Every remote component whose children were not emulated, and every StackReference `answered` says no."""
+    emulated_parents = {r.parent for r in resources if r.emulated}
+    by_urn = {r.urn: r for r in resources}
+    found: list[Unseen] = []
+    for r in resources:
+        extra = not_emulated(r.inputs) if r.type == "eks:index:Cluster" else []
+        if r.remote and r.urn in emulated_parents and extra:
+            found.append(Unseen(r.urn, r.type, tuple(k for _, kinds in extra for k in kinds),
+                                "its children are emulated except what pulumi-eks adds for "
+                                + ", ".join(why for why, _ in extra),
+                                "`pulumi preview` with the provider judges them"))
+        elif r.remote and r.urn not in emulated_parents:
+            missing = (uncovered(r.inputs) if r.type == "eks:index:Cluster"
+                       else uncovered_mng(r.inputs, by_urn.get) if r.type == MANAGED_NODE_GROUP else [])
+            why = ("its provider registers its children, which do not run offline"
+                   + (f" (emulated only without {', '.join(missing)})" if missing else ""))
+            found.append(Unseen(r.urn, r.type, component_holds(r), why,
+                                "`pulumi preview` with the provider judges them"))
+        elif r.custom and not r.read and not models_outputs(r.type):
+            found.append(Unseen(r.urn, r.type, (), f"the offline mocks do not model the {r.type.split(':')[0]} "
+                                                    "provider: what it computes is not known",
+                                "`pulumi preview` with the provider judges it"))
+        elif r.type == STACK_REFERENCE:
+            name = str(r.inputs.get("name") or r.id or r.name)
+            if not answered(name):
+                found.append(Unseen(r.urn, r.type, ("",), f"stack {name!r}'s outputs were not given",
+                                    f"pass them with `--stack-outputs {name}=FILE` (`pulumi stack output --json "
+                                    f"--stack {name} > FILE`), or run `pulumi preview`, which reads that stack"))
+    return found
+
+
+def dependents(resources: Sequence[RecordedResource], sources: Iterable[str]) -> dict[str, str]:
+    """Every resource whose inputs come from one of `sources` (dependencies, property dependencies, provider), to
+    the source it comes from, transitively."""
+    of: dict[str, str] = {s: s for s in sources}
+    changed = True
+    while changed:
+        changed = False
+        for r in resources:
+            if r.urn in of:
+                continue
+            deps = [*r.dependencies, *(u for urns in r.property_dependencies.values() for u in urns)]
+            if r.provider:
+                deps.append(r.provider.rsplit("::", 1)[0])
+            source = next((of[d] for d in deps if d in of), None)
+            if source is not None:
+                of[r.urn] = source
+                changed = True
+    return of
+
+
+def pending_offline(violations: Sequence[Violation], stack_policies: Iterable[str],
+                    resources: Sequence[RecordedResource], unseen: Sequence[Unseen]) -> tuple[Violation, ...]:
+    """`violations` with each mandatory finding that could read what was not seen made `<policy>-pending`."""
+    if not unseen:
+        return tuple(violations)
+    stack = frozenset(stack_policies)
+    # Another stack's resources are no more seen by the real engine than here: only what reads its unknown outputs
+    # waits (the pack says at advisory level what may live in that stack).
+    hiding = [u for u in unseen if u.type != STACK_REFERENCE and any(u.hides(t) for t in SUBJECT_TYPES)]
+    by_urn = {u.urn: u for u in unseen}
+    # Values read from an unseen source: another stack's outputs, a component's outputs the mocks cannot know (the
+    # pulumi-eks Cluster's are answered from its schema: tools/engine/mocks/eks.py). A finding on the component
+    # itself is the pack's reading of its `{}` registration, which the real engine sends too.
+    reach = dependents(resources, [u.urn for u in unseen if u.type != "eks:index:Cluster"])
+    reach = {urn: source for urn, source in reach.items() if urn != source or source_is_reference(by_urn[source])}
+    out = []
+    for v in violations:
+        if v.enforcement != "mandatory":
+            out.append(v)
+            continue
+        because = [by_urn[reach[v.urn]]] if v.urn in reach else hiding if v.policy in stack else []
+        if not because:
+            out.append(v)
+            continue
+        out.append(replace(v, policy=v.policy + PENDING_SUFFIX, enforcement="advisory",
+                           message=pending_message(v, because)))
+    return tuple(out)
+
+
+def source_is_reference(u: Unseen) -> bool:
+    return u.type == STACK_REFERENCE
+
+
+def pending_message(v: Violation, because: Sequence[Unseen]) -> str:
+    what = "; ".join(f"{u.type} '{u.urn.rsplit('::', 1)[-1]}': {u.why}; {u.judge}" for u in because)
+    return (f"{v.policy} is pending offline: it may read what the offline gate did not see ({what}). "
+            f"What the pack found in what the gate saw: {v.message.rsplit(chr(10), 1)[-1]}")
+
+
+def stack_policy_names(policies: Iterable[object]) -> frozenset[str]:
+    """The names of the stack policies among GetAnalyzerInfo's `PolicyInfo`s."""
+    return frozenset(str(getattr(p, "name", "")) for p in policies if getattr(p, "kind", "") == "stack")
+
+
+def answered_by(other_stacks: Mapping[str, object]) -> Callable[[str], bool]:
+    """Whether `--stack-outputs` answers the stack a StackReference names (tools/engine/mocks/monitor.py's rule)."""
+    return lambda name: name in other_stacks or any(name.endswith("/" + k) for k in other_stacks)
