@@ -181,12 +181,16 @@ def _arn_region(arn: str) -> str:
     return arn.split(":")[3]
 
 
-def _instance_read_problem(matrix: Any, stack: StackConfig, service: Any, at: Path) -> Problem | None:
+def _instance_read_problem(matrix: Any, stack: StackConfig, service: Any, at: Path,
+                           *, confirmed: bool = True) -> Problem | None:
     """The model read of a new replica on the slowest instance type it may land on, against startupSeconds.
 
     The volume's restore rate (components/inference/budget.py) is capped by the instance's EBS bandwidth: its maximum
     for EBS_BURST_SECONDS where it bursts, then its baseline (the matrix's instance_families[].ebs_mbps, AWS's
-    "Amazon EBS-optimized instance types" table). A size whose bandwidth the matrix does not hold is not judged."""
+    "Amazon EBS-optimized instance types" table). A size whose bandwidth the matrix does not hold is not judged.
+    `confirmed` picks the sizes judged: those whose row a primary source confirms (a refusal), or the others (an
+    advisory that names the fact to confirm: an unconfirmed number never refuses a stack, "Cannot see, cannot
+    block")."""
     volume = service.model_volume
     if volume is None:
         return None
@@ -196,7 +200,7 @@ def _instance_read_problem(matrix: Any, stack: StackConfig, service: Any, at: Pa
     for pool in pools:
         for name in pool.instance_types:
             inst = matrix.instance_type(name)
-            if inst is None or inst.ebs_mbps is None:
+            if inst is None or inst.ebs_mbps is None or bool(inst.ebs_confirmed) != confirmed:
                 continue
             baseline, maximum = inst.ebs_mbps
             read_s = budget.instance_read_seconds(volume.snapshot_gib, rate, baseline, maximum)
@@ -208,10 +212,20 @@ def _instance_read_problem(matrix: Any, stack: StackConfig, service: Any, at: Pa
     baseline, maximum = inst.ebs_mbps
     burst = (f", bursting to {maximum} Mbps ({budget.mbps_to_mibps(maximum):.0f} MiB/s) for "
              f"{budget.EBS_BURST_SECONDS // 60} minutes" if maximum > baseline else "")
-    caveat = "" if inst.ebs_confirmed else "; the baseline is unconfirmed in the matrix"
     why = (f"the volume gives {rate} MiB/s ({how}), but {name}'s EBS bandwidth is {baseline} Mbps "
-           f"({budget.mbps_to_mibps(baseline):.0f} MiB/s){burst} (source: {inst.ebs_source}{caveat})")
+           f"({budget.mbps_to_mibps(baseline):.0f} MiB/s){burst} (source: {inst.ebs_source})")
     where = f"a new replica on {name} (pool {pool_name!r}) reads its {volume.snapshot_gib} GiB snapshot in {read_s} s"
+    if not confirmed:
+        return Problem(
+            (*at, "startupSeconds"), service.startup_seconds,
+            f"{where} if the matrix's EBS bandwidth for {name} holds, {needed} s with the margin, more than the "
+            f"startupSeconds {service.startup_seconds} the startup probe allows: {why}. Not refused: no primary "
+            f"source read confirms {name}'s baseline of {baseline} Mbps (matrix instance_families[{inst.family}]."
+            "ebs_confirmed is false)",
+            fix=f"read {name}'s row in AWS's EBS specifications table (https://docs.aws.amazon.com/ec2/latest/"
+                f"instancetypes/ac.html) or `aws ec2 describe-instance-types --instance-types {name} --query "
+                "InstanceTypes[].EbsInfo.EbsOptimizedInfo`; with the number confirmed, raise startupSeconds to "
+                f"{needed} if it holds, or keep {name} out of the service's pools")
     if needed > STARTUP_MAX_SECONDS:
         # No startupSeconds covers it (the field stops there): suggesting `needed` would be refused in turn.
         return Problem(
@@ -227,6 +241,14 @@ def _instance_read_problem(matrix: Any, stack: StackConfig, service: Any, at: Pa
         (str(needed),),
         fix=f"raise startupSeconds to {needed}, or keep {name} out of the service's pools (a larger size reads "
             "faster)")
+
+
+def _read_advisories(stack: StackConfig) -> list[Problem]:
+    """The model read judged on instance sizes whose EBS baseline no primary source confirms: advisories only."""
+    matrix = load_matrix()
+    found = (_instance_read_problem(matrix, stack, service, ("inferenceServices", i), confirmed=False)
+             for i, service in enumerate(stack.inference_services))
+    return [p for p in found if p is not None]
 
 
 def _service_problems(stack: StackConfig, region: str | None) -> list[Problem]:
@@ -385,7 +407,7 @@ def check_stack(
     mandatory, advisories = _matrix_problems(config, today)
     if mandatory:
         return None, mandatory, []
-    return config, [], advisories
+    return config, [], [*advisories, *_read_advisories(config)]
 
 
 def matrix_advisories(config: StackConfig, *, stack_file: str, today: date | None = None) -> list[str]:

@@ -123,7 +123,10 @@ def startup_needed(snapshot_gib: int, rate_mibps: int) -> int:
     return startup_for_read(read_seconds(snapshot_gib, rate_mibps))
 
 
-EBS_BURST_SECONDS = 30 * 60  # a smaller size bursts to its maximum EBS bandwidth for 30 minutes (AWS's table)
+# A smaller size bursts to its maximum EBS bandwidth "for 30 minutes at least once every 24 hours, after which they
+# revert to their baseline performance": AWS's EBS-optimized table, as the archived EC2 user guide holds it,
+# https://github.com/awsdocs/amazon-ec2-user-guide/blob/e3707c431483ec0ffffcabebd36cf799ba682cd0/doc_source/ebs-optimized.md#L633
+EBS_BURST_SECONDS = 30 * 60
 BYTES_PER_MBPS = 1_000_000 // 8  # AWS's megabit per second: 10^6 bits
 BYTES_PER_MIB = 1024 * 1024
 

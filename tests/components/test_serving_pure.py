@@ -21,7 +21,9 @@ import yaml
 from components.addons import keda, load_balancer, monitoring, pod_identity, storage
 from components.config import InferenceServiceConfig, StackConfig, load_stack_config
 from components.config.issues import ConfigError
+from components.config.loader import check_stack
 from components.inference import budget, dashboard, ingress, model_volume, scaling, serving, workload
+from policies.gpu_guard.matrix import load_matrix
 
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).parent / "golden" / "serving.json"
@@ -319,8 +321,8 @@ def test_a_prod_pool_whose_instance_cannot_read_the_model_in_time_is_refused_nam
         "'a10g-baseline') reads its 150 GiB snapshot in 369 s, 614 s with the margin, more than the startupSeconds "
         "600 the startup probe allows: the volume gives 512 MiB/s (Fast Snapshot Restore at the volume's "
         "throughput), but g5.xlarge's EBS bandwidth is 700 Mbps (83 MiB/s), bursting to 3500 Mbps (417 MiB/s) for "
-        "30 minutes (source: https://github.com/aws/karpenter-provider-aws/blob/v1.14.1/website/content/en/docs/"
-        "reference/instance-types.md; the baseline is unconfirmed in the matrix); nearest valid choice: 614; fix: "
+        "30 minutes (source: https://github.com/awsdocs/amazon-ec2-user-guide/blob/e3707c431483ec0ffffcabebd36cf799"
+        "ba682cd0/doc_source/ebs-optimized.md#L630-L688); nearest valid choice: 614; fix: "
         "raise startupSeconds to 614, or keep g5.xlarge out of the service's pools (a larger size reads faster)"
     )
 
@@ -337,8 +339,44 @@ def test_the_read_check_follows_the_service_pools_and_the_startup_boundary():
     values["gpuNodeGroups"][0]["instanceTypes"] = ["g6.2xlarge"]
     values["karpenter"]["pools"][0]["instanceTypes"] = ["g6.2xlarge"]
     assert load_stack_config(values, stack_file="Pulumi.prod.yaml", today=TODAY).inference_services[0]
-    # A size whose EBS row the matrix does not hold (g6f) is not judged: no refusal can be drawn from it.
-    assert budget.instance_read_seconds(150, 512, 2000, 5000) == 300
+    # g5.xlarge's confirmed row still refuses in a pool beside sizes whose rows are unconfirmed.
+    values["karpenter"]["pools"][0]["instanceTypes"] = ["g6.xlarge", "g5.xlarge"]
+    with pytest.raises(ConfigError, match=r"a new replica on g5\.xlarge \(pool 'l4-spot-burst'\)"):
+        load_stack_config(values, stack_file="Pulumi.prod.yaml", today=TODAY)
+
+
+def test_an_unconfirmed_ebs_baseline_advises_and_never_refuses():
+    # g6.xlarge's [1000, 5000] is in the matrix with ebs_confirmed false (no primary source read for its baseline).
+    # A 1000 MiB/s volume reads 150 GiB in 154 s; g6.xlarge's 5,000 Mbps burst (596 MiB/s) takes 258 s, 447 s with
+    # the margin: startupSeconds 446 is one short, on a fact the pack cannot see confirmed.
+    values = _stack_values("prod")
+    service = values["inferenceServices"][0]
+    service.update(startupSeconds=446, nodePools=["l4-spot-burst"])
+    service["modelVolume"]["throughputMiBps"] = 1000
+    values["karpenter"]["pools"][0]["instanceTypes"] = ["g6.xlarge"]
+    g6 = load_matrix().instance_type("g6.xlarge")
+    assert g6 is not None and (g6.ebs_mbps, g6.ebs_confirmed) == ((1000, 5000), False)
+    config, problems, advisories = check_stack(values, region="us-west-2", today=TODAY)
+    assert config is not None and problems == []
+    rendered = [a.render("Pulumi.prod.yaml") for a in advisories if a.path[-1] == "startupSeconds"]
+    assert rendered == [
+        "Pulumi.prod.yaml: inferenceServices[0].startupSeconds = 446: a new replica on g6.xlarge (pool "
+        "'l4-spot-burst') reads its 150 GiB snapshot in 258 s if the matrix's EBS bandwidth for g6.xlarge holds, "
+        "447 s with the margin, more than the startupSeconds 446 the startup probe allows: the volume gives 1000 "
+        "MiB/s (Fast Snapshot Restore at the volume's throughput), but g6.xlarge's EBS bandwidth is 1000 Mbps (119 "
+        "MiB/s), bursting to 5000 Mbps (596 MiB/s) for 30 minutes (source: https://github.com/aws/karpenter-provider-"
+        "aws/blob/v1.14.1/website/content/en/docs/reference/instance-types.md). Not refused: no primary source read "
+        "confirms g6.xlarge's baseline of 1000 Mbps (matrix instance_families[g6].ebs_confirmed is false); fix: read "
+        "g6.xlarge's row in AWS's EBS specifications table (https://docs.aws.amazon.com/ec2/latest/instancetypes/"
+        "ac.html) or `aws ec2 describe-instance-types --instance-types g6.xlarge --query "
+        "InstanceTypes[].EbsInfo.EbsOptimizedInfo`; with the number confirmed, raise startupSeconds to 447 if it "
+        "holds, or keep g6.xlarge out of the service's pools"]
+    service["startupSeconds"] = 447  # the read covered: no advisory
+    assert [a for a in check_stack(values, region="us-west-2", today=TODAY)[2] if a.path[-1] == "startupSeconds"] == []
+    # The same stack on a size whose row a primary source confirms (g5.xlarge, 417 MiB/s at most) is refused.
+    values["karpenter"]["pools"][0]["instanceTypes"] = ["g5.xlarge"]
+    config, problems, _ = check_stack(values, region="us-west-2", today=TODAY)
+    assert config is None and "a new replica on g5.xlarge (pool 'l4-spot-burst')" in problems[0].render("f")
 
 
 def test_the_shipped_stacks_read_their_models_in_time():

@@ -179,7 +179,17 @@ def test_every_gpu_family_has_ebs_bandwidth_or_says_why_not(matrix: Matrix):
         else:
             assert row.ebs_note is not None and "no size recorded" in row.ebs_note, row.family
     g5 = matrix.instance_type("g5.xlarge")
-    assert g5 is not None and (g5.ebs_mbps, g5.ebs_confirmed) == ((700, 3500), False)
+    assert g5 is not None and (g5.ebs_mbps, g5.ebs_confirmed) == ((700, 3500), True)
+    assert g5.ebs_source == ("https://github.com/awsdocs/amazon-ec2-user-guide/blob/e3707c431483ec0ffffcabebd36cf799"
+                             "ba682cd0/doc_source/ebs-optimized.md#L630-L688")
+    # A confirmed row names its source; an unconfirmed one says so in its note.
+    confirmed = {row.family for row in matrix.data.instance_families if row.ebs_confirmed}
+    assert confirmed == {"g4dn", "g5", "g5g", "p3", "p3dn", "p4d", "p4de"}
+    for row in matrix.data.instance_families:
+        if row.ebs_mbps and not row.ebs_confirmed:
+            assert row.ebs_note is not None and "UNCONFIRMED" in row.ebs_note, row.family
+        if row.ebs_confirmed:
+            assert row.ebs_note is not None and "UNCONFIRMED" not in row.ebs_note, row.family
     assert matrix.instance_type("g6.2xlarge").ebs_mbps == (2000, 5000)  # type: ignore[union-attr]
     assert matrix.instance_type("p5.48xlarge").ebs_mbps == (80000, 80000)  # type: ignore[union-attr]
     assert matrix.instance_type("g6f.xlarge").ebs_mbps is None  # type: ignore[union-attr]
