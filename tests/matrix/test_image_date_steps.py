@@ -1,0 +1,71 @@
+"""A pinned or latest node image older than every recorded release: the date-based `baked_driver` step of
+`node_images` (`ImageQueries._date_step_driver`), every field of the ImageDriver it gives.
+
+Written from the survivors of the mutation run (docs/testing.md). The steps are matrix.yaml's own rows (their
+sources are the amazon-eks-ami release notes); the expected values are read from those rows, not copied.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from policies.gpu_guard.matrix import load_matrix
+from policies.gpu_guard.matrix.results import ImageDriver
+from policies.gpu_guard.matrix.rows import BakedDriver, NodeImageRow
+
+MATRIX = load_matrix()
+DAY = date(2026, 11, 29)
+AL2023 = next(r for r in MATRIX.data.node_images if r.os == "al2023")
+BOTTLEROCKET = next(r for r in MATRIX.data.node_images if r.os == "bottlerocket")
+
+
+def _step(row: NodeImageRow, since: date) -> BakedDriver:
+    return next(s for s in row.baked_driver if s.since == since)
+
+
+def test_the_steps_this_file_relies_on_are_before_the_first_recorded_release() -> None:
+    first = MATRIX.image_releases("al2023")[0].release
+    assert first > "v20250807" and _step(AL2023, date(2025, 7, 15)).branch == 575
+    assert _step(AL2023, date(2025, 4, 1)).branch == 570
+
+
+@pytest.mark.parametrize("kubernetes", ["1.33", "1.37"])
+def test_a_pinned_al2023_release_before_the_recorded_ones_is_judged_by_its_date_step(kubernetes: str) -> None:
+    step = _step(AL2023, date(2025, 7, 15))  # v20250801 falls between the 2025-07-15 and 2025-08-07 steps
+    assert MATRIX.driver_for_image("al2023", "al2023@v20250801", "g6.xlarge", kubernetes, today=DAY) == ImageDriver(
+        os="al2023", image_version="v20250801", release=None, exact=False, kubernetes=kubernetes,
+        published=kubernetes in AL2023.published, published_versions=AL2023.published, drivers=("575",),
+        version="575", branch=575, rule="al2023 v20250801 ship driver branch R575", source=step.source,
+        confirmed=step.confirmed,
+    )
+    bare = MATRIX.driver_for_image("al2023", "v20250801", "g6.xlarge", kubernetes, today=DAY)
+    assert bare is not None and bare.published is (kubernetes in AL2023.published)
+
+
+def test_latest_before_the_first_recorded_release_is_the_step_of_the_judging_day() -> None:
+    step = _step(AL2023, date(2025, 7, 15))
+    assert MATRIX.driver_for_image("al2023", None, "g6.xlarge", "1.33", today=date(2025, 8, 1)) == ImageDriver(
+        os="al2023", image_version=None, release=None, exact=False, kubernetes="1.33", published=True,
+        published_versions=AL2023.published, drivers=("575",), version="575", branch=575,
+        rule="al2023 NVIDIA images (as of 2025-08-01) ship driver branch R575", source=step.source,
+        confirmed=step.confirmed,
+    )
+
+
+@pytest.mark.parametrize(
+    ("row", "image_version", "today", "covers"),
+    [
+        (AL2023, "v20250101", DAY, "v20250101"),  # before the first dated step
+        (AL2023, None, date(2019, 1, 1), "2019-01-01"),  # latest, on a day before every step
+        (BOTTLEROCKET, "v1.10.0", DAY, "v1.10.0"),  # Bottlerocket tags are not dates: no step applies
+    ],
+)
+def test_nothing_covers_an_image_before_every_step(row: NodeImageRow, image_version: str | None, today: date,
+                                                   covers: str) -> None:
+    assert MATRIX.driver_for_image(row.os, image_version, "g6.xlarge", "1.33", today=today) == ImageDriver(
+        os=row.os, image_version=image_version, release=None, exact=False, kubernetes="1.33", published=None,
+        published_versions=row.published, drivers=(), version=None, branch=None,
+        rule=f"no recorded {row.os} release or dated step covers {covers}", source=row.source, confirmed=False,
+    )
