@@ -22,6 +22,7 @@ NOT_A_LIST = ("has alb.ingress.kubernetes.io/listen-ports {raw!r}, which is not 
     [
         ("[{HTTP: 80}, {HTTPS: 443}]", '[{"HTTP": 80}, {"HTTPS": 443}]'),
         ("[{'HTTPS': 443}]", '[{"HTTPS": 443}]'),  # single quotes
+        ("[{HTTPS: '443'}]", '[{"HTTPS": "443"}]'),  # single quotes around a value: only the quoting is repaired
         ("[{Https : 8443}]", '[{"Https": 8443}]'),  # mixed case, a space before the colon
         ("[{HTTPS: }]", None),  # no port: not repairable
         ("[{1: 443}]", None),  # not a protocol name
