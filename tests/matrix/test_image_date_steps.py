@@ -13,7 +13,7 @@ import pytest
 
 from policies.gpu_guard.matrix import load_matrix
 from policies.gpu_guard.matrix.results import ImageDriver
-from policies.gpu_guard.matrix.rows import BakedDriver, NodeImageRow
+from policies.gpu_guard.matrix.rows import BakedDriver, ImageRelease, NodeImageRow
 
 MATRIX = load_matrix()
 DAY = date(2026, 11, 29)
@@ -68,4 +68,40 @@ def test_nothing_covers_an_image_before_every_step(row: NodeImageRow, image_vers
         os=row.os, image_version=image_version, release=None, exact=False, kubernetes="1.33", published=None,
         published_versions=row.published, drivers=(), version=None, branch=None,
         rule=f"no recorded {row.os} release or dated step covers {covers}", source=row.source, confirmed=False,
+    )
+
+
+def _minors(row: ImageRelease) -> tuple[str, ...]:
+    """The Kubernetes versions a release publishes a variant for, oldest first."""
+    return tuple(sorted(row.drivers, key=lambda v: tuple(map(int, v.split(".")))))
+
+
+def _release(os: str, release: str) -> ImageRelease:
+    return next(r for r in MATRIX.image_releases(os) if r.release == release)
+
+
+def test_a_recorded_release_without_the_kubernetes_variant_carries_no_driver() -> None:
+    row = _release("bottlerocket", "v1.68.0")
+    assert MATRIX.driver_for_image("bottlerocket", "v1.68.0", "g6.xlarge", "1.99", today=DAY) == ImageDriver(
+        os="bottlerocket", image_version="v1.68.0", release="v1.68.0", exact=True, kubernetes="1.99",
+        published=False, published_versions=_minors(row),
+        drivers=(), version=None, branch=None, rule="bottlerocket v1.68.0 carries no driver for Kubernetes 1.99",
+        source=row.source, confirmed=row.confirmed,
+    )
+
+
+@pytest.mark.parametrize("kubernetes", ["1.33", "1.99"])
+def test_a_release_between_recorded_ones_is_judged_by_the_step_before_and_never_confirmed(kubernetes: str) -> None:
+    row = _release("bottlerocket", "v1.41.0")  # v1.42.0 is not recorded: the step before it is v1.41.0
+    assert row.confirmed
+    got = MATRIX.driver_for_image("bottlerocket", "bottlerocket@v1.42.0", "g6.xlarge", kubernetes, today=DAY)
+    carried = row.drivers.get(kubernetes, ())
+    assert got == ImageDriver(
+        os="bottlerocket", image_version="v1.42.0", release="v1.41.0", exact=False, kubernetes=kubernetes,
+        published=bool(carried), published_versions=_minors(row),
+        drivers=tuple(carried), version=carried[0] if carried else None,
+        branch=int(carried[0].split(".")[0]) if carried else None,
+        rule=("bottlerocket v1.42.0 (recorded step: v1.41.0) "
+              + (f"ships one driver, {carried[0]}" if carried else f"carries no driver for Kubernetes {kubernetes}")),
+        source=row.source, confirmed=False,
     )
