@@ -12,8 +12,10 @@ from datetime import date
 import pytest
 
 from policies.gpu_guard.matrix import load_matrix
+from policies.gpu_guard.matrix.findings import OsName
 from policies.gpu_guard.matrix.results import ImageDriver
 from policies.gpu_guard.matrix.rows import BakedDriver, ImageRelease, NodeImageRow
+from policies.gpu_guard.versions import parse_kube_minor
 
 MATRIX = load_matrix()
 DAY = date(2026, 11, 29)
@@ -105,3 +107,15 @@ def test_a_release_between_recorded_ones_is_judged_by_the_step_before_and_never_
               + (f"ships one driver, {carried[0]}" if carried else f"carries no driver for Kubernetes {kubernetes}")),
         source=row.source, confirmed=False,
     )
+
+
+# Bottlerocket's recorded releases publish a newer Kubernetes variant (1.37) than the image line's `published`
+# list: the releases' own minors decide. (AL2023's two lists end alike.)
+@pytest.mark.parametrize("os", ["bottlerocket"])
+def test_the_image_of_any_minor_is_the_newest_kubernetes_any_recorded_release_publishes(os: OsName) -> None:
+    minors = sorted({m for r in MATRIX.image_releases(os) for m in r.drivers if m != "*"}, key=parse_kube_minor)
+    node_row = next(r for r in MATRIX.data.node_images if r.os == os)
+    assert parse_kube_minor(minors[-1]) > parse_kube_minor(node_row.published[-1])  # what makes the choice visible
+    image = MATRIX._any_minor_image(os, "g6.xlarge", None, DAY)
+    assert image is not None and image.kubernetes == minors[-1]
+    assert image == MATRIX.driver_for_image(os, None, "g6.xlarge", minors[-1], today=DAY)
