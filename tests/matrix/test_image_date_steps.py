@@ -12,7 +12,7 @@ from datetime import date
 import pytest
 
 from policies.gpu_guard.matrix import load_matrix
-from policies.gpu_guard.matrix.findings import OsName
+from policies.gpu_guard.matrix.findings import Finding, OsName
 from policies.gpu_guard.matrix.results import ImageDriver
 from policies.gpu_guard.matrix.rows import BakedDriver, ImageRelease, NodeImageRow
 from policies.gpu_guard.versions import parse_kube_minor
@@ -119,3 +119,18 @@ def test_the_image_of_any_minor_is_the_newest_kubernetes_any_recorded_release_pu
     image = MATRIX._any_minor_image(os, "g6.xlarge", None, DAY)
     assert image is not None and image.kubernetes == minors[-1]
     assert image == MATRIX.driver_for_image(os, None, "g6.xlarge", minors[-1], today=DAY)
+
+
+def test_an_unrecorded_release_past_its_step_is_not_judged_published_and_names_recorded_ones() -> None:
+    step = _release("bottlerocket", "v1.37.0")  # v1.38.0 is not recorded; v1.37.0 has no 1.33 variant
+    assert "1.33" not in step.drivers
+    nearest = tuple(reversed([r.release for r in MATRIX.image_releases("bottlerocket") if "1.33" in r.drivers][-3:]))
+    assert len(nearest) == 3
+    findings = [f for f in MATRIX.image_findings("bottlerocket", "v1.38.0", "g6.xlarge", "1.33", today=DAY)
+                if f.rule == "node-image-published"]
+    assert findings == [Finding(
+        "advisory", "node-image-published",
+        "whether bottlerocket v1.38.0 publishes aws-k8s-1.33-nvidia variant is not recorded (its own table was not "
+        f"read; the nearest recorded release v1.37.0 publishes {', '.join(_minors(step))}). Pin a recorded release: "
+        f"{', '.join(nearest)}.", step.source, nearest,
+    )]
