@@ -72,3 +72,15 @@ def test_judged_driver(driver, os, image_version, kubernetes, types, release, no
     judged = judged_driver(MATRIX, driver, os=os, image_version=image_version, kubernetes=kubernetes,
                            instance_types=types, today=DAY)
     assert (judged.release, judged.note) == (release, note)
+
+
+def test_finding_text_adds_only_what_the_message_lacks() -> None:
+    from policies.gpu_guard.matrix.findings import Finding  # noqa: PLC0415
+    from policies.gpu_guard.rules._matrix_common import finding_text  # noqa: PLC0415
+
+    src = "https://docs.nvidia.com/datacenter/tesla/drivers/releases.json"
+    assert finding_text(Finding("mandatory", "r", "  R575 is end of life.  ", src, ("580", "595"))) == (
+        f"  R575 is end of life. Nearest valid: 580, 595. (source: {src})")
+    assert finding_text(Finding("mandatory", "r", f"R575: see {src}; use 580.", src, ("580",))) == (
+        f"R575: see {src}; use 580.")
+    assert finding_text(Finding("advisory", "r", "No source.", "", ())) == "No source."
