@@ -134,3 +134,17 @@ def test_an_unrecorded_release_past_its_step_is_not_judged_published_and_names_r
         f"read; the nearest recorded release v1.37.0 publishes {', '.join(_minors(step))}). Pin a recorded release: "
         f"{', '.join(nearest)}.", step.source, nearest,
     )]
+
+
+def test_with_no_recorded_release_the_image_line_decides_the_newest_kubernetes() -> None:
+    import yaml  # noqa: PLC0415
+
+    from policies.gpu_guard.matrix import MATRIX_PATH  # noqa: PLC0415
+    from policies.gpu_guard.matrix.core import Matrix  # noqa: PLC0415
+    from policies.gpu_guard.matrix.loader import parse_matrix  # noqa: PLC0415
+
+    data = yaml.safe_load(MATRIX_PATH.read_text(encoding="utf-8"))
+    data["image_releases"] = [r for r in data["image_releases"] if r["os"] != "bottlerocket"]
+    matrix = Matrix(parse_matrix(yaml.safe_dump(data, sort_keys=False)))
+    image = matrix._any_minor_image("bottlerocket", "g6.xlarge", None, DAY)
+    assert image is not None and image.kubernetes == BOTTLEROCKET.published[-1]
