@@ -148,3 +148,7 @@ def test_with_no_recorded_release_the_image_line_decides_the_newest_kubernetes()
     matrix = Matrix(parse_matrix(yaml.safe_dump(data, sort_keys=False)))
     image = matrix._any_minor_image("bottlerocket", "g6.xlarge", None, DAY)
     assert image is not None and image.kubernetes == BOTTLEROCKET.published[-1]
+    # and with no image line either, there is no image to judge
+    data["node_images"] = [r for r in data["node_images"] if r["os"] != "bottlerocket"]
+    bare = Matrix(parse_matrix(yaml.safe_dump(data, sort_keys=False)))
+    assert bare._any_minor_image("bottlerocket", "g6.xlarge", None, DAY) is None
