@@ -152,3 +152,19 @@ def test_with_no_recorded_release_the_image_line_decides_the_newest_kubernetes()
     data["node_images"] = [r for r in data["node_images"] if r["os"] != "bottlerocket"]
     bare = Matrix(parse_matrix(yaml.safe_dump(data, sort_keys=False)))
     assert bare._any_minor_image("bottlerocket", "g6.xlarge", None, DAY) is None
+
+
+def test_a_pin_between_recorded_releases_steps_back_and_sees_the_next() -> None:
+    rows = {r.release: r for r in MATRIX.image_releases("bottlerocket")}
+    first, last = MATRIX.image_releases("bottlerocket")[0], MATRIX.image_releases("bottlerocket")[-1]
+    assert MATRIX._pinned_step("bottlerocket", "v1.42.0") == (rows["v1.41.0"], rows["v1.43.0"])
+    assert MATRIX._pinned_step("bottlerocket", "v1.41.0") == (rows["v1.41.0"], rows["v1.43.0"])  # its own row
+    assert MATRIX._pinned_step("bottlerocket", "v1.0.0") == (None, first)
+    assert MATRIX._pinned_step("bottlerocket", "v9.0.0") == (last, None)
+
+
+def test_the_newest_release_counts_from_the_day_it_was_seen() -> None:
+    newest = MATRIX.image_releases("bottlerocket")[-1]
+    assert newest.released is None  # a Bottlerocket tag is no date: the day it was reviewed counts
+    assert MATRIX._latest_release("bottlerocket", newest.reviewed) is newest
+    assert MATRIX._latest_release("bottlerocket", date.fromordinal(newest.reviewed.toordinal() - 1)) is None
