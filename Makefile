@@ -27,6 +27,7 @@ GATE_TODAY := 2026-11-30
 
 .DEFAULT_GOAL := help
 .PHONY: help venv program-venv upstream upstream-if-reachable pack-venv preview preview-json gate lint test mutants bench clean
+.PHONY: mutants-chunks mutants-pack mutants-merge
 .PHONY: test-calendar test-fresh-clone
 
 help:
@@ -43,6 +44,7 @@ help:
 	@echo "make pack-venv      create policies/venv, the policy pack's own virtualenv (Python 3.10+), as the CLI expects"
 	@echo "                    (PHASE=update|up for the other engine moments of make preview)"
 	@echo "make mutants        mutation testing of the rule core with mutmut (on demand, not in CI; CPU-heavy)"
+	@echo "                    in chunks: make mutants-chunks CHUNKS=N, make mutants-pack PACK=F, make mutants-merge FROM='F ...'"
 	@echo "make bench          preview + gate wall time and memory against the import floor and checkov: bench/results.md"
 
 $(PY):
@@ -142,11 +144,27 @@ test: lint upstream-if-reachable
 # tests, at the lowest CPU priority. MUTANTS narrows it to mutant names (e.g. "policies.gpu_guard.versions*");
 # MUTANT_JOBS sets the parallel workers. The tests read the upstream cache through GPU_PLATFORM_UPSTREAM_CACHE
 # (they run inside mutants/). The score per path: tests/mutation_score.py.
+# In chunks (docs/testing.md): `make mutants-chunks CHUNKS=4` prints 4 MUTANTS= lists of the unchecked mutants;
+# each runs elsewhere as `make mutants MUTANTS='...' MUTANT_JOBS=16 && make mutants-pack PACK=chunk1.tgz`;
+# `make mutants-merge FROM='chunk1.tgz chunk2.tgz ...'` folds them into mutants/ here and prints the score.
 MUTANT_JOBS ?= 1
 MUTANTS ?=
+CHUNKS ?= 4
+PACK ?= mutants-results.tgz
+FROM ?=
 mutants: $(STAMP)
 	GPU_PLATFORM_UPSTREAM_CACHE=$${GPU_PLATFORM_UPSTREAM_CACHE:-$(abspath .upstream-cache)} nice -n 19 $(VENV)/bin/mutmut run --max-children $(MUTANT_JOBS) $(MUTANTS)
 	$(PY) -m tests.mutation_score
+
+mutants-chunks:
+	@$(PY) -m tests.mutation_score chunks $(CHUNKS)
+
+mutants-pack:
+	$(PY) -m tests.mutation_score pack $(PACK)
+
+mutants-merge:
+	@test -n "$(FROM)" || { echo "make mutants-merge: FROM='chunk1.tgz chunk2.tgz ...' (archives of make mutants-pack, or folders holding mutants/)" >&2; exit 2; }
+	$(PY) -m tests.mutation_score merge $(FROM)
 
 # The calendar-proof run: `make test` with the wall clock a year ahead (CALENDAR_DATE=YYYY-MM-DD: from that day,
 # 12:00), under the prebuilt libfaketime of the pinned `libfaketime` package (tools/calendar_run.py probes it

@@ -133,3 +133,64 @@ def test_a_bad_top_level_value_has_no_row_hint(tmp_path):
     with pytest.raises(MatrixError) as caught:
         load_matrix_file(path)
     assert str(caught.value).startswith(f"{path}: 1 invalid value(s): schema_version: ")
+
+
+# How one validation error is told (`_describe_error`): the dotted location, the row's own name when the
+# location points into a list of rows, and pydantic's message. Written from survivors of the mutation run.
+@pytest.mark.parametrize("key", ["version", "release", "cuda", "branch", "family", "model", "os", "os_tag"])
+def test_a_row_is_named_by_its_first_naming_key(key: str) -> None:
+    from policies.gpu_guard.matrix.loader import _describe_error  # noqa: PLC0415
+
+    raw = {"rows": [{"other": 1}, {key: "R-1", "source": "s"}]}
+    assert _describe_error({"loc": ("rows", 1), "msg": "bad"}, raw) == "rows.1 (row 'R-1'): bad"
+    assert _describe_error({"loc": ("rows", 1, "source"), "msg": "bad"}, raw) == "rows.1.source (row 'R-1'): bad"
+
+
+@pytest.mark.parametrize(
+    ("error", "text"),
+    [
+        ({"msg": "bad"}, ": bad"),  # no location at all
+        ({"loc": ("rows",), "msg": "bad"}, "rows: bad"),  # the list itself
+        ({"loc": ("rows", 2), "msg": "bad"}, "rows.2: bad"),  # past the last row: no name
+        ({"loc": ("rows", 0), "msg": "bad"}, "rows.0: bad"),  # a row with no naming key
+        ({"loc": ("rows", "0"), "msg": "bad"}, "rows.0: bad"),  # not an index
+        ({"loc": (0, 1), "msg": "bad"}, "0.1: bad"),  # not a key of the file
+        ({"loc": ("scalar", 0), "msg": "bad"}, "scalar.0: bad"),  # not a list
+        ({"loc": ("listed", 0), "msg": "bad"}, "listed.0: bad"),  # a row that is not a mapping
+        ({"loc": ("rows", 1)}, "rows.1 (row 'v1'): invalid"),  # no message
+    ],
+)
+def test_an_error_outside_a_named_row_gives_its_location_only(error: dict[str, Any], text: str) -> None:
+    from policies.gpu_guard.matrix.loader import _describe_error  # noqa: PLC0415
+
+    raw = {"rows": [{"other": 1}, {"release": "v1"}], "scalar": 3, "listed": ["x"]}
+    assert _describe_error(error, raw) == text
+
+
+def test_the_version_names_a_row_before_its_os() -> None:
+    from policies.gpu_guard.matrix.loader import _describe_error  # noqa: PLC0415
+
+    raw = {"drivers": [{"os": "al2023", "version": "580.65.06"}]}
+    assert _describe_error({"loc": ("drivers", 0), "msg": "m"}, raw) == "drivers.0 (row '580.65.06'): m"
+
+
+def test_bad_rows_are_counted_and_the_first_ten_named() -> None:
+    from policies.gpu_guard.matrix.loader import parse_matrix  # noqa: PLC0415
+
+    data = yaml.safe_load(MATRIX_PATH.read_text(encoding="utf-8"))
+    rows = data["cuda_releases"]
+    for row in rows[:12]:
+        del row["source"]
+    named = "; ".join(f"cuda_releases.{i}.source (row {rows[i]['cuda']!r}): Field required" for i in range(10))
+    with pytest.raises(MatrixError) as raised:
+        parse_matrix(yaml.safe_dump(data, sort_keys=False))
+    assert str(raised.value) == f"matrix.yaml: 12 invalid value(s): {named}"
+
+
+@pytest.mark.parametrize(("text", "kind"), [("[]", "list"), ("just text", "str"), ("3", "int")])
+def test_a_file_that_is_not_a_mapping_names_what_it_is(text: str, kind: str) -> None:
+    from policies.gpu_guard.matrix.loader import parse_matrix  # noqa: PLC0415
+
+    with pytest.raises(MatrixError) as raised:
+        parse_matrix(text)
+    assert str(raised.value) == f"matrix.yaml: expected a mapping at the top level, got {kind}"

@@ -52,3 +52,30 @@ def test_a_driver_reporting_an_older_cuda_is_still_refused_in_legacy_mode(capsys
     assert code == 1, out
     assert ("[mandatory] cuda-driver-compatible: CUDA 13.0.2 cannot start on driver 545.29.06: the image's "
             "NVIDIA_REQUIRE_CUDA asks cuda>=13.0 or one of R535, R550, R565, R570, R575, and R545 is neither.") in out
+
+
+# Written from survivors of the mutation run (docs/testing.md).
+def test_a_cuda_minor_with_no_recorded_tag_has_no_admitted_branches() -> None:
+    from policies.gpu_guard.matrix import load_matrix  # noqa: PLC0415
+
+    matrix = load_matrix()
+    row = next(r for r in matrix.data.image_require_cuda if r.cuda == "13.0.2")
+    assert matrix.require_cuda_branches("nvidia/cuda", "13.0.5") == row.admitted_branches  # newest 13.0 at or below
+    assert matrix.require_cuda_branches("nvidia/cuda", "13.1.0") is None  # 13.0.2 is of another minor
+    assert matrix.require_cuda_branches("nvidia/cuda", "13.0.1") is None  # the only 13.0 row is newer
+    assert matrix.require_cuda_branches("someone/cuda", "13.0.2") is None
+
+
+def test_a_toolkit_mode_the_matrix_does_not_record_checks_require_only_in_legacy_mode() -> None:
+    import yaml  # noqa: PLC0415
+
+    from policies.gpu_guard.matrix import MATRIX_PATH  # noqa: PLC0415
+    from policies.gpu_guard.matrix.core import Matrix  # noqa: PLC0415
+    from policies.gpu_guard.matrix.loader import parse_matrix  # noqa: PLC0415
+
+    data = yaml.safe_load(MATRIX_PATH.read_text(encoding="utf-8"))
+    data["toolkit_require_check"] = []
+    matrix = Matrix(parse_matrix(yaml.safe_dump(data, sort_keys=False)))
+    mvc = matrix.data.mvc[0].source
+    assert [matrix.toolkit_checks_require(mode) for mode in ("legacy", "cdi", "jit-cdi")] == [
+        (True, mvc), (False, mvc), (False, mvc)]

@@ -47,9 +47,40 @@ MATRIX = load_matrix()
          "only the branch R580 it ships, not the release)"),
         # A full version is judged as given.
         ("580.173.02", "ubuntu-24.04", None, "1.35", [], "580.173.02", ""),
+        # A version that does not parse is handed on as given (the CUDA check's finding names it).
+        ("abc", "bottlerocket", "v1.68.0", "1.35", [], "abc", ""),
+        # A pin without a known OS is no pin.
+        ("580", None, "v1.68.0", "1.35", [], "580.65.06",
+         " (judged as 580.65.06, the branch's first release: the pool pins no image release)"),
+        # A pinned release, but the pool's Kubernetes version is unknown.
+        ("580", "bottlerocket", "v1.68.0", None, ["g6.xlarge"], "580.65.06",
+         " (judged as 580.65.06, the branch's first release: the pool's Kubernetes version is unknown)"),
+        # A Kubernetes version that does not parse (the matrix raises), one the release carries no driver for,
+        # and a GPU the release's row records no driver for: the matrix cannot tell.
+        ("580", "bottlerocket", "v1.68.0", "1.x", ["g6.xlarge"], "580.65.06",
+         " (judged as 580.65.06, the branch's first release: bottlerocket v1.68.0 is pinned but the matrix "
+         "cannot tell which driver it loads)"),
+        ("580", "bottlerocket", "v1.68.0", "1.99", ["g6.xlarge"], "580.65.06",
+         " (judged as 580.65.06, the branch's first release: bottlerocket v1.68.0 is pinned but the matrix "
+         "cannot tell which driver it loads)"),
+        ("580", "al2023", "v20260917", "1.35", ["g6.xlarge", "g7e.xlarge"], "580.65.06",
+         " (judged as 580.65.06, the branch's first release: al2023 v20260917 is pinned but the matrix "
+         "cannot tell which driver it loads)"),
     ],
 )
 def test_judged_driver(driver, os, image_version, kubernetes, types, release, note):
     judged = judged_driver(MATRIX, driver, os=os, image_version=image_version, kubernetes=kubernetes,
                            instance_types=types, today=DAY)
     assert (judged.release, judged.note) == (release, note)
+
+
+def test_finding_text_adds_only_what_the_message_lacks() -> None:
+    from policies.gpu_guard.matrix.findings import Finding  # noqa: PLC0415
+    from policies.gpu_guard.rules._matrix_common import finding_text  # noqa: PLC0415
+
+    src = "https://docs.nvidia.com/datacenter/tesla/drivers/releases.json"
+    assert finding_text(Finding("mandatory", "r", "  R575 is end of life.  ", src, ("580", "595"))) == (
+        f"  R575 is end of life. Nearest valid: 580, 595. (source: {src})")
+    assert finding_text(Finding("mandatory", "r", f"R575: see {src}; use 580.", src, ("580",))) == (
+        f"R575: see {src}; use 580.")
+    assert finding_text(Finding("advisory", "r", "No source.", "", ())) == "No source."
