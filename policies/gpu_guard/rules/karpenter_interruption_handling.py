@@ -154,6 +154,47 @@ def _release_names_queue(release: Any, queue: Any) -> bool:
     return configured is not None and _queue_name(queue) is not None and str(configured) == _queue_name(queue)
 
 
+def _configured_queue(release: Any) -> str | Deferred | None:
+    """The release's settings.interruptionQueue: a name, a Deferred (not known in this preview), None (unset)."""
+    value = deferred_get(release.props, "values", "settings", "interruptionQueue")
+    if isinstance(value, Deferred):
+        return value
+    return str(value) if value not in (None, "") else None
+
+
+def _queue_outside(resources: list[Any], releases: list[Any], nodepools: list[Any], queues: list[Any],
+                   report: ReportViolation) -> bool:
+    """Cannot see, cannot block: Karpenter reads a queue this stack does not hold (a name no queue here has: another
+    stack, or a queue made outside Pulumi, as Karpenter's getting-started CloudFormation makes it), or Karpenter is
+    installed outside this stack and no queue is here. Says so as a caveat; True when it did."""
+    fix = ("To let the pack judge it: create the queue and its EventBridge rules in this stack, or judge the stack "
+           "that holds them")
+    if not releases:
+        if queues:
+            return False
+        if any(r.resource_type in HELM_RELEASE_TYPES and properties_pending(r.resource_type, r.props)
+               for r in resources):
+            return True  # a release with no properties yet may be Karpenter's: the verdict waits (the -pending twin)
+        report(f"{CAVEAT_MARK}Karpenter's NodePools are in this stack (" + ", ".join(f"'{r.name}'" for r in nodepools)
+               + ") but its controller is not, nor an SQS interruption queue: the queue Karpenter is configured with "
+               f"and the rules that feed it live where the pack cannot see them. {fix}.", nodepools[0].urn)
+        return True
+    outside = []
+    for release in releases:
+        configured = _configured_queue(release)
+        if configured is None or any(_release_names_queue(release, q) for q in queues):
+            continue
+        if isinstance(configured, Deferred) and queues:
+            continue  # a value computed from another resource: linked through property dependencies when known
+        outside.append(release)
+        shown = "a value not known in this preview" if isinstance(configured, Deferred) else repr(configured)
+        report(f"{CAVEAT_MARK}Karpenter release '{release.name}' reads the interruption queue {shown}, which is not a "
+               "queue of this stack: the pack cannot see that queue or the EventBridge rules that feed it (another "
+               f"stack, or made outside Pulumi, as Karpenter's getting-started CloudFormation does). {fix}.",
+               release.urn)
+    return bool(outside)
+
+
 def _auto_mode_only(resources: list[Any], nodepools: list[Any]) -> bool:
     """Every NodePool is EKS Auto Mode's: its nodeClassRef names Auto Mode's NodeClass, or, not known yet, the
     stack's cluster runs Auto Mode."""
@@ -177,13 +218,16 @@ def validate(args: Any, report_violation: ReportViolation) -> None:
         return  # EKS Auto Mode runs Karpenter and its interruption handling itself
     anchor = (releases or nodepools)[0]
     queues = [r for r in resources if r.resource_type == QUEUE]
+    outside = _queue_outside(resources, releases, nodepools, queues, report_violation)
+    if outside:
+        return  # the queue and its rules live where the pack cannot see them: said as a caveat
     if not queues:
         report_violation(
             "Karpenter runs in this stack (" + ", ".join(f"'{r.name}'" for r in (releases or nodepools)) + ") but no "
-            "SQS interruption queue (aws:sqs/queue:Queue) exists, so Spot interruptions, scheduled health events and "
-            "instance state changes reach no one: nodes vanish without cordon and drain. Fix: create the queue "
-            "(messageRetentionSeconds: 300, sqsManagedSseEnabled: true), set the Karpenter chart value "
-            "settings.interruptionQueue to its name, and route the EventBridge rules for "
+            "SQS interruption queue (aws:sqs/queue:Queue) exists and settings.interruptionQueue is unset, so Spot "
+            "interruptions, scheduled health events and instance state changes reach no one: nodes vanish without "
+            "cordon and drain. Fix: create the queue (messageRetentionSeconds: 300, sqsManagedSseEnabled: true), set "
+            "the Karpenter chart value settings.interruptionQueue to its name, and route the EventBridge rules for "
             + ", ".join(f'"{d}"' for _, d in REQUIRED_EVENTS) + " to it.",
             anchor.urn,
         )
@@ -194,12 +238,10 @@ def validate(args: Any, report_violation: ReportViolation) -> None:
         if named:
             configured_queues = named
             continue
-        configured = get(release.props, "values", "settings", "interruptionQueue")
         names = [_queue_name(q) or q.name for q in queues]
-        state = "unset" if configured is None else repr(configured)
         report_violation(
-            f"Karpenter release '{release.name}' has settings.interruptionQueue {state}, which names none "
-            f"of the stack's SQS queues {names}; Karpenter ignores interruption events. Fix: "
+            f"Karpenter release '{release.name}' has settings.interruptionQueue unset, and the stack's SQS queues "
+            f"{names} are not named by it; Karpenter ignores interruption events. Fix: "
             f"settings.interruptionQueue: {names[0]}.",
             release.urn,
         )
