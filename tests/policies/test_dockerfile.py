@@ -61,6 +61,12 @@ def _base(props: dict[str, Any], rtype: str = DOCKER_BUILD) -> tuple[str | None,
     ({"dockerfile": {"inline": "FROM python:3.11\nARG LATE=x\nFROM python:$LATE\n"}},
      (None, "dockerfile.inline: FROM python:$LATE uses build arg LATE, which has no value and no default")),
     ({"dockerfile": {"inline": "# nothing here\nRUN true\n"}}, (None, "dockerfile.inline has no FROM line")),
+    ({"dockerfile": {"inline": "FROM nvidia/cuda:12.2.0-base-ubuntu22.04 AS x\nFROM python:3.11\n"}},
+     ("python:3.11", "dockerfile.inline")),  # the last stage, not the one before
+    ({"dockerfile": {"inline": "ARG REPO=nvidia/cuda\nARG TAG=12.2.0-base-ubuntu22.04\nFROM ${REPO}:${TAG}\n"}},
+     ("nvidia/cuda:12.2.0-base-ubuntu22.04", "dockerfile.inline")),  # every ARG line counts
+    ({"dockerfile": {"inline": "ARG cuda=12.4.1\nFROM nvidia/cuda:${cuda}-base-ubuntu22.04\n"}},
+     ("nvidia/cuda:12.4.1-base-ubuntu22.04", "dockerfile.inline")),  # lower-case names too
     ({"dockerfile": {"location": "https://example.com/Dockerfile"}},
      (None, "its Dockerfile https://example.com/Dockerfile is remote")),
     ({"dockerfile": {"location": "git@github.com:o/r.git#main:Dockerfile"}},
@@ -133,3 +139,40 @@ def test_a_container_is_linked_to_a_build_by_reference_or_by_property_dependenci
     assert linked(workload.urn, "r/a:1") == "first"  # the reference wins
     assert linked(both.urn, "1.dkr.ecr/other@sha256:3") is None  # two builds: not known which
     assert linked("nowhere", "r/c:1") is None
+
+
+def _stack_twin(resources: list[dict[str, Any]]) -> list[tuple[str, str | None]]:
+    from policies.gpu_guard.base import all_policies  # noqa: PLC0415
+    from tests.policies.harness import run_policy  # noqa: PLC0415
+
+    twin = next(p for p in all_policies() if p.name == "gpu-workload-cuda-declared-unseen")
+    return [(v.message, v.urn) for v in run_policy(twin, resources, None).violations]
+
+
+def _deployment(containers: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    return {"type": "kubernetes:apps/v1:Deployment", "name": "serve", **extra, "props": {
+        "metadata": {"name": "serve"},
+        "spec": {"template": {"metadata": {"labels": {"app": "serve"}}, "spec": {"containers": containers}}}}}
+
+
+GPU = {"limits": {"nvidia.com/gpu": 1}}
+
+
+def test_the_unseen_twin_follows_the_engine_s_property_dependencies_and_names_the_workload() -> None:
+    image = {"type": DOCKER_BUILD, "name": "img", "props": {"dockerfile": {"inline": "FROM python:3.11\n"}}}
+    serve = _deployment([{"name": "proxy", "image": "envoyproxy/envoy:v1.31.2"},
+                         {"name": "model", "image": "1.dkr.ecr/serve@sha256:1", "resources": GPU}],
+                        propertyDependencies={"spec": ["img"]})
+    assert _stack_twin([image, serve]) == [(
+        "Deployment 'serve' container 'model' (image 1.dkr.ecr/serve@sha256:1) requests nvidia.com/gpu but the pack "
+        "cannot see its CUDA runtime: it runs the image 'img' builds, whose base image python:3.11 (FROM of "
+        "dockerfile.inline) is not an nvidia/cuda or known NGC release tag. To let the pack judge it "
+        "(cuda-driver-compatible waits on it): label the pod template gpu-platform.io/cuda: \"<the image's CUDA "
+        "version>\", e.g. \"12.8\", or build it FROM an nvidia/cuda or NGC image.",
+        "urn:pulumi:test::gpu-platform::kubernetes:apps/v1:Deployment::serve")]
+    cuda = {"type": DOCKER_BUILD, "name": "img", "props": {"dockerfile": {
+        "inline": "FROM nvidia/cuda:12.2.0-runtime-ubuntu22.04\n"}}}
+    assert _stack_twin([cuda, serve]) == []  # the FROM line tells
+    labelled = _deployment([{"name": "model", "image": "x/y:1", "resources": GPU}])
+    labelled["props"]["spec"]["template"]["metadata"]["labels"]["gpu-platform.io/cuda"] = "not-a-version"
+    assert _stack_twin([labelled]) == []  # a label, right or wrong, is gpu-workload-cuda-declared's

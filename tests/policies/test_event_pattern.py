@@ -71,9 +71,29 @@ def _full(pattern: dict[str, Any], event: dict[str, Any]) -> str:
     ({"source": "aws.ec2"}, NONE),  # a leaf must be an array: EventBridge rejects the pattern
     ({"source": [{"prefix": "aws.", "suffix": "ec2"}]}, NONE),  # one operator per matcher
     ({"source": [{"unknown-operator": "x"}]}, NONE),
+    ({"source": [{"prefix": {"not-a-case-rule": "aws"}}]}, NONE),
+    ({"source": [{"prefix": 5}]}, NONE),
+    ({"detail": {"state": [{"anything-but": {"suffix": ".txt"}}]}}, ALL),
+    ({"detail": {"state": [{"anything-but": {"equals-ignore-case": ["Stopped"]}}]}}, ALL),
+    ({"detail": {"state": [{"anything-but": {"unknown": "x"}}]}}, NONE),
+    ({"detail": {"state": [{"anything-but": {"prefix": "a", "suffix": "b"}}]}}, NONE),
 ])
 def test_the_guide_s_patterns_on_an_ec2_event(pattern: dict[str, Any], verdict: str) -> None:
     assert _full(pattern, EC2_EVENT) == verdict
+
+
+@pytest.mark.parametrize(("wildcard", "value", "verdict"), [
+    ("a\\*b", "a*b", ALL),  # an escaped star is a star
+    ("a\\*b", "axxb", NONE),
+    ("a\\*", "a*", ALL),
+    ("a\\*", "ab", NONE),
+    ("a*b", "a\nb", ALL),  # a star spans any character, a line break too
+    ("a.b", "axb", NONE),  # other characters are literal
+    ("a\\", "a\\", ALL),  # a trailing backslash is itself
+    ("*", "", ALL),
+])
+def test_wildcards_as_the_guide_defines_them(wildcard: str, value: str, verdict: str) -> None:
+    assert _full({"name": [{"wildcard": wildcard}]}, {"name": value}) == verdict
 
 
 @pytest.mark.parametrize(("pattern", "verdict"), [
@@ -101,6 +121,11 @@ def test_the_guide_s_patterns_on_an_ec2_event(pattern: dict[str, Any], verdict: 
     ({"detail": {"Filepath": [{"wildcard": "/lib/*/*.jar"}]}}, ALL),
     ({"detail": {"$or": [{"c-count": [{"numeric": [">", 0, "<=", 5]}]}, {"d-count": [{"numeric": ["<", 1]}]}]}}, ALL),
     ({"detail": {"$or": [{"c-count": [{"numeric": [">", 9]}]}, {"d-count": [{"numeric": ["<", 1]}]}]}}, NONE),
+    ({"detail": {"c-count": [{"numeric": ">5"}]}}, NONE),  # numeric takes a list, not a string
+    ({"detail": {"c-count": [{"numeric": [">", 4, "<"]}]}}, ALL),  # a trailing operator without a bound
+    ({"detail": {"c-count": [{"numeric": [">", 4, "<", 5]}]}}, NONE),
+    ({"detail": {"c-count": [{"numeric": ["~", 9, ">", 4]}]}}, ALL),  # an unknown operator is no condition
+    ({"detail": {"c-count": [{"numeric": [">", "4"]}]}}, ALL),  # a bound that is no number is no condition
 ])
 def test_the_guide_s_operators_on_numbers_addresses_and_paths(pattern: dict[str, Any], verdict: str) -> None:
     assert _full(pattern, NUMBERS) == verdict

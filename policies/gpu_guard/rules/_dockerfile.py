@@ -113,7 +113,7 @@ def _read(build: Build) -> tuple[str | None, str]:
     if build.inline is not None:
         return build.inline, "dockerfile.inline"
     if build.dockerfile is None:
-        return None, build.unknown or "no Dockerfile is named"
+        return None, str(build.unknown)  # build_of says why whenever it names no Dockerfile
     if "://" in build.dockerfile or build.dockerfile.startswith("git@"):
         return None, f"its Dockerfile {build.dockerfile} is remote"
     path = Path(build.dockerfile)
@@ -141,7 +141,8 @@ def base_image(build: Build) -> tuple[str | None, str]:
         unset = sorted(set(_ARG_REF.findall(raw)) - valued)
         if unset:
             return None, f"{where}: FROM {raw} uses build arg {unset[0]}, which has no value and no default"
-    stages = [(image, name) for (_, name), image in zip(froms, parser.parent_images, strict=True)]
+    images = parser.parent_images  # one per FROM with an image, ARGs substituted
+    stages = [(images[i], froms[i][1]) for i in range(len(froms))]
     chosen = len(stages) - 1
     if build.target is not None:
         named = [i for i, (_, name) in enumerate(stages) if name and name.lower() == build.target.lower()]
@@ -175,7 +176,7 @@ def _args_with_defaults(structure: list[dict[str, Any]]) -> set[str]:
 
 def _bare(reference: str) -> str:
     """A reference without its digest: `repo:tag@sha256:...` -> `repo:tag`."""
-    return reference.split("@", 1)[0]
+    return reference.partition("@")[0]
 
 
 class Builds:
@@ -201,6 +202,6 @@ class Builds:
             return by_value[0]
         resource = self._by_urn.get(workload_urn)
         deps = getattr(resource, "property_dependencies", None) or {}
-        urns = {getattr(d, "urn", None) for values in deps.values() for d in (values or ())}
+        urns = {d.urn for values in deps.values() for d in (values or ())}
         linked = [b for b in self._builds if b.resource.urn in urns]
         return linked[0] if len(linked) == 1 else None

@@ -41,12 +41,12 @@ _RANK = {NONE: 0, SOME: 1, ALL: 2}
 
 def _both(a: str, b: str) -> str:
     """AND of two verdicts."""
-    return a if _RANK[a] <= _RANK[b] else b
+    return min(a, b, key=_RANK.__getitem__)
 
 
 def _either(a: str, b: str) -> str:
     """OR of two verdicts."""
-    return a if _RANK[a] >= _RANK[b] else b
+    return max(a, b, key=_RANK.__getitem__)
 
 
 def _wildcard(pattern: str) -> re.Pattern[str]:
@@ -74,8 +74,8 @@ def _numeric(conditions: Any, value: Any) -> bool:
     if not _is_number(value) or not isinstance(conditions, Sequence) or isinstance(conditions, str):
         return False
     items = list(conditions)
-    return all(_NUMERIC[op](value, bound) for op, bound in zip(items[::2], items[1::2], strict=False)
-               if op in _NUMERIC and _is_number(bound))
+    pairs = [(items[i], items[i + 1]) for i in range(0, len(items) - 1, 2)]  # a trailing operator has no bound
+    return all(_NUMERIC[op](value, bound) for op, bound in pairs if op in _NUMERIC and _is_number(bound))
 
 
 def _string_op(kind: str, operand: Any, value: str) -> bool:

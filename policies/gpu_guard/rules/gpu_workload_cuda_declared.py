@@ -64,14 +64,14 @@ def _validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
 
 
 def _unseen(workload: Workload, builds: Builds, report: ReportViolation) -> None:
+    if workload.cuda_label is not None:
+        return  # a label, right or wrong: gpu-workload-cuda-declared judges it
     matrix = load_matrix()
     for container in workload.containers:
         if container.gpus <= 0:
             continue
         if image_cuda(matrix, container.image) or built_cuda(matrix, builds, workload, container.image):
             continue
-        if workload.cuda_label is not None:
-            continue  # a label, right or wrong: gpu-workload-cuda-declared judges it
         where = f"{workload.kind} {workload.name!r} container {container.name!r} (image {container.image})"
         build = builds.of(workload.urn, container.image)
         if build is None:
