@@ -163,3 +163,21 @@ def test_every_capacity_row_names_a_family_and_sizes_of_the_matrix() -> None:
         assert set(row.vcpus) == set(row.memory_mib) == set(families[row.family].sizes), row.family
     known = {row.family for row in matrix.data.instance_capacity}
     assert set(families) - known == {"p6e-gb200"}, "a GPU family without vCPU/memory facts"
+
+
+def test_the_messages_name_every_type_and_the_limit_as_written() -> None:
+    fractional = [s for t in ("g6f.xlarge", "g6f.2xlarge") if (s := shape(t)) is not None]
+    assert gpu_bound({"nvidia.com/gpu": Fraction(15, 2)}, fractional) == Bound(
+        None, None, ("nvidia.com/gpu: 7.5 (Karpenter counts no nvidia.com/gpu on g6f.2xlarge, g6f.xlarge)",), ())
+    blind = [rule.Shape(f"x{i}.large", 1, {"nvidia.com/gpu": Fraction(1), "cpu": None, "memory": None,
+                                           "nodes": Fraction(1)}, False) for i in (1, 2)]
+    assert gpu_bound({"cpu": Fraction(8)}, blind, {"cpu": "8000m"}) == Bound(
+        None, None, (), ("cpu: 8000m (the matrix does not know the cpu of x1.large, x2.large)",))
+
+
+def test_a_shape_without_gpus_neither_bounds_nor_blinds() -> None:
+    cpu_only = rule.Shape("m5.large", 0, {"nvidia.com/gpu": Fraction(0), "cpu": None, "memory": None,
+                                          "nodes": Fraction(1)}, False)
+    g5 = shape("g5.xlarge")
+    assert g5 is not None
+    assert gpu_bound({"cpu": Fraction(16), "nvidia.com/gpu": Fraction(8)}, [cpu_only, g5]) == Bound(4, "cpu: 16", (), ())
