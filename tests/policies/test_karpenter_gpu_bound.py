@@ -180,4 +180,5 @@ def test_a_shape_without_gpus_neither_bounds_nor_blinds() -> None:
                                           "nodes": Fraction(1)}, False)
     g5 = shape("g5.xlarge")
     assert g5 is not None
-    assert gpu_bound({"cpu": Fraction(16), "nvidia.com/gpu": Fraction(8)}, [cpu_only, g5]) == Bound(4, "cpu: 16", (), ())
+    limits = {"cpu": Fraction(16), "nvidia.com/gpu": Fraction(8)}
+    assert gpu_bound(limits, [cpu_only, g5]) == Bound(4, "cpu: 16", (), ())
