@@ -90,6 +90,8 @@ def test_a_relative_dockerfile_is_read_from_the_program_directory(tmp_path: Path
     assert _base({"build": {"context": "app"}}, DOCKER) == ("nvidia/cuda:12.2.0-runtime-ubuntu22.04", "app/Dockerfile")
     assert _base({"repositoryUrl": "r", "dockerfile": str(tmp_path / "gpu.Dockerfile")}, AWSX) == (
         "nvcr.io/nvidia/cuda:12.8.1-base-ubuntu24.04", str(tmp_path / "gpu.Dockerfile"))
+    assert _base({"repositoryUrl": "r", "path": "app"}, AWSX) == (  # awsx 1.x
+        "nvidia/cuda:12.2.0-runtime-ubuntu22.04", "app/Dockerfile")
     monkeypatch.chdir(tmp_path / "app")
     monkeypatch.delenv(PROGRAM_DIR_ENV)
     assert _base({"repositoryUrl": "r"}, AWSX) == ("nvidia/cuda:12.2.0-runtime-ubuntu22.04", "Dockerfile")

@@ -14,8 +14,9 @@ The build resources, with their inputs as their providers declare them (relative
   the program, default `<context>/Dockerfile`), `build.args`, `build.target`; the reference: `imageName`,
   output `repoDigest`. https://www.pulumi.com/registry/packages/docker/api-docs/image/ and
   https://github.com/pulumi/pulumi-docker/releases/tag/v4.0.1
-- pulumi-awsx `awsx:ecr:Image`: `context` (default the program's directory), `dockerfile`, `args`, `target`;
-  the reference: output `imageUri`. https://www.pulumi.com/registry/packages/awsx/api-docs/ecr/image/
+- pulumi-awsx `awsx:ecr:Image`: `context` (awsx 1.x: `path`; default the program's directory), `dockerfile`,
+  `args`, `target`; the reference: output `imageUri`. https://www.pulumi.com/registry/packages/awsx/api-docs/ecr/image/
+  and https://www.pulumi.com/registry/packages/awsx@1.x/api-docs/ecr/image
 
 The pack runs beside the program, not in its directory: a relative path is read from the directory named by
 the environment variable GPU_GUARD_PROGRAM_DIR (the offline gate's program), else the pack's working
@@ -68,7 +69,7 @@ _INPUTS: dict[str, dict[str, tuple[tuple[str, ...], ...]]] = {
     DOCKER: {"context": (("build", "context"),), "dockerfile": (("build", "dockerfile"),), "inline": (),
              "args": (("build", "args"),), "target": (("build", "target"),),
              "refs": (("imageName",), ("repoDigest",))},
-    AWSX: {"context": (("context",),), "dockerfile": (("dockerfile",),), "inline": (), "args": (("args",),),
+    AWSX: {"context": (("context",), ("path",)), "dockerfile": (("dockerfile",),), "inline": (), "args": (("args",),),
            "target": (("target",),), "refs": (("imageUri",),)},
 }
 
