@@ -298,6 +298,49 @@ def stack_policy_with_caveats(
     return main
 
 
+UNSEEN_MARK = "[unseen] "
+"""How a rule marks a finding on what the pack cannot see: its mandatory policy drops it, `-unseen` reports it."""
+UNSEEN_SUFFIX = "-unseen"
+
+
+def resource_policy_with_unseen(
+    name: str,
+    description: str,
+    validate: ResourceValidation,
+    *,
+    unseen_description: str,
+    enforcement: EnforcementLevel = EnforcementLevel.MANDATORY,
+    prod: EnforcementLevel | None = None,
+    config_schema: PolicyConfigSchema | None = None,
+) -> Policy:
+    """Register a resource policy and its advisory twin `<name>-unseen`: cannot see, cannot block.
+
+    A mandatory finding states a fact the pack saw. What a rule cannot see from the stack (an account
+    setting, the content of an image built elsewhere) it still reports, marked with `UNSEEN_MARK` and
+    naming what would let it judge; that finding goes to the advisory twin (mark removed), never to the
+    policy itself. Both take the same config properties.
+    """
+
+    def seen(args: Any, report: ReportViolation) -> None:
+        def only_seen(message: str, urn: str | None = None) -> None:
+            if not message.startswith(UNSEEN_MARK):
+                report(message, urn)
+
+        validate(args, only_seen)
+
+    def unseen(args: Any, report: ReportViolation) -> None:
+        def only_unseen(message: str, urn: str | None = None) -> None:
+            if message.startswith(UNSEEN_MARK):
+                report(message[len(UNSEEN_MARK):], urn)
+
+        validate(args, only_unseen)
+
+    main = resource_policy(name, description, seen, enforcement=enforcement, prod=prod, config_schema=config_schema)
+    resource_policy(f"{name}{UNSEEN_SUFFIX}", unseen_description, unseen, enforcement=EnforcementLevel.ADVISORY,
+                    config_schema=config_schema, companion_of=name)
+    return main
+
+
 def _import_rules() -> None:
     from . import rules  # noqa: PLC0415 - imported for its side effect: every rule module registers itself
 
@@ -330,6 +373,7 @@ def is_raise_or_equal(default: EnforcementLevel, configured: EnforcementLevel) -
 
 __all__ = [
     "CAVEAT_MARK",
+    "UNSEEN_MARK",
     "EnforcementLevel",
     "PolicyMeta",
     "ReportViolation",
@@ -339,6 +383,7 @@ __all__ = [
     "is_raise_or_equal",
     "resource_part",
     "resource_policy",
+    "resource_policy_with_unseen",
     "stack_policy",
     "stack_policy_with_caveats",
 ]

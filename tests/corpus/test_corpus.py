@@ -111,31 +111,26 @@ CASES: tuple[Case, ...] = (
          today={"preview": IMPORT_TIME, "update": EBS, "up": EBS}),
     Case("templates-kubernetes-aws-python",
          "`pulumi new kubernetes-aws-python`: awsx.ec2.Vpc, eks.Cluster with its default node group "
-         "(instance_type, min/max/desired size), authentication_mode API",
-         today=dict.fromkeys(PHASES, EMULATED.format(what="Cluster default node group"))),
+         "(instance_type, min/max/desired size), authentication_mode API"),
     Case("eks-managed-nodegroups-py",
          "eks.Cluster(skip_default_node_group, instance_roles) with three eks.ManagedNodeGroup (node_role, "
          "node_role_arn, scaling_config, a non-GPU taint), IAM in a module",
          today=dict.fromkeys(PHASES, EMULATED.format(what="ManagedNodeGroup"))),
     Case("eks-nodegroup-py",
          "two eks.Cluster with eks.NodeGroup and eks.NodeGroupV2 (self-managed, instance profiles, spot price, "
-         "taints, launch-template tags, an explicit kubernetes provider)",
-         today=dict.fromkeys(PHASES, EMULATED.format(what="NodeGroup / NodeGroupV2"))),
+         "taints, launch-template tags, an explicit kubernetes provider)"),
     Case("eks-cluster-py",
          "three eks.Cluster (defaults; awsx VPC with storage classes and log types; node_group_options, "
          "access entries, API_AND_CONFIG_MAP) and an eks.Addon",
-         today=dict.fromkeys(PHASES, EMULATED.format(what="Cluster default node group / node_group_options"))),
+         today={"up": EMULATED.format(what="Cluster default node group / node_group_options")}),
     Case("eks-fargate-py",
-         "eks.Cluster(fargate=True) in an awsx VPC: the Fargate profile is the only compute",
-         today=dict.fromkeys(PHASES, EMULATED.format(what="Cluster fargate option"))),
+         "eks.Cluster(fargate=True) in an awsx VPC: the Fargate profile is the only compute"),
     Case("eks-aws-profile-role-py",
          "eks.Cluster with role_mappings, `Cluster.get_kubeconfig(...)` (a component method call), a Kubernetes "
-         "provider from it and a Pod",
-         today=dict.fromkeys(PHASES, EMULATED.format(what="Cluster default node group"))),
+         "provider from it and a Pod"),
     Case("eks-aws-profile-py",
          "an explicit aws.Provider (named profile, region from AWS_REGION) for eks.Cluster, and "
          "`Cluster.get_kubeconfig(profile_name=...)` exported",
-         today=dict.fromkeys(PHASES, EMULATED.format(what="Cluster default node group")),
          env=(("AWS_REGION", "us-west-2"),)),
     Case("eks-docs-mng-basic",
          "pulumi-eks docs, Basic Managed Node Group: awsx VPC, eks.Cluster(skip_default_node_group), one "

@@ -29,7 +29,7 @@ def _case(policy: str, name: str) -> Case:
 
 
 def test_a_fixture_whose_finding_is_demoted_to_advisory_fails():
-    case = _case("alb-https-only", "fail_without_certificate")
+    case = _case("alb-https-only", "fail_without_ssl_redirect")
     assert [e.level for e in case.expect] == ["mandatory"]
     demoted = run_policy(POLICIES["alb-https-only"], case.resources, {"enforcementLevel": "advisory"})
     assert [v.level for v in demoted.violations] == ["advisory"]
@@ -50,7 +50,7 @@ def test_the_caveats_twins_advisory_text_does_not_satisfy_an_expected_mandatory(
 
 
 def test_stack_policy_config_raises_the_level_and_the_policy_never_sees_enforcement_level(monkeypatch):
-    case = _case("alb-https-only", "fail_without_certificate")
+    case = _case("alb-https-only", "fail_without_ssl_redirect")
     raised = run_policy(POLICIES["alb-https-only"], case.resources, {"enforcementLevel": "mandatory"})
     assert [v.level for v in raised.violations] == ["mandatory"]
 

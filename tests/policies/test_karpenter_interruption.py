@@ -10,6 +10,7 @@ from pulumi_policy.policy import PolicyCustomTimeouts
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, unknown_checking_proxy
 
 from policies.gpu_guard.rules import karpenter_interruption_handling as rule
+from policies.gpu_guard.rules._event_pattern import ALL, NONE, match
 from tests.shared import upstream
 
 
@@ -38,6 +39,17 @@ def test_required_events_are_exactly_the_upstream_template_rules():
         events |= {(s, d) for s in pattern["source"] for d in pattern["detail-type"]}
     assert events == set(rule.REQUIRED_EVENTS)
     assert ("aws.ec2", "EC2 Capacity Reservation Instance Interruption Warning") in events
+
+
+def test_the_upstream_template_rules_match_exactly_their_events_as_eventbridge_matches():
+    # Karpenter's own CloudFormation is the judge of the matcher: each of its rules passes its event, no other.
+    template = yaml.load(upstream("iam", "karpenter-cloudformation.yaml").read_text(), Loader=_CfnLoader)
+    patterns = [r["Properties"]["EventPattern"] for r in template["Resources"].values()
+                if r["Type"] == "AWS::Events::Rule"]
+    for source, detail_type in rule.REQUIRED_EVENTS:
+        event = {"version": "0", "source": source, "detail-type": detail_type}
+        verdicts = [match(p, event, rule.KNOWN_FIELDS) for p in patterns]
+        assert verdicts.count(ALL) == 1 and verdicts.count(NONE) == len(patterns) - 1, (source, detail_type, verdicts)
 
 
 def _resource(rtype: str, name: str, props: dict[str, Any]) -> PolicyResource:

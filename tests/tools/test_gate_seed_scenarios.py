@@ -198,8 +198,10 @@ def test_rejects_bottlerocket_pool_without_the_operator_operands_switched_off() 
         # The NodePool's own labels already say so, before it is created.
         ("preinstalled-driver-exclusive-resource", "mandatory", "gpu-spot"):
             "GPU pool 'gpu-spot' (bottlerocket) runs the driver baked into its image",
-        # The seed stack runs Karpenter without an interruption queue: advisory by default.
-        ("karpenter-interruption-handling", "advisory", "gpu-spot"): "no SQS interruption queue",
+        # The seed stack holds Karpenter's NodePool but neither its controller nor a queue: where Karpenter's queue
+        # lives the pack cannot see (cannot see, cannot block), a caveat.
+        ("karpenter-interruption-handling-caveats", "advisory", "gpu-spot"):
+            "but its controller is not, nor an SQS interruption queue",
     })
 
 
@@ -240,8 +242,9 @@ def test_rejects_a_v1beta1_nodepool() -> None:
     assert_verdicts(result, {
         ("karpenter-v1-api", "mandatory", "default"):
             "NodePool 'default' uses karpenter.sh/v1beta1; Karpenter v1 serves only karpenter.sh/v1",
-        # A NodePool means Karpenter runs, and this one-object stack has no interruption queue: advisory by default.
-        ("karpenter-interruption-handling", "advisory", "default"): "no SQS interruption queue",
+        # A NodePool means Karpenter runs elsewhere, with a queue this one-object stack cannot see: a caveat.
+        ("karpenter-interruption-handling-caveats", "advisory", "default"):
+            "but its controller is not, nor an SQS interruption queue",
     })
 
 
@@ -259,8 +262,8 @@ def test_rejects_an_unquoted_listen_ports_annotation() -> None:
     assert_verdicts(result, {
         ("alb-https-only", "mandatory", "gpu-inference"):
             "listen-ports '[{HTTP: 80}, {HTTPS: 443}]', which is not valid JSON (keys must be quoted)",
-        # The seed Ingress has no WAF web ACL: advisory by default (mandatory in prod).
-        ("alb-waf-attached", "advisory", "gpu-inference"): "has no WAFv2 web ACL",
+        # The seed Ingress names no WAF web ACL; its IngressClassParams or Firewall Manager may: advisory.
+        ("alb-waf-attached-unseen", "advisory", "gpu-inference"): "sets no alb.ingress.kubernetes.io/wafv2-acl-arn",
     })
 
 

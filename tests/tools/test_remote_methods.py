@@ -16,8 +16,9 @@ from tools.engine.records import UNKNOWN
 PROGRAM = ("--program", str(REPO / "tests" / "tools" / "fixtures" / "method_program"), "--today", "2026-11-30")
 
 
-def _inputs(doc: dict[str, Any], rtype: str) -> dict[str, Any]:
-    return next(r["inputs"] for r in doc["resources"] if r["type"] == rtype)
+def _inputs(doc: dict[str, Any], rtype: str, name: str = "role-provider") -> dict[str, Any]:
+    """The inputs of the program's own `name` (the Cluster's emulated children hold a Kubernetes provider too)."""
+    return next(r["inputs"] for r in doc["resources"] if r["type"] == rtype and r["name"] == name)
 
 
 def test_get_kubeconfig_answers_pulumi_eks_s_kubeconfig_of_the_cluster(run_preview):

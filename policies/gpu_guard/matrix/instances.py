@@ -58,6 +58,14 @@ class InstanceQueries(OperatorQueries):
             ebs_confirmed=row.ebs_confirmed,
         )
 
+    def instance_capacity(self, name: str) -> tuple[int, int] | None:
+        """(vCPUs, memory MiB) of instance type `g5.xlarge`, or None where the matrix has no such row."""
+        family, _, size = name.strip().partition(".")
+        row = self._capacity.get(family)
+        if row is None or size not in row.vcpus or size not in row.memory_mib:
+            return None
+        return row.vcpus[size], row.memory_mib[size]
+
     def is_gpu_instance(self, name: str) -> bool:
         """True when `name` is a known GPU instance type (data, not a name prefix guess)."""
         return self.instance_type(name) is not None

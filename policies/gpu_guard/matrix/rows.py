@@ -265,6 +265,14 @@ class InstanceFamily(_Row):
         return self
 
 
+class InstanceCapacity(_Row):
+    """vCPUs and memory of each size of an EC2 GPU instance family (EC2 DescribeInstanceTypes' figures)."""
+
+    family: str = Field(description="Family, a row of instance_families")
+    vcpus: dict[str, int] = Field(description="Default vCPUs per size")
+    memory_mib: dict[str, int] = Field(description="Memory per size, MiB (before Karpenter's VM overhead)")
+
+
 class BakedDriver(_Row):
     """The driver branch a node image ships from a date on."""
 
@@ -464,6 +472,9 @@ class MatrixData(BaseModel):
     operators: tuple[OperatorRelease, ...] = Field(description="GPU Operator releases")
     gpus: tuple[GpuModel, ...] = Field(description="GPU models")
     instance_families: tuple[InstanceFamily, ...] = Field(description="EC2 GPU instance families")
+    instance_capacity: tuple[InstanceCapacity, ...] = Field(
+        default=(), description="vCPUs and memory of the GPU instance sizes"
+    )
     node_images: tuple[NodeImageRow, ...] = Field(description="EKS node images")
     image_releases: tuple[ImageRelease, ...] = Field(default=(), description="What each node image release ships")
     eks_versions: tuple[EksVersion, ...] = Field(description="EKS versions and support dates")

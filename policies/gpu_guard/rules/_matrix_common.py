@@ -35,6 +35,7 @@ from ..calendar import judging_day
 from ..inventory import DriverSpec, Inventory, Pool, Reach, Workload
 from ..matrix import Finding, Matrix, OsName, parse_image_version
 from ..versions import parse_cuda_version, parse_driver_version
+from ._dockerfile import Builds, base_image
 
 ADVISORY_PREFIX = CAVEAT_MARK
 
@@ -253,9 +254,25 @@ def label_cuda(workload: Workload) -> str | None:
     return label
 
 
-def container_cuda(matrix: Matrix, workload: Workload, image: str) -> ContainerCuda | None:
-    """The image's CUDA when the matrix knows the tag, else the workload's label; None when neither."""
-    from_image = image_cuda(matrix, image)
+def built_cuda(matrix: Matrix, builds: Builds | None, workload: Workload, image: str) -> ContainerCuda | None:
+    """The CUDA of the base image of the Dockerfile the stack builds the container's image from, when the matrix
+    knows that base image's tag (`FROM nvidia/cuda:12.2.0-runtime-ubuntu22.04`); None otherwise."""
+    build = builds.of(workload.urn, image) if builds else None
+    if build is None:
+        return None
+    base, where = base_image(build)
+    known = matrix.image_cuda(base) if base is not None else None
+    if known is None:
+        return None
+    return ContainerCuda(str(known.cuda), known.forward_compat, known.admitted_branches,
+                         f"FROM {base} of {where}, built by '{build.resource.name}'")
+
+
+def container_cuda(matrix: Matrix, workload: Workload, image: str,
+                   builds: Builds | None = None) -> ContainerCuda | None:
+    """The image's CUDA when the matrix knows the tag, else the base image of the Dockerfile the stack builds it
+    from (`builds`), else the workload's label; None when none tells."""
+    from_image = image_cuda(matrix, image) or built_cuda(matrix, builds, workload, image)
     if from_image is not None:
         return from_image
     label = label_cuda(workload)
@@ -274,8 +291,10 @@ class GpuContainerReach:
     reaches: list[Reach]
 
 
-def gpu_container_reaches(inv: Inventory, matrix: Matrix) -> Iterator[GpuContainerReach]:
+def gpu_container_reaches(inv: Inventory, matrix: Matrix, builds: Builds | None = None) -> Iterator[GpuContainerReach]:
     """Every container that requests a GPU and whose CUDA is known, with the GPU pools it can reach.
+
+    `builds`: the images the stack builds, whose Dockerfile's FROM line tells a CUDA the tag does not.
 
     The pools are every pool gpu-nodes-tainted calls a GPU pool (instance types, families of the matrix, GPU
     label requirements, EKS Auto Mode's eks.amazonaws.com labels), as gpu-workload-schedulable reaches them.
@@ -289,7 +308,7 @@ def gpu_container_reaches(inv: Inventory, matrix: Matrix) -> Iterator[GpuContain
             continue
         reaches = inv.reach(workload, pools)
         for container in containers:
-            cuda = container_cuda(matrix, workload, container.image)
+            cuda = container_cuda(matrix, workload, container.image, builds)
             if cuda is not None:
                 yield GpuContainerReach(workload, container.name, cuda, reaches)
 

@@ -5,12 +5,24 @@ YAML flow mapping pasted into a string) and the Ingress never gets a load balanc
 
 This module also holds the ALB Ingress detection `alb-waf-attached` shares.
 
+Cannot see, cannot block: the certificate and the TLS policy need not be on the Ingress. Without a
+`certificate-arn` annotation the controller takes `spec.certificateArn` of the IngressClass's IngressClassParams,
+else discovers ACM certificates for the Ingress's `tls` hosts and rule hosts (an account's ACM content); without
+an `ssl-policy` annotation it takes the IngressClassParams' `spec.sslPolicy`, else its default. The IngressClass
+and its parameters are other objects (often the controller chart's), which a resource policy does not see. So a
+missing certificate or TLS policy goes to the advisory twin `alb-https-only-unseen`, naming what lets the pack
+judge; a value the Ingress states is judged here.
+
 Sources:
 - AWS Load Balancer Controller Ingress annotations (listen-ports JSON, certificate-arn, ssl-redirect,
   ssl-policy default ELBSecurityPolicy-2016-08, scheme default internal):
   https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/ingress/annotations/
 - ELB security policies (which allow TLS 1.0/1.1): https://docs.aws.amazon.com/elasticloadbalancing/latest/application/describe-ssl-policies.html
 - EKS Best Practices, TLS on the load balancer: https://docs.aws.amazon.com/eks/latest/best-practices/load-balancing.html
+- Certificate discovery (IngressClassParams spec.certificateArn, then ACM by tls / rule hosts):
+  https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/ingress/cert_discovery/
+- IngressClassParams (spec.certificateArn, spec.sslPolicy take precedence over the annotations):
+  https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/ingress/ingress_class/
 """
 
 from __future__ import annotations
@@ -20,8 +32,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..base import EnforcementLevel, ReportViolation, resource_policy
-from ..inventory import get
+from ..base import UNSEEN_MARK, ReportViolation, resource_policy_with_unseen
+from ..inventory import as_list, get
 
 ANNOTATION = "alb.ingress.kubernetes.io/"
 # Source: https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/ingress/annotations/
@@ -108,6 +120,9 @@ def validate(args: Any, report_violation: ReportViolation) -> None:
     def report(problem: str) -> None:
         report_violation(f"{where} {problem}.", args.urn)
 
+    def unseen(problem: str, fix: str) -> None:
+        report_violation(f"{UNSEEN_MARK}{where} {problem}. To let the pack judge it: {fix}.", args.urn)
+
     listeners, problem = _listen_ports(annotation(args.props, ANNOTATION + "listen-ports"))
     if problem:
         report(problem)
@@ -115,8 +130,12 @@ def validate(args: Any, report_violation: ReportViolation) -> None:
         report(f"listens on {listeners} without HTTPS {HTTPS_PORT}. Fix: {ANNOTATION}listen-ports: "
                f"'{RECOMMENDED_LISTEN_PORTS}'")
     if not has_annotation(args.props, ANNOTATION + "certificate-arn"):
-        report(f"has no {ANNOTATION}certificate-arn, so it cannot terminate TLS. Fix: set it to the ACM certificate "
-               "ARN for the host")
+        hosts = _hosts(args.props)
+        found = (f"discovers an ACM certificate for {hosts} (the account's ACM certificates, which a preview cannot "
+                 "see)" if hosts else "has no host to discover an ACM certificate for")
+        unseen(f"has no {ANNOTATION}certificate-arn: its certificate comes from its IngressClassParams' "
+               f"spec.certificateArn, which a resource policy does not see, or the controller {found}",
+               f"set {ANNOTATION}certificate-arn to the ACM certificate ARN for the host")
     redirect = annotation(args.props, ANNOTATION + "ssl-redirect")
     if redirect != str(HTTPS_PORT):
         state = "unset" if redirect is None else repr(redirect)
@@ -124,17 +143,27 @@ def validate(args: Any, report_violation: ReportViolation) -> None:
                f"Fix: {ANNOTATION}ssl-redirect: '{HTTPS_PORT}'")
     policy = annotation(args.props, ANNOTATION + "ssl-policy")
     if policy is None:
-        report(f"sets no {ANNOTATION}ssl-policy, so the controller uses {DEFAULT_SSL_POLICY}, which still allows "
-               f"TLS 1.0 and 1.1. Fix: {ANNOTATION}ssl-policy: {RECOMMENDED_SSL_POLICY}")
+        unseen(f"sets no {ANNOTATION}ssl-policy: its TLS policy is its IngressClassParams' spec.sslPolicy, which a "
+               f"resource policy does not see, else the controller's {DEFAULT_SSL_POLICY}, which still allows TLS "
+               "1.0 and 1.1", f"{ANNOTATION}ssl-policy: {RECOMMENDED_SSL_POLICY}")
     elif not policy.startswith(TLS12_POLICY_PREFIXES):
         report(f"uses {ANNOTATION}ssl-policy {policy}, which is not a TLS 1.2+ policy. "
                f"Fix: {ANNOTATION}ssl-policy: {RECOMMENDED_SSL_POLICY}")
 
 
-POLICY = resource_policy(
+def _hosts(props: Any) -> list[str]:
+    """The hosts the controller discovers certificates for: spec.tls[].hosts and spec.rules[].host."""
+    hosts = [str(h) for t in as_list(get(props, "spec", "tls")) for h in as_list(get(t, "hosts"))]
+    hosts += [str(h) for r in as_list(get(props, "spec", "rules")) if (h := get(r, "host"))]
+    return sorted(set(hosts))
+
+
+POLICY = resource_policy_with_unseen(
     "alb-https-only",
-    "An internet-facing ALB Ingress listens on HTTPS with a certificate, redirects HTTP, uses a TLS 1.2+ policy and "
-    "has valid JSON listen-ports.",
+    "An internet-facing ALB Ingress listens on HTTPS, redirects HTTP, has valid JSON listen-ports, and states no "
+    "weak TLS policy; a certificate or TLS policy it leaves to its IngressClassParams or ACM is advisory.",
     validate,
-    enforcement=EnforcementLevel.MANDATORY,
+    unseen_description="Advisory twin of alb-https-only: an internet-facing ALB Ingress whose certificate or TLS "
+                       "policy comes from its IngressClassParams or from ACM certificate discovery, which a resource "
+                       "policy cannot see; it names what lets the pack judge.",
 )

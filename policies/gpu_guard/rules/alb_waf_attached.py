@@ -1,6 +1,14 @@
 """alb-waf-attached: an internet-facing ALB has a WAFv2 web ACL (advisory; prod mandatory).
 
+Cannot see, cannot block: without the annotation the web ACL may still come from the IngressClass's
+IngressClassParams (`spec.wafv2AclArn`) or from an AWS Firewall Manager policy of the account's organization,
+neither of which a resource policy sees. The advisory twin `alb-waf-attached-unseen` says so and names the
+annotation; an annotation that removes the ACL (`none`) or is not a regional WAFv2 ARN is judged here.
+
 Sources:
+- IngressClassParams `spec.wafv2AclArn`: https://github.com/kubernetes-sigs/aws-load-balancer-controller/pull/4312
+- AWS Firewall Manager WAF policies (web ACLs associated with an account's ALBs):
+  https://docs.aws.amazon.com/waf/latest/developerguide/waf-policies.html
 - `alb.ingress.kubernetes.io/wafv2-acl-arn` (regional WAFv2 only; `none` removes the ACL):
   https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/ingress/annotations/#wafv2-acl-arn
 - EKS Best Practices, load balancing: https://docs.aws.amazon.com/eks/latest/best-practices/load-balancing.html
@@ -10,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..base import EnforcementLevel, ReportViolation, resource_policy
+from ..base import UNSEEN_MARK, EnforcementLevel, ReportViolation, resource_policy_with_unseen
 from ..inventory import get
 from .alb_https_only import ANNOTATION, annotation, internet_facing_alb, is_ingress
 
@@ -27,19 +35,27 @@ def validate(args: Any, report_violation: ReportViolation) -> None:
     acl = annotation(args.props, WAF_ANNOTATION)
     fix = (f"Fix: {WAF_ANNOTATION}: arn:aws:wafv2:<region>:<account>:regional/webacl/<name>/<id> "
            "(a regional WAFv2 web ACL, e.g. with the AWS managed common rule set)")
-    if not acl or acl == WAF_DISABLED:
-        state = "not set" if acl is None else f"{acl!r}"
+    if not acl:
+        report_violation(f"{UNSEEN_MARK}Internet-facing ALB Ingress '{name}' sets no {WAF_ANNOTATION}: its web ACL "
+                         "comes from its IngressClassParams' spec.wafv2AclArn or an AWS Firewall Manager policy, if "
+                         "any, and a resource policy sees neither. To let the pack judge it: "
+                         f"{fix.removeprefix('Fix: ')}.", args.urn)
+    elif acl == WAF_DISABLED:
         report_violation(f"Internet-facing ALB Ingress '{name}' has no WAFv2 web ACL ({WAF_ANNOTATION} is "
-                         f"{state}). {fix}.", args.urn)
+                         f"{acl!r}, which removes it). {fix}.", args.urn)
     elif not acl.startswith(WAFV2_REGIONAL_ARN) or ":regional/webacl/" not in acl:
         report_violation(f"Internet-facing ALB Ingress '{name}' has {WAF_ANNOTATION} {acl!r}, which is not a regional "
                          f"WAFv2 web ACL ARN (ALBs take regional ACLs only). {fix}.", args.urn)
 
 
-POLICY = resource_policy(
+POLICY = resource_policy_with_unseen(
     "alb-waf-attached",
-    "An internet-facing ALB Ingress has a regional WAFv2 web ACL.",
+    "An internet-facing ALB Ingress has a regional WAFv2 web ACL; one it leaves to its IngressClassParams or to "
+    "Firewall Manager is advisory.",
     validate,
+    unseen_description="Advisory twin of alb-waf-attached: an internet-facing ALB Ingress without the WAF annotation, "
+                       "whose web ACL may come from its IngressClassParams or AWS Firewall Manager, which a resource "
+                       "policy cannot see; it names what lets the pack judge.",
     enforcement=EnforcementLevel.ADVISORY,
     prod=EnforcementLevel.MANDATORY,
 )

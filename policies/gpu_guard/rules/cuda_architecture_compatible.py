@@ -14,6 +14,7 @@ from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs
 from ..base import stack_policy
 from ..inventory import build_inventory
 from ..matrix import Finding, load_matrix
+from ._dockerfile import Builds
 from ._matrix_common import gpu_container_reaches, judged, report_findings
 
 NAME = "cuda-architecture-compatible"
@@ -23,7 +24,7 @@ def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
     matrix = load_matrix()
     seen: set[str] = set()
     verdicts: dict[tuple[str, str], list[Finding]] = {}  # N workloads x P pools ask about few (CUDA, type) pairs
-    for item in gpu_container_reaches(build_inventory(args.resources), matrix):
+    for item in gpu_container_reaches(build_inventory(args.resources), matrix, Builds(args.resources)):
         workload, cuda = item.workload, item.cuda
         for reach in item.reaches:
             for instance_type in reach.instance_types or reach.pool.instance_types:

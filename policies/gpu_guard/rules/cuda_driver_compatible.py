@@ -36,6 +36,7 @@ from ..base import stack_policy_with_caveats
 from ..inventory import Inventory, Reach, Workload, build_inventory
 from ..matrix import Finding, Matrix, ToolkitMode, load_matrix
 from ..props import get
+from ._dockerfile import Builds
 from ._matrix_common import (
     ADVISORY_PREFIX,
     TODAY_PROPERTY,
@@ -123,7 +124,7 @@ def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
     inv = build_inventory(args.resources)
     seen: set[str] = set()
     memo = _Memo()
-    for item in gpu_container_reaches(inv, matrix):
+    for item in gpu_container_reaches(inv, matrix, Builds(args.resources)):
         for reach in item.reaches:
             _judge(matrix, inv, item.workload, reach, item.cuda, container=item.container, today=today,
                    report=report, seen=seen, memo=memo)

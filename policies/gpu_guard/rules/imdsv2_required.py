@@ -3,7 +3,16 @@
 IMDSv1 answers any unauthenticated GET, so an SSRF in an inference server reads the node role's
 credentials; a hop limit above 2 lets those credentials leave the node through extra network hops.
 
+Cannot see, cannot block: a launch template that leaves `httpTokens` unset gets EC2's default, which is not
+in the stack: `required` when the AMI's ImdsSupport is v2.0 (AL2023 and Bottlerocket EKS AMIs are) and the
+account's instance-metadata defaults express no preference, else the account default, else `optional`. The
+pack cannot see the AMI's ImdsSupport nor the account's defaults, so the advisory twin `imdsv2-required-unseen`
+says so and names `httpTokens: required`; an `httpTokens` the template states is judged here.
+
 Sources:
+- HttpTokens default (the AMI's ImdsSupport, the account-level default):
+  https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_LaunchTemplateInstanceMetadataOptionsRequest.html and
+  https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/configuring-IMDS-new-instances.html
 - EKS Best Practices, restrict access to the instance profile:
   https://docs.aws.amazon.com/eks/latest/best-practices/identity-and-access-management.html
 - Launch template metadata options (httpTokens required|optional, hop limit 1..64):
@@ -16,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..base import EnforcementLevel, ReportViolation, resource_policy
+from ..base import UNSEEN_MARK, ReportViolation, resource_policy_with_unseen
 from ..inventory import LAUNCH_TEMPLATE, get
 
 # Two hops: the node itself plus one container network hop (pods without host networking).
@@ -48,16 +57,18 @@ def _hop_problem(hops: Any) -> str | None:
 def _launch_template(args: Any, report: ReportViolation) -> None:
     options = get(args.props, "metadataOptions")
     where = f"Launch template '{args.name}'"
+    unseen = ("the AMI's ImdsSupport and the account's instance-metadata defaults decide whether instances accept "
+              "IMDSv1, and a preview sees neither. To let the pack judge it: " + _FIX_LT)
     if options is None:
-        report(f"{where} sets no metadataOptions, so instances accept IMDSv1 (httpTokens defaults to optional); "
-               f"IMDSv2 is required. Fix: {_FIX_LT}.", args.urn)
+        report(f"{UNSEEN_MARK}{where} sets no metadataOptions: {unseen}.", args.urn)
         return
     if str(get(options, "httpEndpoint", default="enabled")) == "disabled":
         return  # no metadata service at all
     tokens = get(options, "httpTokens")
-    if str(tokens) != "required":
-        state = "unset" if tokens is None else repr(tokens)
-        report(f"{where}: metadataOptions.httpTokens is {state}; IMDSv2 requires 'required'. Fix: {_FIX_LT}.",
+    if tokens is None:
+        report(f"{UNSEEN_MARK}{where}: metadataOptions.httpTokens is unset: {unseen}.", args.urn)
+    elif str(tokens) != "required":
+        report(f"{where}: metadataOptions.httpTokens is {tokens!r}; IMDSv2 requires 'required'. Fix: {_FIX_LT}.",
                args.urn)
     problem = _hop_problem(get(options, "httpPutResponseHopLimit", default=EC2_DEFAULT_HOP_LIMIT))
     if problem:
@@ -93,9 +104,11 @@ def validate(args: Any, report_violation: ReportViolation) -> None:
         _node_class(args, report_violation)
 
 
-POLICY = resource_policy(
+POLICY = resource_policy_with_unseen(
     "imdsv2-required",
     "Launch templates and EC2NodeClasses require IMDSv2 (httpTokens: required) with a hop limit of at most 2.",
     validate,
-    enforcement=EnforcementLevel.MANDATORY,
+    unseen_description="Advisory twin of imdsv2-required: a launch template that leaves httpTokens to the AMI and "
+                       "the account's instance-metadata defaults, which a preview cannot see; it names what lets the "
+                       "pack judge.",
 )

@@ -8,6 +8,14 @@ A resource is linked to another through Pulumi's property dependencies when the 
 (the queue ARN is an output, unknown during preview), and otherwise by value: the target ARN ends in
 the queue name, the target's `rule` is the rule's name, `settings.interruptionQueue` is the queue name.
 
+EventBridge patterns are matched as EventBridge matches them (`_event_pattern`): a field a pattern leaves out
+matches anything, so a rule naming only `source: ["aws.ec2"]` delivers every EC2 event Karpenter wants; prefixes,
+suffixes, `anything-but`, `equals-ignore-case`, `wildcard`, `exists`, numeric and `$or` are evaluated. The pack
+knows an event's source and detail type only: a pattern that also filters on other fields (account, region,
+detail) may pass some events of a type and not others, and a pattern not known in a preview cannot be matched.
+Cannot see, cannot block: neither counts as missing; the advisory twin `karpenter-interruption-handling-caveats`
+names the rule and what would let the pack judge.
+
 EKS Auto Mode handles Spot interruptions itself: a stack that installs no Karpenter release and whose
 NodePools all use Auto Mode's NodeClass (or, while they are not known yet, whose cluster runs Auto Mode)
 needs no queue of its own.
@@ -19,6 +27,7 @@ Sources:
 - Interruption handling: https://karpenter.sh/docs/concepts/disruption/#interruption
 - EKS Best Practices, Karpenter ("Enable interruption handling"):
   https://docs.aws.amazon.com/eks/latest/best-practices/karpenter.html
+- EventBridge event patterns: https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-event-patterns.html
 - The queue and rules Karpenter's getting-started CloudFormation creates (v1.14.1):
   https://github.com/aws/karpenter-provider-aws/blob/release-v1.14.1/website/content/en/v1.14/getting-started/getting-started-with-karpenter/cloudformation.yaml
 """
@@ -31,11 +40,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..base import EnforcementLevel, ReportViolation, stack_policy
+from ..base import CAVEAT_MARK, EnforcementLevel, ReportViolation, stack_policy_with_caveats
 from ..homes import auto_mode_cluster
 from ..inventory import HELM_RELEASE_TYPES, as_list, get
 from ..node_labels import is_auto_mode_ref
-from ..props import properties_pending
+from ..props import Deferred, deferred_get, properties_pending
+from ._event_pattern import ALL, SOME, match
 
 QUEUE = "aws:sqs/queue:Queue"
 EVENT_RULE = "aws:cloudwatch/eventRule:EventRule"
@@ -55,12 +65,22 @@ REQUIRED_EVENTS = (
 )
 
 
+# What the pack knows of each event Karpenter wants: these fields; every other one may hold anything.
+KNOWN_FIELDS = frozenset({"version", "source", "detail-type"})
+
+
 @dataclass(frozen=True)
 class _Rule:
     resource: Any
     name: str | None
-    events: frozenset[tuple[str, str]]
+    pattern: Mapping[str, Any] | None  # None: not known in this preview
     detail_types: tuple[str, ...]
+
+    def verdict(self, source: str, detail_type: str) -> str:
+        """ALL, SOME or NONE of the events of this type the rule passes (SOME also: its pattern is not known)."""
+        if self.pattern is None:
+            return SOME
+        return match(self.pattern, {"version": "0", "source": source, "detail-type": detail_type}, KNOWN_FIELDS)
 
 
 def _is_nodepool(resource_type: str) -> bool:
@@ -92,8 +112,11 @@ def _queue_name(queue: Any) -> str | None:
 
 
 def _rule(resource: Any, report: ReportViolation) -> _Rule | None:
-    raw = get(resource.props, "eventPattern")
-    name = get(resource.props, "name")
+    raw = deferred_get(resource.props, "eventPattern")
+    name = deferred_get(resource.props, "name")
+    name = None if isinstance(name, Deferred) else name
+    if isinstance(raw, Deferred):
+        return _Rule(resource, str(name) if name is not None else None, None, ())
     try:
         pattern = json.loads(str(raw)) if raw is not None else {}
     except ValueError:
@@ -102,10 +125,8 @@ def _rule(resource: Any, report: ReportViolation) -> _Rule | None:
         return None
     if not isinstance(pattern, Mapping):
         return None
-    sources = [str(s) for s in as_list(pattern.get("source"))]
-    detail_types = tuple(str(d) for d in as_list(pattern.get("detail-type")))
-    events = frozenset((s, d) for s in sources for d in detail_types)
-    return _Rule(resource, str(name) if name is not None else None, events, detail_types)
+    detail_types = tuple(d for d in as_list(pattern.get("detail-type")) if isinstance(d, str))
+    return _Rule(resource, str(name) if name is not None else None, pattern, detail_types)
 
 
 def _targets_queue(target: Any, queue: Any) -> bool:
@@ -133,6 +154,47 @@ def _release_names_queue(release: Any, queue: Any) -> bool:
     return configured is not None and _queue_name(queue) is not None and str(configured) == _queue_name(queue)
 
 
+def _configured_queue(release: Any) -> str | Deferred | None:
+    """The release's settings.interruptionQueue: a name, a Deferred (not known in this preview), None (unset)."""
+    value = deferred_get(release.props, "values", "settings", "interruptionQueue")
+    if isinstance(value, Deferred):
+        return value
+    return str(value) if value not in (None, "") else None
+
+
+def _queue_outside(resources: list[Any], releases: list[Any], nodepools: list[Any], queues: list[Any],
+                   report: ReportViolation) -> bool:
+    """Cannot see, cannot block: Karpenter reads a queue this stack does not hold (a name no queue here has: another
+    stack, or a queue made outside Pulumi, as Karpenter's getting-started CloudFormation makes it), or Karpenter is
+    installed outside this stack and no queue is here. Says so as a caveat; True when it did."""
+    fix = ("To let the pack judge it: create the queue and its EventBridge rules in this stack, or judge the stack "
+           "that holds them")
+    if not releases:
+        if queues:
+            return False
+        if any(r.resource_type in HELM_RELEASE_TYPES and properties_pending(r.resource_type, r.props)
+               for r in resources):
+            return True  # a release with no properties yet may be Karpenter's: the verdict waits (the -pending twin)
+        report(f"{CAVEAT_MARK}Karpenter's NodePools are in this stack (" + ", ".join(f"'{r.name}'" for r in nodepools)
+               + ") but its controller is not, nor an SQS interruption queue: the queue Karpenter is configured with "
+               f"and the rules that feed it live where the pack cannot see them. {fix}.", nodepools[0].urn)
+        return True
+    outside = []
+    for release in releases:
+        configured = _configured_queue(release)
+        if configured is None or any(_release_names_queue(release, q) for q in queues):
+            continue
+        if isinstance(configured, Deferred) and queues:
+            continue  # a value computed from another resource: linked through property dependencies when known
+        outside.append(release)
+        shown = "a value not known in this preview" if isinstance(configured, Deferred) else repr(configured)
+        report(f"{CAVEAT_MARK}Karpenter release '{release.name}' reads the interruption queue {shown}, which is not a "
+               "queue of this stack: the pack cannot see that queue or the EventBridge rules that feed it (another "
+               f"stack, or made outside Pulumi, as Karpenter's getting-started CloudFormation does). {fix}.",
+               release.urn)
+    return bool(outside)
+
+
 def _auto_mode_only(resources: list[Any], nodepools: list[Any]) -> bool:
     """Every NodePool is EKS Auto Mode's: its nodeClassRef names Auto Mode's NodeClass, or, not known yet, the
     stack's cluster runs Auto Mode."""
@@ -156,13 +218,16 @@ def validate(args: Any, report_violation: ReportViolation) -> None:
         return  # EKS Auto Mode runs Karpenter and its interruption handling itself
     anchor = (releases or nodepools)[0]
     queues = [r for r in resources if r.resource_type == QUEUE]
+    outside = _queue_outside(resources, releases, nodepools, queues, report_violation)
+    if outside:
+        return  # the queue and its rules live where the pack cannot see them: said as a caveat
     if not queues:
         report_violation(
             "Karpenter runs in this stack (" + ", ".join(f"'{r.name}'" for r in (releases or nodepools)) + ") but no "
-            "SQS interruption queue (aws:sqs/queue:Queue) exists, so Spot interruptions, scheduled health events and "
-            "instance state changes reach no one: nodes vanish without cordon and drain. Fix: create the queue "
-            "(messageRetentionSeconds: 300, sqsManagedSseEnabled: true), set the Karpenter chart value "
-            "settings.interruptionQueue to its name, and route the EventBridge rules for "
+            "SQS interruption queue (aws:sqs/queue:Queue) exists and settings.interruptionQueue is unset, so Spot "
+            "interruptions, scheduled health events and instance state changes reach no one: nodes vanish without "
+            "cordon and drain. Fix: create the queue (messageRetentionSeconds: 300, sqsManagedSseEnabled: true), set "
+            "the Karpenter chart value settings.interruptionQueue to its name, and route the EventBridge rules for "
             + ", ".join(f'"{d}"' for _, d in REQUIRED_EVENTS) + " to it.",
             anchor.urn,
         )
@@ -173,22 +238,38 @@ def validate(args: Any, report_violation: ReportViolation) -> None:
         if named:
             configured_queues = named
             continue
-        configured = get(release.props, "values", "settings", "interruptionQueue")
         names = [_queue_name(q) or q.name for q in queues]
-        state = "unset" if configured is None else repr(configured)
         report_violation(
-            f"Karpenter release '{release.name}' has settings.interruptionQueue {state}, which names none "
-            f"of the stack's SQS queues {names}; Karpenter ignores interruption events. Fix: "
+            f"Karpenter release '{release.name}' has settings.interruptionQueue unset, and the stack's SQS queues "
+            f"{names} are not named by it; Karpenter ignores interruption events. Fix: "
             f"settings.interruptionQueue: {names[0]}.",
             release.urn,
         )
     rules = [rule for r in resources if r.resource_type == EVENT_RULE if (rule := _rule(r, report_violation))]
     targets = [r for r in resources if r.resource_type == EVENT_TARGET]
-    delivered: set[tuple[str, str]] = set()
-    for rule in rules:
-        if any(_target_of_rule(t, rule) and any(_targets_queue(t, q) for q in configured_queues) for t in targets):
-            delivered |= rule.events
-    missing = [event for event in REQUIRED_EVENTS if event not in delivered]
+    feeding = [rule for rule in rules
+               if any(_target_of_rule(t, rule) and any(_targets_queue(t, q) for q in configured_queues)
+                      for t in targets)]
+    missing = []
+    for source, detail_type in REQUIRED_EVENTS:
+        verdicts = [(rule, rule.verdict(source, detail_type)) for rule in feeding]
+        if any(verdict == ALL for _, verdict in verdicts):
+            continue
+        partial = [rule for rule, verdict in verdicts if verdict == SOME]
+        if not partial:
+            missing.append((source, detail_type))
+            continue
+        why = ("its eventPattern is not known in this preview; the next preview or `pulumi up` judges it"
+               if any(rule.pattern is None for rule in partial)
+               else "it also filters on fields of the event the pack does not know (account, region, resources, "
+                    "detail), so it may pass some of these events and not others")
+        report_violation(
+            f"{CAVEAT_MARK}EventBridge rule(s) {', '.join(repr(r.resource.name) for r in partial)} with a target on "
+            f"the Karpenter interruption queue may or may not match source {source!r} detail-type {detail_type!r}: "
+            f"{why}. To let the pack judge it: a rule whose pattern names only source and detail-type "
+            f"(json.dumps({{\"source\": [\"{source}\"], \"detail-type\": [\"{detail_type}\"]}})).",
+            partial[0].resource.urn,
+        )
     if not missing:
         return
     spelled = {d for rule in rules for d in rule.detail_types}
@@ -201,15 +282,19 @@ def validate(args: Any, report_violation: ReportViolation) -> None:
             f"detail-type {detail_type!r}{hint}; Karpenter never hears of it. Fix: an aws.cloudwatch.EventRule with "
             f"event_pattern json.dumps({{\"source\": [\"{source}\"], \"detail-type\": [\"{detail_type}\"]}}) and an "
             "EventTarget with arn = the queue's ARN.",
-            anchor.urn,
+            configured_queues[0].urn,  # an AWS resource: the same in every phase (a pending release is not)
         )
 
 
-POLICY = stack_policy(
+POLICY = stack_policy_with_caveats(
     "karpenter-interruption-handling",
     "When Karpenter runs, an SQS interruption queue exists, Karpenter is configured with it, and EventBridge rules "
-    "send it Spot interruption, rebalance, instance state-change, capacity-reservation and scheduled health events.",
+    "send it Spot interruption, rebalance, instance state-change, capacity-reservation and scheduled health events "
+    "(patterns matched as EventBridge matches them).",
     validate,
+    caveats_description="Caveats of karpenter-interruption-handling: EventBridge rules whose pattern the pack cannot "
+                        "match against an event Karpenter wants (not known in a preview, or filtering on fields of "
+                        "the event the pack does not know).",
     enforcement=EnforcementLevel.ADVISORY,
     prod=EnforcementLevel.MANDATORY,
     reads=("kubernetes:karpenter.sh/v1:NodePool", *HELM_RELEASE_TYPES),
