@@ -365,20 +365,6 @@ def _get_session_context(args: dict[str, Any], ctx: MockContext) -> dict[str, An
 _ASSUMED_ROLE = re.compile(r"^arn:([^:]+):sts::(\d{12}):assumed-role/([^/]+)/(.+)$")
 
 
-# What `aws.eks.getAddonVersion` returns (pulumi-aws: addonName, id, kubernetesVersion, mostRecent, version;
-# https://www.pulumi.com/registry/packages/aws/api-docs/eks/getaddonversion/), from EKS DescribeAddonVersions
-# (https://docs.aws.amazon.com/eks/latest/APIReference/API_DescribeAddonVersions.html). Which version EKS names
-# is not known offline: the answer has the shape EKS gives (`v<semver>-eksbuild.<n>`) and says it is offline, so a
-# program that passes it on (pulumi-eks examples' CoreDNS add-on) runs in every phase instead of reading None.
-OFFLINE_ADDON_VERSION = "v0.0.0-eksbuild.offline"
-
-
-def _get_addon_version(args: dict[str, Any], ctx: MockContext) -> dict[str, Any]:
-    name, kubernetes = str(args.get("addonName") or ""), str(args.get("kubernetesVersion") or "")
-    return {"id": name, "addonName": name, "kubernetesVersion": kubernetes,
-            "mostRecent": bool(args.get("mostRecent")), "version": OFFLINE_ADDON_VERSION}
-
-
 def _eks_kubeconfig_method(args: dict[str, Any], ctx: MockContext) -> dict[str, Any]:
     cluster = args.get("__self__")
     name = getattr(cluster, "_name", None) or "cluster"
@@ -397,7 +383,6 @@ INVOKES: dict[str, InvokeHandler] = {
     "aws:eks/getClusterAuth:getClusterAuth": _get_eks_cluster_auth,
     "aws:eks/getClusters:getClusters": _get_eks_clusters,
     "aws:eks/getAccessEntry:getAccessEntry": _get_access_entry,
-    "aws:eks/getAddonVersion:getAddonVersion": _get_addon_version,
     "aws:eks/getNodeGroups:getNodeGroups": _get_node_groups,
     "aws:autoscaling/getAmiIds:getAmiIds": _get_auto_scaling_groups,
     "aws:iam/getPolicyDocument:getPolicyDocument": _get_policy_document,

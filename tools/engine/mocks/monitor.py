@@ -46,7 +46,7 @@ from pulumi.runtime.proto import provider_pb2, resource_pb2
 from pulumi.runtime.settings import get_project, get_stack
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
-from tools.engine.mocks.eks import answer_eks_cluster, get_log_groups
+from tools.engine.mocks.eks import RESOURCE_REFERENCE_OUTPUTS, answer_eks_cluster, get_log_groups
 from tools.engine.mocks.eks_children import Child, construct_cluster, uncovered
 from tools.engine.mocks.eks_nodegroups import MANAGED_NODE_GROUP, construct_managed_node_group, uncovered_mng
 from tools.engine.mocks.invokes import INVOKES, MockValueError, eks_cluster_description
@@ -426,6 +426,11 @@ class RecordingMonitor(MockMonitor):
             # the rest of the program can continue"); tools/engine/unseen.py makes what reads them pending.
             return resource_pb2.RegisterResourceResponse(urn=urn, id=id_, object=struct_pb2.Struct(),
                                                          result=resource_pb2.Result.FAIL)
+        if request.remote and request.type == "eks:index:Cluster":
+            # The Cluster's resource-reference outputs (`eksCluster`, `core`, ...) are live resources the mocks cannot
+            # hand back: unknown, as the SDK resolves what it is not told, not a None the program's `apply` reads
+            # (pulumi-eks examples/cluster-py reads `cluster.eks_cluster.version` in phase up).
+            state = {**dict.fromkeys(RESOURCE_REFERENCE_OUTPUTS, UNKNOWN), **state}
         return resource_pb2.RegisterResourceResponse(urn=urn, id=id_, object=self._outputs_struct(state))
 
     def _register_child(self, ctx: MockContext, child: Child) -> tuple[str, dict[str, Any]]:
