@@ -12,7 +12,7 @@ from policies.gpu_guard.matrix import load_matrix
 MATRIX = load_matrix()
 PAST = date(2025, 8, 1)
 EOL = ("advisory", "driver-branch-eol", "R575 is listed by NVIDIA as end of life: driver 575 gets no more bug or "
-       "security fixes. Move to a supported branch: R580, R535, R595, R570, R610.")
+       "security fixes. Move to an image release that ships a supported branch: R580, R595, R570.")
 ARCH = ("ok", "gpu-architecture-supported", "driver 575 supports L4 (Ada) on g6.xlarge")
 
 

@@ -1,4 +1,5 @@
-"""The advisory for a fractional-GPU instance (g6f/gr6f: a share of one L4 on the GRID driver), exactly.
+"""The advisory for a fractional-GPU instance (g6f/gr6f: a share of one L4 on the GRID driver), exactly, as issue 39's
+audit corrected it (one logical GPU on a node group; Karpenter counts 0).
 Written from survivors of the mutation run (docs/testing.md); the shares are matrix.yaml's rows, from the
 Karpenter instance-type reference they cite."""
 
@@ -18,10 +19,12 @@ def test_a_fractional_gpu_instance_is_told_as_a_share_on_the_grid_driver(name: s
     assert inst is not None and inst.fraction == share and inst.driver_kind == "grid"
     assert MATRIX.fractional_gpu_finding(inst) == Finding(
         "advisory", "gpu-instance-fractional",
-        f"{name} is a fractional L4 ({share} of one GPU), served by the GRID driver: Karpenter reports "
-        "karpenter.k8s.aws/instance-gpu-count=0 and the node advertises no nvidia.com/gpu, so a pod requesting "
-        "nvidia.com/gpu never schedules on it, and a NodePool limit on nvidia.com/gpu does not bound it. Run "
-        "workloads that fit the GPU share and select the pool by its labels.",
+        f"{name} is a fractional L4 ({share} of one GPU), served by the GRID driver. EC2 reports one logical GPU "
+        "(LogicalGpuCount 1, Count 0) and the node's device plugin advertises one nvidia.com/gpu: in a managed or "
+        "self-managed node group a pod requesting nvidia.com/gpu: 1 schedules on it and gets the share (request one "
+        "GPU, not more). Karpenter v1.14.1 reads Count (0): a Karpenter NodePool never launches it for a pod "
+        "requesting nvidia.com/gpu, may launch it for a pod that requests none (such a pod gets no GPU device), and "
+        "its nvidia.com/gpu limit does not bound it; keep g6f and gr6f out of Karpenter NodePools.",
         inst.source,
     )
     assert inst.source.startswith("https://github.com/aws/karpenter-provider-aws/")

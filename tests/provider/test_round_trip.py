@@ -97,12 +97,16 @@ def reference(res: RecordedResource, monitor: RecordingMonitor | None = None, *,
 
 
 def descendants(resources: list[RecordedResource], root: RecordedResource) -> list[RecordedResource]:
-    below = {root.urn}
-    found = []
+    """Everything below `root` by parent links, in whatever order `resources` lists them (a child may come before
+    its parent: tests/components/harness.py lists them in no registration order)."""
+    children: dict[str, list[RecordedResource]] = {}
     for res in resources:
-        if res.parent in below:
-            below.add(res.urn)
+        children.setdefault(res.parent or "", []).append(res)
+    found, todo = [], [root.urn]
+    while todo:
+        for res in children.get(todo.pop(), []):
             found.append(res)
+            todo.append(res.urn)
     return found
 
 

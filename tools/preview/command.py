@@ -66,7 +66,7 @@ from tools.engine.records import Violation
 from tools.engine.unseen import answered_by, pending_offline, stack_policy_names, unseen_sources
 from tools.engine.view import emulated_children, not_seen_offline, stack_tags
 from tools.engine.warm_pack import WarmPack
-from tools.preview.forked import Forked, preload_program
+from tools.preview.forked import Forked, inert_module, preload_program
 from tools.preview.model import GateReport, LogEntry, Recording, StackConfig, real_up_refusals
 from tools.preview.stack_files import PreviewError, Project, load_project, load_stack_config, load_stack_outputs
 from tools.preview.verdicts import api_server_verdict
@@ -98,6 +98,16 @@ class RecordingEngine:
         self.entries.append(LogEntry(names.get(request.severity, "info"), request.message, request.urn))
 
 
+def _forget_registering_modules(program_dir: Path) -> None:
+    """Drop from sys.modules the program's own modules whose import registers resources (`forked.inert_module`):
+    the next run of the program executes them under its own mocks. Modules that only define things stay cached."""
+    root = program_dir.resolve()
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if file and Path(file).resolve().is_relative_to(root) and not inert_module(name, program_dir):
+            del sys.modules[name]
+
+
 @contextlib.contextmanager
 def _program_environment(project: Project, config: StackConfig, today: datetime.date | None) -> Iterator[None]:
     saved_cwd = Path.cwd()
@@ -109,9 +119,13 @@ def _program_environment(project: Project, config: StackConfig, today: datetime.
         os.environ[TODAY_ENV] = today.isoformat()
     sys.path.insert(0, str(project.main.parent))
     os.chdir(project.directory)
+    _forget_registering_modules(project.main.parent)
     try:
         yield
     finally:
+        # A second run in this process (`--phase up`: the CLI's preview, then the update) must execute them again,
+        # as each `pulumi` command does in a fresh interpreter; cached, `import vpc` would register nothing.
+        _forget_registering_modules(project.main.parent)
         os.chdir(saved_cwd)
         sys.path[:] = saved_path
         if saved_env is None:
