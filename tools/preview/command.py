@@ -98,12 +98,13 @@ class RecordingEngine:
         self.entries.append(LogEntry(names.get(request.severity, "info"), request.message, request.urn))
 
 
-def _forget_registering_modules(program_dir: Path) -> None:
-    """Drop from sys.modules the program's own modules whose import registers resources (`forked.inert_module`):
-    the next run of the program executes them under its own mocks. Modules that only define things stay cached."""
+def _forget_registering_modules(program_dir: Path, before: set[str]) -> None:
+    """Drop from sys.modules what this run of the program imported (not in `before`) from the program's own folder
+    and whose import registers resources (`forked.inert_module`): the next run executes them under its own mocks.
+    Modules that only define things, and everything imported before the run (the gate's own), stay cached."""
     root = program_dir.resolve()
-    for name, module in list(sys.modules.items()):
-        file = getattr(module, "__file__", None)
+    for name in set(sys.modules) - before:
+        file = getattr(sys.modules.get(name), "__file__", None)
         if file and Path(file).resolve().is_relative_to(root) and not inert_module(name, program_dir):
             del sys.modules[name]
 
@@ -119,13 +120,13 @@ def _program_environment(project: Project, config: StackConfig, today: datetime.
         os.environ[TODAY_ENV] = today.isoformat()
     sys.path.insert(0, str(project.main.parent))
     os.chdir(project.directory)
-    _forget_registering_modules(project.main.parent)
+    before = set(sys.modules)
     try:
         yield
     finally:
         # A second run in this process (`--phase up`: the CLI's preview, then the update) must execute them again,
         # as each `pulumi` command does in a fresh interpreter; cached, `import vpc` would register nothing.
-        _forget_registering_modules(project.main.parent)
+        _forget_registering_modules(project.main.parent, before)
         os.chdir(saved_cwd)
         sys.path[:] = saved_path
         if saved_env is None:
