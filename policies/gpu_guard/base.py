@@ -252,6 +252,29 @@ CAVEAT_MARK = "[advisory] "
 """How a rule marks a finding as a caveat: the blocking policy drops it, its `-caveats` twin reports it."""
 
 
+def _split_by_mark(mark: str, unmarked_side: Callable[[Any, ReportViolation], object],
+                   marked_side: Callable[[Any, ReportViolation], object],
+                   ) -> tuple[Callable[[Any, ReportViolation], None], Callable[[Any, ReportViolation], None]]:
+    """The two validations of a policy and its advisory twin over one rule's findings: the first reports what
+    `unmarked_side` finds without `mark`, the second what `marked_side` finds with it (the mark removed)."""
+
+    def unmarked(args: Any, report: ReportViolation) -> None:
+        def only_unmarked(message: str, urn: str | None = None) -> None:
+            if not message.startswith(mark):
+                report(message, urn)
+
+        unmarked_side(args, only_unmarked)
+
+    def marked(args: Any, report: ReportViolation) -> None:
+        def only_marked(message: str, urn: str | None = None) -> None:
+            if message.startswith(mark):
+                report(message[len(mark):], urn)
+
+        marked_side(args, only_marked)
+
+    return unmarked, marked
+
+
 def stack_policy_with_caveats(
     name: str,
     description: str,
@@ -277,19 +300,7 @@ def stack_policy_with_caveats(
     shared = SharedValidation(validate)
     blocking_side, caveats_side = shared.side(name), shared.side(f"{name}-caveats")
 
-    def blocking(args: StackValidationArgs, report: ReportViolation) -> None:
-        def only_blocking(message: str, urn: str | None = None) -> None:
-            if not message.startswith(CAVEAT_MARK):
-                report(message, urn)
-
-        blocking_side(args, only_blocking)
-
-    def caveats(args: StackValidationArgs, report: ReportViolation) -> None:
-        def only_caveats(message: str, urn: str | None = None) -> None:
-            if message.startswith(CAVEAT_MARK):
-                report(message[len(CAVEAT_MARK):], urn)
-
-        caveats_side(args, only_caveats)
+    blocking, caveats = _split_by_mark(CAVEAT_MARK, blocking_side, caveats_side)
 
     main = stack_policy(name, description, blocking, enforcement=enforcement, prod=prod, config_schema=config_schema,
                         reads=reads, elsewhere=elsewhere)
@@ -321,19 +332,7 @@ def resource_policy_with_unseen(
     policy itself. Both take the same config properties.
     """
 
-    def seen(args: Any, report: ReportViolation) -> None:
-        def only_seen(message: str, urn: str | None = None) -> None:
-            if not message.startswith(UNSEEN_MARK):
-                report(message, urn)
-
-        validate(args, only_seen)
-
-    def unseen(args: Any, report: ReportViolation) -> None:
-        def only_unseen(message: str, urn: str | None = None) -> None:
-            if message.startswith(UNSEEN_MARK):
-                report(message[len(UNSEEN_MARK):], urn)
-
-        validate(args, only_unseen)
+    seen, unseen = _split_by_mark(UNSEEN_MARK, validate, validate)
 
     main = resource_policy(name, description, seen, enforcement=enforcement, prod=prod, config_schema=config_schema)
     resource_policy(f"{name}{UNSEEN_SUFFIX}", unseen_description, unseen, enforcement=EnforcementLevel.ADVISORY,
