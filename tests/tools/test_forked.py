@@ -55,7 +55,7 @@ def _program(tmp_path: Path, files: dict[str, str]) -> Path:
 
 def test_a_program_module_that_registers_at_import_is_not_inert(tmp_path: Path) -> None:
     """pulumi/examples aws-py-eks's shape: `vpc.py` creates the network at its top level; `iam.py` only defines."""
-    from tools.preview.forked import inert_module  # noqa: PLC0415
+    from tools.preview.program_modules import inert_module  # noqa: PLC0415
 
     program = _program(tmp_path, {
         "vpc.py": "import pulumi_aws as aws\nvpc = aws.ec2.Vpc('v', cidr_block='10.0.0.0/16')\n",

@@ -66,8 +66,9 @@ from tools.engine.records import Violation
 from tools.engine.unseen import answered_by, pending_offline, stack_policy_names, unseen_sources
 from tools.engine.view import emulated_children, not_seen_offline, stack_tags
 from tools.engine.warm_pack import WarmPack
-from tools.preview.forked import Forked, inert_module, preload_program
+from tools.preview.forked import Forked, preload_program
 from tools.preview.model import GateReport, LogEntry, Recording, StackConfig, real_up_refusals
+from tools.preview.program_modules import ProgramModules, is_own_program
 from tools.preview.stack_files import PreviewError, Project, load_project, load_stack_config, load_stack_outputs
 from tools.preview.verdicts import api_server_verdict
 
@@ -100,12 +101,16 @@ class RecordingEngine:
 
 def _forget_registering_modules(program_dir: Path, before: set[str]) -> None:
     """Drop from sys.modules what this run of the program imported (not in `before`) from the program's own folder
-    and whose import registers resources (`forked.inert_module`): the next run executes them under its own mocks.
-    Modules that only define things, and everything imported before the run (the gate's own), stay cached."""
+    and whose import registers resources (`program_modules`): the next run executes them under its own mocks.
+    Modules that only define things, and everything imported before the run (the gate's own), stay cached.
+    This repository's own program is known to have none (`OWN_PROGRAM_REGISTERING`): nothing is read for it."""
+    if is_own_program(program_dir):
+        return
     root = program_dir.resolve()
+    modules = ProgramModules(program_dir)
     for name in set(sys.modules) - before:
         file = getattr(sys.modules.get(name), "__file__", None)
-        if file and Path(file).resolve().is_relative_to(root) and not inert_module(name, program_dir):
+        if file and Path(file).resolve().is_relative_to(root) and modules.registers(name):
             del sys.modules[name]
 
 

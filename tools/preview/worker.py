@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from tools.preview import command, stack_files
-from tools.preview.forked import inert_module
 from tools.preview.model import Recording, StackConfig
+from tools.preview.program_modules import ProgramModules
 
 
 @dataclass(frozen=True)
@@ -46,16 +46,17 @@ class Outcome:
 
 def preload_candidates(modules: dict[str, Any], program_dir: Path) -> tuple[str, ...]:
     """The imported modules worth preloading: installed packages and the program's own, never `__main__`, nor a
-    program module whose import registers resources (`forked.inert_module`: it must run under the run's mocks)."""
+    program module whose import registers resources (`program_modules`: it must run under the run's mocks)."""
     roots = tuple(str(Path(p).resolve()) for p in {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
     program = str(program_dir.resolve())
     names = []
+    program_modules = ProgramModules(program_dir)
     for name, module in list(modules.items()):
         origin = getattr(module, "__file__", None)
         if not origin or name == "__main__" or name.startswith("__mp_"):
             continue
         where = str(Path(origin).resolve())
-        if where.startswith(roots) or (where.startswith(program + "/") and inert_module(name, program_dir)):
+        if where.startswith(roots) or (where.startswith(program + "/") and not program_modules.registers(name)):
             names.append(name)
     return tuple(sorted(names))
 
