@@ -25,6 +25,10 @@ stack policy gets its own list of the shared `PolicyResource` objects. The stack
 number (`StackResources.call`), which `stack_cache` uses as a cheap fingerprint: two policies of one call see
 the same resources by construction.
 
+With `GPU_GUARD_WORK_FILE` set (the work-count test, tests/tools/test_preview_work.py), the servicer counts its
+calls and the policy validations it runs and writes the counts there as JSON after each `AnalyzeStack` (the
+engine's last call of a run); unset, it counts and writes nothing.
+
 `install()` makes `PolicyPack` (pulumi_policy/policy.py line 118, which builds its servicer from the module
 global `_PolicyAnalyzerServicer`) start this servicer instead. It is pinned to pulumi-policy 1.21.0:
 `install()` refuses another version (the pack then runs upstream's own servicer, slower and identical in
@@ -37,10 +41,13 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import os
 import threading
+from collections import Counter
 from collections.abc import Callable
 from inspect import isawaitable
+from pathlib import Path
 from typing import Any
 
 import pulumi_policy.policy as upstream
@@ -63,6 +70,23 @@ PINNED_VERSION = "1.21.0"  # policies/requirements.txt
 _Upstream: Any = upstream._PolicyAnalyzerServicer
 _calls = itertools.count(1)
 _calls_lock = threading.Lock()
+
+
+_WORK_FILE = os.environ.get("GPU_GUARD_WORK_FILE", "")
+_work: Counter[str] = Counter()
+
+
+def _count(what: str) -> None:
+    if _WORK_FILE:
+        with _calls_lock:
+            _work[what] += 1
+
+
+def _write_work() -> None:
+    if _WORK_FILE:
+        with _calls_lock:
+            text = json.dumps(dict(sorted(_work.items())))
+        Path(_WORK_FILE).write_text(text, encoding="utf-8")
 
 
 def _next_call() -> int:
@@ -127,6 +151,7 @@ class OncePerCallServicer(_Upstream):  # type: ignore[misc]
         ))
 
     def _validate(self, response: Any, policy: Any, args: Any, report: Any) -> None:
+        _count("stack validations" if isinstance(args, StackValidationArgs) else "resource validations")
         try:
             result = policy.validate(args, report)
             if isawaitable(result):
@@ -141,6 +166,7 @@ class OncePerCallServicer(_Upstream):  # type: ignore[misc]
                                                                      reason=error.reason or ""))
 
     def Analyze(self, request: Any, _context: Any) -> Any:
+        _count("Analyze")
         self._configure_runtime_settings()
         response = proto.AnalyzeResponse()
         shared = _lazy(lambda: (
@@ -169,6 +195,7 @@ class OncePerCallServicer(_Upstream):  # type: ignore[misc]
 
     def _stack_resources(self, request: Any) -> list[PolicyResource]:
         """Every resource of the request, linked to its parent and dependencies (policy.py lines 1047-1081)."""
+        _count("stack resource builds")
         resources: list[PolicyResource] = []
         links = []
         for r in request.resources:
@@ -188,6 +215,7 @@ class OncePerCallServicer(_Upstream):  # type: ignore[misc]
         return resources
 
     def AnalyzeStack(self, request: Any, _context: Any) -> Any:
+        _count("AnalyzeStack")
         self._configure_runtime_settings()
         response = proto.AnalyzeResponse()
         call = _next_call()
@@ -205,6 +233,7 @@ class OncePerCallServicer(_Upstream):  # type: ignore[misc]
             resources.call = call
             args = StackValidationArgs(resources, self._get_policy_config(policy.name), tags)
             self._validate(response, policy, args, report)
+        _write_work()
         return response
 
 

@@ -17,7 +17,9 @@ Cost: each file is parsed at most once per process while its size and modificati
 `ProgramModules` answers every module from one graph walk.
 
 This repository's own program (`__main__.py`, `components/`) is known: none of its modules registers at import
-(`OWN_PROGRAM_REGISTERING`, checked against this reading by the same test), so a preview of it parses nothing.
+(`OWN_PROGRAM_REGISTERING`; tests/tools/test_program_modules.py imports every one of them under Pulumi's mocks and
+sees no registration, where this cautious reading would count a dataclass built at import, `Taint(...)`, as a
+call that may register), so a preview of it reads none of them.
 """
 
 from __future__ import annotations
