@@ -12,7 +12,9 @@ The counts, each measured from outside the code it counts, so that they hold for
   records them);
 - `pack`: the pack's own count of its calls and of the policy validations it ran (`GPU_GUARD_WORK_FILE`, read by
   policies/gpu_guard/servicer.py);
-- `resources`: the resources the program registered (the `--json` document's `resources`).
+- `resources`: the resources the program registered (the `--json` document's `resources`);
+- `sdk_modules`: the Pulumi SDK packages the process loaded (pulumi_aws and pulumi_kubernetes load a subpackage
+  on first use; one still lazy was never used), to compare with `program_modules.OWN_PROGRAM_SDK_MODULES`.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import os
 import runpy
 import sys
 import tempfile
+import types
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -91,6 +94,10 @@ def count(out: Path, preview_args: list[str]) -> int:
             ast.parse = real_parse
         pack = json.loads(pack_file.read_text(encoding="utf-8")) if pack_file.is_file() else {}
     document = json.loads(stdout.getvalue()) if stdout.getvalue().strip() else {}
+    sdk_modules = sorted(
+        name for name, module in list(sys.modules.items())
+        if type(module) is types.ModuleType and hasattr(module, "__path__")
+        and (name == "pulumi_eks" or name.startswith(("pulumi_aws.", "pulumi_kubernetes."))))
     out.write_text(json.dumps({
         "exit": code,
         "parsed": parsed[0],
@@ -98,6 +105,7 @@ def count(out: Path, preview_args: list[str]) -> int:
         "bytes": sent[0],
         "pack": pack,
         "resources": len(document.get("resources", ())),
+        "sdk_modules": sdk_modules,
     }), encoding="utf-8")
     return 0
 

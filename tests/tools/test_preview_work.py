@@ -21,6 +21,7 @@ from pulumi_policy import ResourceValidationPolicy, StackValidationPolicy
 
 from bench.stacks import write_stack
 from policies.gpu_guard.base import all_policies
+from tools.preview.program_modules import OWN_PROGRAM_SDK_MODULES
 
 REPO = Path(__file__).resolve().parents[2]
 HARNESS = REPO / "tests" / "tools" / "preview_work.py"
@@ -101,3 +102,16 @@ def test_a_foreign_program_parses_each_of_its_files_once_in_an_up(tmp_path: Path
     assert counts["resources"] > 0, counts
     # every program file at most once, plus __main__.py's import lines read for the preload
     assert counts["parsed"] <= files + 1, counts
+
+
+def test_the_sdk_preload_is_what_the_program_loads(tmp_path: Path) -> None:
+    """A first preview imports `OWN_PROGRAM_SDK_MODULES` before it forks its `up` run, so both runs share them.
+    Runs that do not preload (`--phase update`) say what the program loads: a package missing from the list is
+    imported twice (parent and child, about 1 s of CPU for pulumi_aws.ec2 alone), one too many is loaded for nothing.
+    """
+    loaded: set[str] = set()
+    for stack in ("dev", "prod"):
+        loaded |= set(_work(tmp_path, "--stack", stack, "--phase", "update")["sdk_modules"])
+    named = {".".join(name.split(".")[:i]) for name in OWN_PROGRAM_SDK_MODULES for i in range(2, name.count(".") + 2)}
+    named |= {name for name in OWN_PROGRAM_SDK_MODULES if "." not in name}
+    assert loaded == named

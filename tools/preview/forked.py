@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from tools.preview.program_modules import PARSED, ProgramModules
+from tools.preview.program_modules import OWN_PROGRAM_SDK_MODULES, PARSED, ProgramModules, is_own_program
 
 T = TypeVar("T")
 
@@ -41,6 +41,8 @@ def preload_program(main: Path) -> None:
         return  # the run reports it
     names = [alias.name for node in tree.body if isinstance(node, ast.Import) for alias in node.names]
     names += [node.module for node in tree.body if isinstance(node, ast.ImportFrom) and node.module and not node.level]
+    if is_own_program(main.parent):
+        names += OWN_PROGRAM_SDK_MODULES  # loaded lazily, on first use: here, once for both runs
     modules = ProgramModules(main.parent)
     sys.path.insert(0, str(main.parent))
     try:
@@ -48,7 +50,9 @@ def preload_program(main: Path) -> None:
             if modules.registers(name):
                 continue
             with contextlib.suppress(Exception):
-                importlib.import_module(name)
+                # An SDK's submodule may come back lazy (pulumi._utils._LazyModule): any attribute other than
+                # the introspection ones (`__file__`, `__spec__`, ...) executes it now.
+                hasattr(importlib.import_module(name), "__all__")
     finally:
         with contextlib.suppress(ValueError):
             sys.path.remove(str(main.parent))

@@ -34,6 +34,17 @@ REPO = Path(__file__).resolve().parents[2]
 # ComponentResources and functions; `__main__.py` calls them (and is run, never imported).
 OWN_PROGRAM_REGISTERING: frozenset[str] = frozenset()
 
+# The Pulumi SDK modules a run of this repository's program loads (pulumi_aws and pulumi_kubernetes load a
+# submodule on its first attribute access): `forked.preload_program` imports them before the first preview forks
+# its `up` run, so that the two runs share them instead of each importing them (about 2 s of CPU each).
+# tests/tools/test_preview_work.py compares it with what runs of dev and prod load.
+OWN_PROGRAM_SDK_MODULES: tuple[str, ...] = (
+    *(f"pulumi_aws.{m}" for m in ("cloudwatch", "ebs", "ec2", "eks", "iam", "kms", "sqs", "ssm")),
+    "pulumi_eks",
+    *(f"pulumi_kubernetes.{m}" for m in ("apiextensions", "apps.v1", "batch.v1", "core.v1", "helm.v3", "meta.v1",
+                                         "networking.v1", "policy.v1", "storage.v1")),
+)
+
 # Files parsed by this process (`ast.parse` of a program module): the work-count test reads it.
 PARSED: list[int] = [0]
 
