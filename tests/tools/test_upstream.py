@@ -348,3 +348,45 @@ def test_fill_if_reachable_leaves_an_uncached_optional_pin_to_make_upstream(tmp_
     out = capsys.readouterr()
     assert code == 0
     assert "0 pinned files" in out.out and out.err == ""
+
+
+def test_fill_if_reachable_remembers_a_source_that_did_not_answer_for_an_hour(tmp_path, capsys, monkeypatch):
+    """Issue 44: a failed DNS lookup took about 2 s on every `make preview` offline. The next hour's runs with the
+    same sources print the same line from the record and try nothing; later, or with `make upstream`, they try."""
+    from tools.upstream import __main__ as command  # noqa: PLC0415
+
+    base = f"http://127.0.0.1:{_closed_port()}"
+    cache = tmp_path / "cache"
+    args = ["fill", "--lock", str(_lock(tmp_path, PINS[:3])), "--cache", str(cache), "--shared",
+            str(tmp_path / "no-shared"), "--base-url", base, "--timeout", "5"]
+    assert main([*args, "--if-reachable"]) == 0
+    first = capsys.readouterr().err.strip()
+    assert (tmp_path / "cache.unreachable").is_file()
+
+    tried: list[int] = []
+    real_fill = command.fill
+    monkeypatch.setattr(command, "fill", lambda *a, **k: tried.append(1) or real_fill(*a, **k))
+    assert main([*args, "--if-reachable"]) == 0
+    second = capsys.readouterr().err.strip()
+    assert not tried
+    assert second.startswith(first) and "not tried again until" in second and "`make upstream` tries now" in second
+
+    assert main([*args, "--if-reachable", "--base-url", base + "/other"]) == 0  # other sources: tried
+    assert len(tried) == 1
+    assert main(args) == 1  # `make upstream` always tries
+    assert len(tried) == 2
+    capsys.readouterr()
+    later = command.time.time() + command.UNREACHABLE_TTL_S + 1
+    monkeypatch.setattr(command.time, "time", lambda: later)
+    assert main([*args, "--if-reachable"]) == 0  # an hour on: tried again
+    assert len(tried) == 3
+
+
+def test_a_fill_that_fetches_forgets_the_unreachable_record(tmp_path, capsys):
+    pins = PINS[:2]
+    cache = tmp_path / "cache"
+    (tmp_path / "cache.unreachable").write_text(json.dumps({"at": 0, "local": None, "base": "x", "line": "old"}))
+    with _serve(_pinned_bytes(pins)) as (url, _):
+        assert main(["fill", "--if-reachable", "--lock", str(_lock(tmp_path, pins)), "--cache", str(cache),
+                     "--shared", str(tmp_path / "none"), "--base-url", url]) == 0
+    assert not (tmp_path / "cache.unreachable").exists()

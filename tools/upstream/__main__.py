@@ -16,12 +16,20 @@ files cannot be fetched (no local copy, no server answering) it prints one line 
 0, so the command runs on without the cache (its tests skip with the reason, the preview says what it did not
 check). Files with other bytes than pinned are still refused, and still exit 1. An optional pin not in the
 cache yet is not tried there (`make upstream` tries it), so no run waits on a download it can do without.
+Nor does a run wait on a server that did not answer a moment ago: when no file could be fetched, the fill writes
+`<cache>.unreachable` (the local copy and the base it tried, and when), and for the next `UNREACHABLE_TTL_S` a
+`fill --if-reachable` with the same sources prints its one line from that record without trying again (a DNS
+lookup that fails takes about 2 s here, on every `make preview`). `make upstream` always tries, and a fill that
+fetches anything removes the record.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import sys
+import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,6 +38,33 @@ from tools.upstream.fill import Outcome, fill, missing
 from tools.upstream.lock import LOCK_PATH, LockError, cache_dir, load, raw_base, shared_dir
 
 PROG = "python -m tools.upstream"
+UNREACHABLE_TTL_S = 3600.0
+
+
+def _record_path(cache: Path) -> Path:
+    return cache.with_name(cache.name + ".unreachable")
+
+
+def remembered_line(cache: Path, *, local: Path | None, base: str, now: float) -> str | None:
+    """The line of a fill that found no source less than `UNREACHABLE_TTL_S` ago with the same sources, if any."""
+    try:
+        record = json.loads(_record_path(cache).read_text(encoding="utf-8"))
+        fresh = now - float(record["at"]) < UNREACHABLE_TTL_S
+        same = record["local"] == (str(local) if local else None) and record["base"] == base
+        line = str(record["line"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not (fresh and same):
+        return None
+    retry = time.strftime("%H:%M UTC", time.gmtime(float(record["at"]) + UNREACHABLE_TTL_S))
+    return f"{line} (as found at {time.strftime('%H:%M UTC', time.gmtime(float(record['at'])))}; not tried again " \
+           f"until {retry}: `make upstream` tries now)"
+
+
+def _remember(cache: Path, *, local: Path | None, base: str, line: str, now: float) -> None:
+    record = {"at": now, "local": str(local) if local else None, "base": base, "line": line}
+    with contextlib.suppress(OSError):  # nothing remembered: the next run tries again
+        _record_path(cache).write_text(json.dumps(record), encoding="utf-8")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -67,13 +102,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     shared = args.shared or shared_dir()
     local = None if args.download or not (shared / "upstream").is_dir() else shared / "upstream"
     base = args.base_url or raw_base()
+    now = time.time()
     if args.if_reachable:  # an optional pin not cached yet is left to `make upstream` (no wait on each run)
         pins = [p for p in pins if not p.optional or (cache / p.file).is_file()]
+        remembered = remembered_line(cache, local=local, base=base, now=now)
+        if remembered is not None and missing(pins, cache):
+            print(remembered, file=sys.stderr)
+            return 0
     outcomes = fill(pins, cache, local=local, base=base, timeout_s=args.timeout)
     counts = Counter(o.action for o in outcomes)
     if args.if_reachable and counts["refused"] and all(o.cause != "sha256" for o in outcomes):
-        print(unreachable_line(outcomes, cache=cache, shared=shared, local=local, base=base), file=sys.stderr)
+        line = unreachable_line(outcomes, cache=cache, shared=shared, local=local, base=base)
+        if not counts["copied"] + counts["downloaded"]:
+            _remember(cache, local=local, base=base, line=line, now=now)
+        print(line, file=sys.stderr)
         return 0
+    if counts["copied"] + counts["downloaded"] or not counts["refused"]:
+        _record_path(cache).unlink(missing_ok=True)
     size = sum(o.pin.size for o in outcomes if o.action != "refused")
     for line in refusal_lines(outcomes, shared=shared, local=local, base=base):
         print(line, file=sys.stderr)
