@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import functools
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +60,27 @@ def load_matrix_file(path: Path) -> Matrix:
     return Matrix(parse_matrix(text, str(path)))
 
 
-@functools.cache
-def load_matrix() -> Matrix:
-    """The packaged matrix, validated once per process. Raises MatrixError on bad data."""
-    return load_matrix_file(MATRIX_PATH)
+class _Once:
+    """The packaged matrix, validated once per process (raises MatrixError on bad data). Callers that come while
+    it is being read (the pack's start-up thread, policies/__main__.py, and a first Analyze) wait for that read
+    instead of reading it again beside it. `cache_clear()` forgets it (tests)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._matrix: Matrix | None = None
+
+    def __call__(self) -> Matrix:
+        matrix = self._matrix
+        if matrix is None:
+            with self._lock:
+                if self._matrix is None:
+                    self._matrix = load_matrix_file(MATRIX_PATH)
+                matrix = self._matrix
+        return matrix
+
+    def cache_clear(self) -> None:
+        with self._lock:
+            self._matrix = None
+
+
+load_matrix = _Once()
