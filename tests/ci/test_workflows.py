@@ -29,6 +29,9 @@ BIN = Path(sys.executable).parent
 PINNED_ACTIONS = {
     "actions/cache": ("27d5ce7f107fe9357f9df03efb73ab90386fccae", "v5.0.5"),
     "actions/checkout": ("3d3c42e5aac5ba805825da76410c181273ba90b1", "v7.0.1"),
+    # Fetched on 2026-12-05 (github:actions/create-github-app-token, github:actions/download-artifact).
+    "actions/create-github-app-token": ("1b10c78c7865c340bc4f6099eb2f838309f1e8c3", "v3.1.1"),
+    "actions/download-artifact": ("3e5f45b2cfb9172054b4087a40e8e0b5a5461e7c", "v8.0.1"),
     "actions/setup-python": ("5fda3b95a4ea91299a34e894583c3862153e4b97", "v7.0.0"),
     "actions/upload-artifact": ("bbbca2ddaa5d8feaa63e36b76fdaad77386f024f", "v7.0.0"),
     "aws-actions/configure-aws-credentials": ("e6de054238d6b7531b4efff3b6587d9aade6a06c", "v6.2.3"),
@@ -310,7 +313,9 @@ def test_deploy_runs_the_gate_then_dev_then_prod_one_deployment_per_stack() -> N
     deploy = jobs(WORKFLOWS / "deploy.yml")
     assert deploy["offline-gate"]["uses"] == OFFLINE_GATE
     assert deploy["up-dev"]["needs"] == "offline-gate"
-    assert deploy["up-prod"]["needs"] == "up-dev"
+    assert deploy["preview-prod-main"]["needs"] == "up-dev"
+    assert deploy["up-prod"]["needs"] == "preview-prod-main"
+    assert deploy["preview-prod-main"]["environment"] == "preview-prod-main"
     for stack in ("dev", "prod"):
         job = deploy[f"up-{stack}"]
         assert job["environment"] == stack
@@ -322,9 +327,10 @@ def test_deploy_previews_with_the_pack_before_each_up() -> None:
     # pulumi/actions runs `up` through the Automation API, which passes --skip-preview (pulumi/pulumi
     # sdk/nodejs/automation/stack.ts line 200, commit 1b5949891b3c): only a preview of its own stops a
     # mandatory stack policy before anything is created.
+    # prod: the preview is the saved plan's, in its own job before the approval (tests/ci/test_cloud_identities.py).
     deploy = jobs(WORKFLOWS / "deploy.yml")
-    for stack in ("dev", "prod"):
-        actions = [s for s in deploy[f"up-{stack}"]["steps"]
+    for stack, jobs_of_stack in (("dev", ("up-dev",)), ("prod", ("preview-prod-main", "up-prod"))):
+        actions = [s for job_id in jobs_of_stack for s in deploy[job_id]["steps"]
                    if "pulumi/actions" in str(s.get("uses")) and "command" in s.get("with", {})]
         assert [s["with"]["command"] for s in actions] == ["preview", "up"]
         preview, up = (s["with"] for s in actions)
@@ -384,7 +390,7 @@ def _cloud_jobs() -> list[tuple[str, dict[str, Any]]]:
 
 
 def test_cloud_jobs_run_on_their_runner_setting_and_install_only_the_runtime() -> None:
-    assert len(_cloud_jobs()) == 4
+    assert len(_cloud_jobs()) >= 5
     for where, job in _cloud_jobs():
         assert job["runs-on"] == (PREVIEW_RUNNER if where.startswith("pull-request.yml:") else DEPLOY_RUNNER), where
         runs = [str(s.get("run", "")) for s in job["steps"]]
