@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.ci.test_access import PULL_REQUEST_EVENTS, _environments
-from tests.ci.test_workflows import WORKFLOWS, jobs, load, workflow_files
+from tests.ci.test_workflows import CI_DOC, WORKFLOWS, jobs, load, workflow_files
 
 ROLE_FROM_ENVIRONMENT = "${{ vars.AWS_ROLE_ARN }}"
 # The permissions of the job's GITHUB_TOKEN that may be `write`; `id-token: write` asks GitHub for an OIDC token and
@@ -264,3 +264,40 @@ def test_a_plan_previewed_in_the_prod_environment_is_reported(tmp_path: Path) ->
                                                         "    environment: prod\n"), encoding="utf-8")
     assert any("not prod's: reviewers approve prod after the plan exists" in p
                for p in saved_plan_problems([tmp_path / "deploy.yml"]))
+
+
+# --- the bootstrap checklist (docs/ci-cd.md) names what the workflows use, and nothing else ------------------------
+
+CHECKLIST_NAME = re.compile(r"\b(environment|variable|secret)\s+`([A-Za-z0-9_-]+)`")
+
+
+def checklist_names(text: str) -> set[tuple[str, str]]:
+    section = text.split("### Bootstrap checklist\n", 1)[1]
+    section = re.split(r"\n##+ ", section, maxsplit=1)[0]
+    return {(kind, name) for kind, name in CHECKLIST_NAME.findall(section)}
+
+
+def workflow_names(paths: list[Path]) -> set[tuple[str, str]]:
+    names: set[tuple[str, str]] = set()
+    for path in paths:
+        text = path.read_text(encoding="utf-8")
+        names |= {("variable", v) for v in re.findall(r"\bvars\.([A-Za-z0-9_]+)", text)}
+        names |= {("secret", v) for v in re.findall(r"\bsecrets\.([A-Za-z0-9_]+)", text) if v != "GITHUB_TOKEN"}
+        names |= {("environment", e) for job in jobs(path).values() for e in _environments(job) if e}
+    return names
+
+
+def test_the_bootstrap_checklist_names_exactly_what_the_workflows_use() -> None:
+    listed = checklist_names(CI_DOC.read_text(encoding="utf-8"))
+    used = workflow_names(workflow_files())
+    assert sorted(used - listed) == [], "used by a workflow, missing from docs/ci-cd.md's bootstrap checklist"
+    assert sorted(listed - used) == [], "in the bootstrap checklist, used by no workflow"
+
+
+def test_a_name_missing_from_either_side_is_a_difference(tmp_path: Path) -> None:
+    (tmp_path / "w.yml").write_text("on: push\npermissions: {}\njobs:\n  j:\n    runs-on: x\n    environment: "
+                                    "staging\n    steps:\n      - run: echo ${{ vars.NEW_VAR }}\n",
+                                    encoding="utf-8")
+    assert workflow_names([tmp_path / "w.yml"]) == {("environment", "staging"), ("variable", "NEW_VAR")}
+    text = "### Bootstrap checklist\n\n1. environment `staging`: secret `OLD`\n\n## Next\nvariable `NOT_HERE`\n"
+    assert checklist_names(text) == {("environment", "staging"), ("secret", "OLD")}
