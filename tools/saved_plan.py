@@ -249,10 +249,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                           run_attempt=_env("GITHUB_RUN_ATTEMPT"), sha=_env("GITHUB_SHA"))
             text = (args.out / SUMMARY).read_text(encoding="utf-8")
             if os.environ.get("GITHUB_STEP_SUMMARY"):
-                with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as handle:
+                with Path(os.environ["GITHUB_STEP_SUMMARY"]).open("a", encoding="utf-8") as handle:
                     handle.write(text)
             if os.environ.get("GITHUB_OUTPUT"):
-                with open(os.environ["GITHUB_OUTPUT"], "a", encoding="utf-8") as handle:
+                with Path(os.environ["GITHUB_OUTPUT"]).open("a", encoding="utf-8") as handle:
                     handle.write(f"plan-sha256={sealed.plan_sha256}\n")
             print(f"sealed the plan of {args.stack} at update {sealed.stack_version}: sha256 {sealed.plan_sha256}")
         else:

@@ -18,7 +18,8 @@ import pytest
 from tests.ci.test_access import PULL_REQUEST_EVENTS, _environments
 from tests.ci.test_workflows import CI_DOC, WORKFLOWS, jobs, load, workflow_files
 
-ROLE_FROM_ENVIRONMENT = "${{ vars.AWS_ROLE_ARN }}"
+# The role comes from the job's environment (vars.AWS_ROLE_ARN in the shipped workflows), never a secret or a literal.
+ROLE_FROM_ENVIRONMENT = re.compile(r"\$\{\{ vars\.[A-Za-z0-9_]+ }}")
 # The permissions of the job's GITHUB_TOKEN that may be `write`; `id-token: write` asks GitHub for an OIDC token and
 # grants the job token nothing (https://docs.github.com/en/actions/reference/security/oidc).
 TOKEN_WRITES = {"pull-requests"}
@@ -52,9 +53,10 @@ def aws_identity_problems(paths: list[Path]) -> list[str]:
                     found.append(f"{where}: a standing AWS key; use OIDC (id-token: write and role-to-assume)")
                 if not _uses(step, "aws-actions/configure-aws-credentials"):
                     continue
-                if given.get("role-to-assume") != ROLE_FROM_ENVIRONMENT or not job.get("environment"):
-                    found.append(f"{where}: the role must be the environment's variable AWS_ROLE_ARN "
-                                 f"({ROLE_FROM_ENVIRONMENT}), in a job that names its environment")
+                if not ROLE_FROM_ENVIRONMENT.fullmatch(str(given.get("role-to-assume", ""))) or not job.get(
+                        "environment"):
+                    found.append(f"{where}: the role must be an environment's variable (${{{{ vars.<NAME> }}}}, "
+                                 "as AWS_ROLE_ARN), in a job that names its environment")
                 if _events(path) & PULL_REQUEST_EVENTS:
                     for environment in _environments(job):
                         if not environment.startswith("preview-"):
@@ -164,7 +166,8 @@ def publication_problems(paths: list[Path]) -> list[str]:
             environment = str(job.get("environment", ""))
             checkout = _index(steps, lambda s: _uses(s, "actions/checkout"))
             on_main = _index(steps, lambda s: s.get("run") == "bash .ci/on-main")
-            reviewers = _index(steps, lambda s: s.get("run") == f"bash .ci/require-reviewers {environment}")
+            guard = f"bash .ci/require-reviewers {environment}"
+            reviewers = next((i for i, s in enumerate(steps) if s.get("run") == guard), -1)
             if not environment:
                 found.append(f"{where}: publishes outside an environment")
             if checkout < 0 or str(steps[checkout].get("with", {}).get("fetch-depth")) != "0":
@@ -228,6 +231,9 @@ def _bad(tmp_path: Path, on: str, environment: str, permissions: str, *parts: st
      "bad.yml: job job: a pull request assumes the role of environment prod; only preview-* environments"),
     (aws_identity_problems, "push", "dev", "{}", ("key",),
      "bad.yml: job job: a standing AWS key; use OIDC (id-token: write and role-to-assume)"),
+    (aws_identity_problems, "push", "", "{}", ("aws",),
+     "bad.yml: job job: the role must be an environment's variable (${{ vars.<NAME> }}, as AWS_ROLE_ARN), in a job "
+     "that names its environment"),
     (pulumi_credential_problems, "pull_request", "preview-prod", "{}", ("preview-prod-cloud",),
      "bad.yml: job job: previews prod against a Pulumi Cloud backend (prod's state)"),
     (pulumi_credential_problems, "pull_request", "preview-dev", "{}", ("token",),

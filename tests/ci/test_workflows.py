@@ -96,8 +96,10 @@ def check_schema(paths: list[Path]) -> subprocess.CompletedProcess[str]:
 
 
 def zizmor_findings(directory: Path) -> list[dict[str, Any]]:
-    """zizmor's findings of any severity; a file it cannot parse fails the test."""
-    proc = subprocess.run([_tool("zizmor"), "--offline", "--strict-collection", "--format", "json", str(directory)],
+    """zizmor's findings of any severity under its auditor persona (every audit, pedantic ones included); a file it
+    cannot parse fails the test."""
+    proc = subprocess.run([_tool("zizmor"), "--offline", "--persona", "auditor", "--strict-collection", "--format",
+                           "json", str(directory)],
                           capture_output=True, text=True, check=False, cwd=directory)
     try:
         findings = json.loads(proc.stdout)
@@ -208,6 +210,28 @@ def test_zizmor_run_fails_on_a_workflow_it_cannot_parse(tmp_path: Path) -> None:
     proc = subprocess.run([_tool("zizmor"), "--offline", "--strict-collection", "--format", "json", str(tmp_path)],
                           capture_output=True, text=True, check=False)
     assert proc.returncode != 0
+
+
+def actionlint(paths: list[Path]) -> subprocess.CompletedProcess[str]:
+    """actionlint's own checks (expressions, contexts, needs, permissions, action inputs); shellcheck and pyflakes
+    off (`-shellcheck= -pyflakes=`), so the result does not depend on what else the machine has installed."""
+    return subprocess.run([_tool("actionlint"), "-shellcheck=", "-pyflakes=", "-no-color", *map(str, paths)],
+                          capture_output=True, text=True, check=False)
+
+
+def test_actionlint_finds_nothing() -> None:
+    proc = actionlint(workflow_files())
+    assert (proc.returncode, proc.stdout + proc.stderr) == (0, "")
+
+
+def test_actionlint_catches_an_unknown_job_output_and_a_missing_needs(tmp_path: Path) -> None:
+    (tmp_path / "bad.yml").write_text(
+        "on: push\npermissions: {}\njobs:\n  a:\n    runs-on: ubuntu-24.04\n    steps:\n      - run: echo\n"
+        "  b:\n    needs: c\n    runs-on: ubuntu-24.04\n    steps:\n      - run: echo ${{ needs.a.outputs.x }}\n",
+        encoding="utf-8")
+    proc = actionlint([tmp_path / "bad.yml"])
+    assert proc.returncode == 1
+    assert 'job "b" needs job "c" which does not exist' in proc.stdout
 
 
 def test_third_party_actions_are_pinned_to_the_fetched_release_commit_with_the_tag_beside_it() -> None:
