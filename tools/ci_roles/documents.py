@@ -136,7 +136,9 @@ def derivation(use: ProgramUse) -> dict[str, Any]:
         "generatedBy": "python -m tools.ci_roles (tools/ci_roles/)",
         "previewRole": {
             "managedPolicyArns": [VIEW_ONLY_ACCESS],
-            "dataSources": {t: {"calls": list(DATA_SOURCE_CALLS[t][0]), "calledAt": list(where),
+            # The files that call each data source (not the lines: an edit elsewhere in a file moves them).
+            "dataSources": {t: {"calls": list(DATA_SOURCE_CALLS[t][0]),
+                                "calledIn": sorted({w.rsplit(":", 1)[0] for w in where}),
                                 "source": DATA_SOURCE_CALLS[t][1]} for t, where in use.data_sources.items()},
             "providers": {p: {"calls": list(calls), "source": source}
                           for p, (calls, source) in PROVIDER_CALLS.items()},
