@@ -351,13 +351,18 @@ class Cluster(pulumi.ComponentResource):
         self.zones = [name_of[zone_id] for zone_id in zones]
         private_cidrs, public_cidrs = subnet_cidrs(config.vpc_cidr, config.availability_zones)
 
+        # deletionProtection also protects the network the cluster lives in and the NAT addresses its egress leaves
+        # from (partners allow-list them; a new Elastic IP is a new address): a replace or a delete of either stops
+        # before its step instead of taking prod's networking down (docs/ci-cd.md, "What protect and retainOnDelete
+        # cover"; https://www.pulumi.com/docs/iac/concepts/options/protect/).
+        kept = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(protect=config.deletion_protection))
         vpc = aws.ec2.Vpc(
             f"{name}-vpc",
             cidr_block=config.vpc_cidr,
             enable_dns_hostnames=True,
             enable_dns_support=True,
             tags={"Name": f"{config.name}-vpc"},
-            opts=child,
+            opts=kept,
         )
         igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags={"Name": f"{config.name}-igw"},
                                       opts=child)
@@ -386,7 +391,7 @@ class Cluster(pulumi.ComponentResource):
             public_subnets.append(public)
             if i == 0 or not config.single_nat_gateway:
                 eip = aws.ec2.Eip(f"{name}-nat-{i}", domain="vpc", tags={"Name": f"{config.name}-nat-{zone}"},
-                                  opts=child)
+                                  opts=kept)
                 nat_gateways.append(aws.ec2.NatGateway(
                     f"{name}-nat-{i}",
                     allocation_id=eip.id,

@@ -112,6 +112,23 @@ def test_no_pull_request_job_holds_a_credential_over_prods_state() -> None:
         "file://${{ runner.temp }}/pulumi-state")
 
 
+def test_the_prod_plan_team_reads_prod_from_main_only_and_only_the_plan_job_asks_for_it(tmp_path: Path) -> None:
+    grant = _grants()["gpu-platform-prod-plan"]
+    assert grant["environment"] == "preview-prod-main" and grant["stacks"] == {"prod"}
+    assert grant["sub"].endswith(":job_workflow_ref:<OWNER>/<REPO>/.github/workflows/deploy.yml@refs/heads/main")
+    assert grant["scopes"] == _grants()["gpu-platform-pr-preview"]["scopes"], "Stack Read, nothing of Stack Write"
+    askers = [(p.name, job_id) for p in workflow_files() for job_id, job in jobs(p).items()
+              for s in job.get("steps", []) if str(s.get("with", {}).get("scope")) == "team:gpu-platform-prod-plan"]
+    assert askers == [("deploy.yml", "preview-prod-main")]
+    # A pull request that asks for it is reported, twice over.
+    bad = tmp_path / "bad.yml"
+    bad.write_text(PR.format(stack="dev", steps=EXCHANGE.format(token=TEAM_TOKEN, team="gpu-platform-prod-plan")),
+                   encoding="utf-8")
+    found = pr_state_credentials([bad], _grants())
+    assert any("team 'gpu-platform-prod-plan' is admitted for" in line for line in found), found
+    assert any("team 'gpu-platform-prod-plan' reaches the prod stack" in line for line in found), found
+
+
 def test_the_prod_stack_file_holds_nothing_only_prods_own_stack_could_decrypt() -> None:
     # preview-prod previews Pulumi.prod.yaml in a backend of its own, with a passphrase that protects nothing:
     # a `secure:` value (encrypted for prod's Pulumi Cloud stack) would fail it, and must not be decryptable there.

@@ -29,6 +29,9 @@ BIN = Path(sys.executable).parent
 PINNED_ACTIONS = {
     "actions/cache": ("27d5ce7f107fe9357f9df03efb73ab90386fccae", "v5.0.5"),
     "actions/checkout": ("3d3c42e5aac5ba805825da76410c181273ba90b1", "v7.0.1"),
+    # Fetched on 2026-12-05 (github:actions/create-github-app-token, github:actions/download-artifact).
+    "actions/create-github-app-token": ("1b10c78c7865c340bc4f6099eb2f838309f1e8c3", "v3.1.1"),
+    "actions/download-artifact": ("3e5f45b2cfb9172054b4087a40e8e0b5a5461e7c", "v8.0.1"),
     "actions/setup-python": ("5fda3b95a4ea91299a34e894583c3862153e4b97", "v7.0.0"),
     "actions/upload-artifact": ("bbbca2ddaa5d8feaa63e36b76fdaad77386f024f", "v7.0.0"),
     "aws-actions/configure-aws-credentials": ("e6de054238d6b7531b4efff3b6587d9aade6a06c", "v6.2.3"),
@@ -93,8 +96,10 @@ def check_schema(paths: list[Path]) -> subprocess.CompletedProcess[str]:
 
 
 def zizmor_findings(directory: Path) -> list[dict[str, Any]]:
-    """zizmor's findings of any severity; a file it cannot parse fails the test."""
-    proc = subprocess.run([_tool("zizmor"), "--offline", "--strict-collection", "--format", "json", str(directory)],
+    """zizmor's findings of any severity under its auditor persona (every audit, pedantic ones included); a file it
+    cannot parse fails the test."""
+    proc = subprocess.run([_tool("zizmor"), "--offline", "--persona", "auditor", "--strict-collection", "--format",
+                           "json", str(directory)],
                           capture_output=True, text=True, check=False, cwd=directory)
     try:
         findings = json.loads(proc.stdout)
@@ -207,6 +212,28 @@ def test_zizmor_run_fails_on_a_workflow_it_cannot_parse(tmp_path: Path) -> None:
     assert proc.returncode != 0
 
 
+def actionlint(paths: list[Path]) -> subprocess.CompletedProcess[str]:
+    """actionlint's own checks (expressions, contexts, needs, permissions, action inputs); shellcheck and pyflakes
+    off (`-shellcheck= -pyflakes=`), so the result does not depend on what else the machine has installed."""
+    return subprocess.run([_tool("actionlint"), "-shellcheck=", "-pyflakes=", "-no-color", *map(str, paths)],
+                          capture_output=True, text=True, check=False)
+
+
+def test_actionlint_finds_nothing() -> None:
+    proc = actionlint(workflow_files())
+    assert (proc.returncode, proc.stdout + proc.stderr) == (0, "")
+
+
+def test_actionlint_catches_an_unknown_job_output_and_a_missing_needs(tmp_path: Path) -> None:
+    (tmp_path / "bad.yml").write_text(
+        "on: push\npermissions: {}\njobs:\n  a:\n    runs-on: ubuntu-24.04\n    steps:\n      - run: echo\n"
+        "  b:\n    needs: c\n    runs-on: ubuntu-24.04\n    steps:\n      - run: echo ${{ needs.a.outputs.x }}\n",
+        encoding="utf-8")
+    proc = actionlint([tmp_path / "bad.yml"])
+    assert proc.returncode == 1
+    assert 'job "b" needs job "c" which does not exist' in proc.stdout
+
+
 def test_third_party_actions_are_pinned_to_the_fetched_release_commit_with_the_tag_beside_it() -> None:
     seen = set()
     for path in workflow_files():
@@ -310,7 +337,9 @@ def test_deploy_runs_the_gate_then_dev_then_prod_one_deployment_per_stack() -> N
     deploy = jobs(WORKFLOWS / "deploy.yml")
     assert deploy["offline-gate"]["uses"] == OFFLINE_GATE
     assert deploy["up-dev"]["needs"] == "offline-gate"
-    assert deploy["up-prod"]["needs"] == "up-dev"
+    assert deploy["preview-prod-main"]["needs"] == "up-dev"
+    assert deploy["up-prod"]["needs"] == "preview-prod-main"
+    assert deploy["preview-prod-main"]["environment"] == "preview-prod-main"
     for stack in ("dev", "prod"):
         job = deploy[f"up-{stack}"]
         assert job["environment"] == stack
@@ -322,9 +351,10 @@ def test_deploy_previews_with_the_pack_before_each_up() -> None:
     # pulumi/actions runs `up` through the Automation API, which passes --skip-preview (pulumi/pulumi
     # sdk/nodejs/automation/stack.ts line 200, commit 1b5949891b3c): only a preview of its own stops a
     # mandatory stack policy before anything is created.
+    # prod: the preview is the saved plan's, in its own job before the approval (tests/ci/test_cloud_identities.py).
     deploy = jobs(WORKFLOWS / "deploy.yml")
-    for stack in ("dev", "prod"):
-        actions = [s for s in deploy[f"up-{stack}"]["steps"]
+    for stack, jobs_of_stack in (("dev", ("up-dev",)), ("prod", ("preview-prod-main", "up-prod"))):
+        actions = [s for job_id in jobs_of_stack for s in deploy[job_id]["steps"]
                    if "pulumi/actions" in str(s.get("uses")) and "command" in s.get("with", {})]
         assert [s["with"]["command"] for s in actions] == ["preview", "up"]
         preview, up = (s["with"] for s in actions)
@@ -384,7 +414,7 @@ def _cloud_jobs() -> list[tuple[str, dict[str, Any]]]:
 
 
 def test_cloud_jobs_run_on_their_runner_setting_and_install_only_the_runtime() -> None:
-    assert len(_cloud_jobs()) == 4
+    assert len(_cloud_jobs()) >= 5
     for where, job in _cloud_jobs():
         assert job["runs-on"] == (PREVIEW_RUNNER if where.startswith("pull-request.yml:") else DEPLOY_RUNNER), where
         runs = [str(s.get("run", "")) for s in job["steps"]]

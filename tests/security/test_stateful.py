@@ -42,6 +42,19 @@ def test_the_model_snapshot_is_retained_protected_and_kept_on_delete(stack: str)
         assert analyzer_options(content).protect is True
 
 
+@pytest.mark.parametrize(("stack", "protected"), [("dev", False), ("prod", True)])
+def test_the_vpc_and_the_nat_addresses_are_protected_where_the_cluster_is(stack: str, protected: bool):
+    # cluster.deletionProtection: off in dev, on in prod (tests/components/test_eks_control_plane.py).
+    result = stack_run(stack)
+    vpcs, addresses = result.of_type("aws:ec2/vpc:Vpc"), result.of_type("aws:ec2/eip:Eip")
+    assert len(vpcs) == 1 and addresses
+    for resource in [*vpcs, *addresses]:
+        assert resource.protect is protected, resource.name
+        assert analyzer_options(resource).protect is protected
+    # The NAT gateways stay unprotected: a replacement takes the same protected address.
+    assert not any(s.protect for s in result.of_type("aws:ec2/natGateway:NatGateway"))
+
+
 @pytest.mark.parametrize("stack", STACKS)
 def test_node_group_updates_drain_one_node_at_a_time_through_the_pdbs(stack: str):
     groups = stack_run(stack).of_type(NODE_GROUP)
