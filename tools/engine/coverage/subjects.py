@@ -32,7 +32,8 @@ DRIVERS: tuple[str, ...] = (
 INVENTORY: tuple[str, ...] = (*NODES, *WORKLOADS, *CLUSTERS, *DRIVERS)
 INGRESS: tuple[str, ...] = ("kubernetes:networking.k8s.io/v1:Ingress", "kubernetes:extensions/")
 SCALERS: tuple[str, ...] = ("kubernetes:keda.sh/v1alpha1:ScaledObject",
-                            "kubernetes:autoscaling/v2:HorizontalPodAutoscaler", "kubernetes:policy/v1:PodDisruptionBudget")
+                            "kubernetes:autoscaling/v2:HorizontalPodAutoscaler",
+                            "kubernetes:policy/v1:PodDisruptionBudget")
 
 POLICY_SUBJECTS: dict[str, tuple[str, ...]] = {
     "alb-https-only": INGRESS,
