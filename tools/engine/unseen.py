@@ -70,6 +70,14 @@ COMPONENT_TYPES: dict[str, tuple[str, ...]] = {
     "awsx:ecr:Image": ("docker", "aws:ecr/"),
     "awsx:ec2:DefaultVpc": ("aws:ec2/",),
 }
+# Why the gate did not build a component it builds in other cases (tools/engine/mocks/kubernetes_yaml.py).
+NOT_BUILT: dict[str, str] = {
+    "kubernetes:yaml/v2:ConfigFile": " (the gate builds its objects only from a local file known in this phase)",
+    "kubernetes:yaml/v2:ConfigGroup": " (the gate builds its objects only from local files, YAML text and objects "
+                                      "known in this phase)",
+    "kubernetes:helm.sh/v4:Chart": " (Helm renders the chart's templates in the provider; the offline gate runs no "
+                                   "Helm)",
+}
 PACKAGE_TYPES: dict[str, tuple[str, ...]] = {
     "eks": ("aws:", "kubernetes:", "pulumi:providers:"),
     "awsx": ("aws:",),
@@ -129,7 +137,8 @@ def unseen_sources(resources: Sequence[RecordedResource],
             missing = (uncovered(r.inputs) if r.type == "eks:index:Cluster"
                        else uncovered_mng(r.inputs, by_urn.get) if r.type == MANAGED_NODE_GROUP else [])
             why = ("its provider registers its children, which do not run offline"
-                   + (f" (emulated only without {', '.join(missing)})" if missing else ""))
+                   + (f" (emulated only without {', '.join(missing)})" if missing else "")
+                   + NOT_BUILT.get(r.type, ""))
             found.append(Unseen(r.urn, r.type, component_holds(r), why,
                                 "`pulumi preview` with the provider judges them"))
         elif r.custom and not r.read and not models_outputs(r.type):
