@@ -194,9 +194,8 @@ def test_yaml_objects_are_named_and_typed_as_the_provider_registers_them(tmp_pat
     assert [(o.type, o.name) for o in found] == [("kubernetes:core/v1:ConfigMap", "cf:n/c"),
                                                  ("kubernetes:apps/v1:Deployment", "cf:d")]
     assert found[1].inputs["metadata"]["annotations"] == {"pulumi.com/skipAwait": "true"}
-    group = objects(CONFIG_GROUP, "cg", {"files": ["*.yaml"], "resourcePrefix": "",
-                                         "objs": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "x"}}]},
-                    tmp_path)
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "x"}}
+    group = objects(CONFIG_GROUP, "cg", {"files": ["*.yaml"], "resourcePrefix": "", "objs": [namespace]}, tmp_path)
     assert [o.name for o in group] == ["n/c", "d", "x"]  # an empty prefix is none
     assert type_token("karpenter.sh/v1", "NodePool") == "kubernetes:karpenter.sh/v1:NodePool"
 
