@@ -45,7 +45,8 @@ class Unjudged:
 
     def line(self) -> str:
         """The summary's one line for this component."""
-        return (f"{self.type} '{self.name}': {self.why}; {len(self.policies)} policies could judge what it "
+        n = len(self.policies)
+        return (f"{self.type} '{self.name}': {self.why}; {n} polic{'y' if n == 1 else 'ies'} could judge what it "
                 f"registers ({self.basis}): {', '.join(self.policies)}; {JUDGE}")
 
 
