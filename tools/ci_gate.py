@@ -63,11 +63,12 @@ class StackResult:
     advisory: int
     summary: str  # summary.md as tools.preview wrote it, or the rejection
     error: str = ""
+    unjudged: int = 0  # components whose children the gate did not build, as the preview's verdict line counts them
 
     @property
     def verdict(self) -> str:
         if self.status == EXIT_OK:
-            return "pass"
+            return f"pass offline: {self.unjudged} unjudged (`pulumi preview` judges them)" if self.unjudged else "pass"
         if self.status == EXIT_MANDATORY:
             return "blocked: mandatory violation"
         return "rejected"
@@ -142,7 +143,7 @@ def run_stack(stack: str, *, phase: str, today: date | None, out_root: Path, pro
         return StackResult(stack, phase, EXIT_REJECTED, mandatory, _count(doc, "advisory"), summary="",
                            error=f"tools.preview exited {proc.returncode} with {mandatory} mandatory violation(s)")
     return StackResult(stack, phase, proc.returncode, mandatory, _count(doc, "advisory"),
-                       summary=summary_path.read_text(encoding="utf-8"))
+                       summary=summary_path.read_text(encoding="utf-8"), unjudged=len(doc.get("unjudged") or []))
 
 
 def overview_markdown(results: Sequence[StackResult], today: date | None) -> str:
@@ -150,8 +151,9 @@ def overview_markdown(results: Sequence[StackResult], today: date | None) -> str
         f"lifecycles judged at the real date ({date.today().isoformat()})")
     stacks = len({r.stack for r in results})
     lines = [f"# Offline gate: {stacks} stack(s), {when}", "",
-             "| stack | phase | result | mandatory | advisory |", "|---|---|---|---|---|"]
-    lines += [f"| {r.stack} | {r.phase} | {r.verdict} | {r.mandatory} | {r.advisory} |" for r in results]
+             "| stack | phase | result | mandatory | advisory | unjudged |", "|---|---|---|---|---|---|"]
+    lines += [f"| {r.stack} | {r.phase} | {r.verdict} | {r.mandatory} | {r.advisory} | {r.unjudged} |"
+              for r in results]
     return "\n".join(lines) + "\n"
 
 

@@ -8,8 +8,8 @@ in every phase: `tools.preview` runs it before the policy gate and exits 1 on a 
 
 What is checked: every `kubernetes:<group>/<version>:<Kind>` resource the program registers (not reads) against
 the schema of the cluster's Kubernetes version or the upstream CRD (`schemas`), the CRD's CEL rules
-(`cel_rules`), and every `kubernetes:helm.sh/v3:Release`'s values against the chart's values.yaml
-(`helm_values`). A value still unknown in this phase (an output of another resource in a first preview) is
+(`cel_rules`), and every `kubernetes:helm.sh/v3:Release`'s and helm v4 `Chart`'s values against the chart's
+values.yaml (`helm_values`). A value still unknown in this phase (an output of another resource in a first preview) is
 not judged: the schema errors it causes are dropped and a rule that fails on it is an advisory; `--phase up`
 judges the known values.
 """
@@ -24,7 +24,7 @@ from typing import Any
 
 from tools.apiserver import schemas, structural
 from tools.apiserver.findings import Finding
-from tools.apiserver.helm_values import HELM_RELEASE, release_findings
+from tools.apiserver.helm_values import HELM_RELEASES, release_findings
 from tools.engine.records import UNKNOWN, RecordedResource, has_unknown
 
 CLUSTER_TYPES = ("eks:index:Cluster", "aws:eks/cluster:Cluster")
@@ -312,7 +312,7 @@ def check_resources(resources: Sequence[RecordedResource], upstream: Path | None
     cache_ok = upstream is not None and (upstream / "crds").is_dir()
     findings: list[Finding] = []
     objects = [r for r in resources if is_kubernetes_object(r) and not r.read]
-    releases = [r for r in resources if r.type == HELM_RELEASE and not r.read]
+    releases = [r for r in resources if r.type in HELM_RELEASES and not r.read]
     for res in objects:
         obj = kubernetes_object(res)
         found = validate_object(obj, version, upstream if cache_ok else None, has_old=has_old)

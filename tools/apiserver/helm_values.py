@@ -21,6 +21,13 @@ import yaml
 from tools.apiserver.findings import Finding
 
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+# pulumi-kubernetes's helm v4 Chart takes the same `chart`, `values` and `valueYamlFiles` and renders them with Helm
+# in its provider, then registers the objects as yaml/v2 does (pulumi/pulumi-kubernetes@94977969d6
+# provider/pkg/provider/helm/v4/chart.go lines 151, 193-227, 286-312): a key its chart does
+# not have is ignored the same way. Its rendered objects are not built offline (the gate runs no Helm), so the
+# component stays unjudged beside this check (tools/engine/coverage/unjudged.py).
+HELM_V4_CHART = "kubernetes:helm.sh/v4:Chart"
+HELM_RELEASES = (HELM_RELEASE, HELM_V4_CHART)
 
 # Keys whose value is a free-form map or list in every chart we use (Kubernetes passthrough fields).
 # Source: https://helm.sh/docs/chart_best_practices/values/ (maps passed to templates with toYaml)
@@ -74,7 +81,8 @@ def chart_name(chart: str) -> str:
 
 
 def release_findings(release: Mapping[str, Any], upstream: Path) -> list[Finding]:
-    """Check one `kubernetes:helm.sh/v3:Release`'s inputs (chart, values) against the upstream chart."""
+    """Check one `kubernetes:helm.sh/v3:Release`'s or helm v4 `Chart`'s inputs (chart, values) against the upstream
+    chart."""
     inputs = release.get("inputs") or {}
     name = str(inputs.get("name") or release.get("name"))
     chart = chart_name(str(inputs.get("chart", "")))

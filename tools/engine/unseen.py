@@ -3,8 +3,8 @@
 The real engine sees what the offline gate does not in two cases:
 
 - A remote component whose children are not emulated (pulumi-eks's `NodeGroup`/`NodeGroupV2`, a `Cluster` with
-  inputs outside its emulation, awsx, pulumi-kubernetes's `helm.sh/v4:Chart` and `yaml/v2:ConfigGroup`, any other
-  multi-language component): its provider's Construct registers children that the real preview analyzes
+  inputs outside its emulation, awsx, pulumi-kubernetes's `helm.sh/v4:Chart`, its `yaml/v2:ConfigGroup`/`ConfigFile`
+  where the manifests are not local (tools/engine/mocks/kubernetes_yaml.py), any other multi-language component): its provider's Construct registers children that the real preview analyzes
   (pulumi/pulumi@1b5949891b pkg/resource/deploy/source_eval.go lines 2826-2882), and offline it does not run.
 - A StackReference to a stack whose outputs were not given (`--stack-outputs`): the engine reads the referenced
   stack in every phase (pkg/resource/deploy/builtins.go lines 278-284, 371), offline its outputs are not known
@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from tools.engine.coverage.schema import schema_children
+from tools.engine.coverage.subjects import reads
 from tools.engine.mocks.eks_children import not_emulated, uncovered
 from tools.engine.mocks.eks_nodegroups import MANAGED_NODE_GROUP, uncovered_mng
 from tools.engine.mocks.outputs import models_outputs
@@ -51,13 +53,13 @@ SUBJECT_TYPES: frozenset[str] = frozenset({
 _NODES = ("aws:eks/nodeGroup:NodeGroup", "aws:autoscaling/group:Group", "aws:ec2/launchTemplate:LaunchTemplate",
           "aws:ec2/launchConfiguration:", "aws:cloudformation/stack:Stack", "aws:ec2/securityGroup", "aws:iam/")
 
-# What a component's provider may register, by component type, then by package: type prefixes ("" is anything).
+# What a component's provider may register beyond what its package schema's outputs name (tools/engine/coverage/
+# schema.py: pulumi-eks's ManagedNodeGroup names only its aws.eks.NodeGroup), by component type: type prefixes.
 # Sources: pulumi/pulumi-eks@7bf0c1b1 nodejs/eks/nodes/nodegroup.ts (createNodeGroup: a CloudFormation stack and a
 # launch configuration; createNodeGroupV2: a launch template and an auto scaling group; createManagedNodeGroup: an
-# aws.eks.NodeGroup and its launch template), nodejs/eks/cluster/cluster.ts (createCore); pulumi-awsx's schema
-# (https://github.com/pulumi/pulumi-awsx/blob/master/awsx/schema.json: ecr, ec2, lb, ecs, cloudtrail components over
-# pulumi-aws resources); pulumi-kubernetes's helm.sh/v4:Chart, yaml/v2:ConfigGroup/ConfigFile and
-# kustomize/v2:Directory register Kubernetes objects (provider/pkg/provider/helm/v4, yaml/v2, kustomize/v2).
+# aws.eks.NodeGroup and its launch template), nodejs/eks/cluster/cluster.ts (createCore). awsx's components register
+# what their schema outputs name (https://github.com/pulumi/pulumi-awsx/blob/master/awsx/schema.json), except the
+# ECR image (a docker build pushed to ECR) and the default VPC, whose outputs are ids.
 COMPONENT_TYPES: dict[str, tuple[str, ...]] = {
     "eks:index:ManagedNodeGroup": _NODES,
     "eks:index:NodeGroup": _NODES,
@@ -65,13 +67,16 @@ COMPONENT_TYPES: dict[str, tuple[str, ...]] = {
     "eks:index:NodeGroupSecurityGroup": ("aws:ec2/securityGroup",),
     "eks:index:VpcCniAddon": ("aws:eks/addon:Addon",),
     "eks:index:Addon": ("aws:eks/addon:Addon",),
-    "awsx:ecr:Repository": ("aws:ecr/",),
     "awsx:ecr:Image": ("docker", "aws:ecr/"),
-    "awsx:ec2:Vpc": ("aws:ec2/",),
     "awsx:ec2:DefaultVpc": ("aws:ec2/",),
-    "awsx:lb:ApplicationLoadBalancer": ("aws:lb/", "aws:alb/", "aws:ec2/securityGroup"),
-    "awsx:lb:NetworkLoadBalancer": ("aws:lb/", "aws:alb/"),
-    "awsx:cloudtrail:Trail": ("aws:cloudtrail/", "aws:s3/", "aws:cloudwatch/logGroup"),
+}
+# Why the gate did not build a component it builds in other cases (tools/engine/mocks/kubernetes_yaml.py).
+NOT_BUILT: dict[str, str] = {
+    "kubernetes:yaml/v2:ConfigFile": " (the gate builds its objects only from a local file known in this phase)",
+    "kubernetes:yaml/v2:ConfigGroup": " (the gate builds its objects only from local files, YAML text and objects "
+                                      "known in this phase)",
+    "kubernetes:helm.sh/v4:Chart": " (Helm renders the chart's templates in the provider; the offline gate runs no "
+                                   "Helm)",
 }
 PACKAGE_TYPES: dict[str, tuple[str, ...]] = {
     "eks": ("aws:", "kubernetes:", "pulumi:providers:"),
@@ -95,16 +100,24 @@ class Unseen:
 
 
 def component_holds(res: RecordedResource) -> tuple[str, ...]:
-    """What a remote component's provider may register (`COMPONENT_TYPES`, `PACKAGE_TYPES`; anything if unknown)."""
+    """What a remote component's provider may register: its schema's resource outputs and `COMPONENT_TYPES`, else
+    anything of its package (`PACKAGE_TYPES`; anything at all if the package is unknown)."""
     if res.type == "eks:index:Cluster":
         nodes = _NODES if res.inputs.get("skipDefaultNodeGroup") is not True else ()
         fargate = ("aws:eks/fargateProfile:FargateProfile",) if res.inputs.get("fargate") else ()
         return ("aws:eks/cluster:Cluster", "aws:eks/addon:Addon", "aws:eks/access", "aws:iam/", "aws:ec2/security",
                 "kubernetes:core/v1:ConfigMap", "kubernetes:storage.k8s.io/v1:StorageClass", "pulumi:providers:",
                 *nodes, *fargate)
-    if res.type in COMPONENT_TYPES:
-        return COMPONENT_TYPES[res.type]
+    known = declared_holds(res.type)
+    if known:
+        return known
     return PACKAGE_TYPES.get(res.type.split(":", 1)[0], ("",))
+
+
+def declared_holds(component_type: str) -> tuple[str, ...]:
+    """What the pinned schema and `COMPONENT_TYPES` say a component registers; () when neither says anything."""
+    return tuple(dict.fromkeys((*(schema_children(component_type) or ()),
+                                *COMPONENT_TYPES.get(component_type, ()))))
 
 
 def unseen_sources(resources: Sequence[RecordedResource],
@@ -124,7 +137,8 @@ def unseen_sources(resources: Sequence[RecordedResource],
             missing = (uncovered(r.inputs) if r.type == "eks:index:Cluster"
                        else uncovered_mng(r.inputs, by_urn.get) if r.type == MANAGED_NODE_GROUP else [])
             why = ("its provider registers its children, which do not run offline"
-                   + (f" (emulated only without {', '.join(missing)})" if missing else ""))
+                   + (f" (emulated only without {', '.join(missing)})" if missing else "")
+                   + NOT_BUILT.get(r.type, ""))
             found.append(Unseen(r.urn, r.type, component_holds(r), why,
                                 "`pulumi preview` with the provider judges them"))
         elif r.custom and not r.read and not models_outputs(r.type):
@@ -140,29 +154,30 @@ def unseen_sources(resources: Sequence[RecordedResource],
     return found
 
 
-def dependents(resources: Sequence[RecordedResource], sources: Iterable[str]) -> dict[str, str]:
+def dependents(resources: Sequence[RecordedResource], sources: Iterable[str]) -> dict[str, tuple[str, ...]]:
     """Every resource whose inputs come from one of `sources` (dependencies, property dependencies, provider), to
-    the source it comes from, transitively."""
-    of: dict[str, str] = {s: s for s in sources}
+    every source they come from, transitively, in the order `sources` lists them."""
+    order = {s: i for i, s in enumerate(dict.fromkeys(sources))}
+    of: dict[str, set[str]] = {s: {s} for s in order}
     changed = True
-    while changed:
+    while changed:  # a fixed point: the recording lists resources in no dependency order
         changed = False
         for r in resources:
-            if r.urn in of:
-                continue
             deps = [*r.dependencies, *(u for urns in r.property_dependencies.values() for u in urns)]
             if r.provider:
                 deps.append(r.provider.rsplit("::", 1)[0])
-            source = next((of[d] for d in deps if d in of), None)
-            if source is not None:
-                of[r.urn] = source
+            found = set().union(*(of[d] for d in deps if d in of))
+            if found - of.get(r.urn, set()):
+                of.setdefault(r.urn, set()).update(found)
                 changed = True
-    return of
+    return {urn: tuple(sorted(found, key=order.__getitem__)) for urn, found in of.items()}
 
 
 def pending_offline(violations: Sequence[Violation], stack_policies: Iterable[str],
                     resources: Sequence[RecordedResource], unseen: Sequence[Unseen]) -> tuple[Violation, ...]:
-    """`violations` with each mandatory finding that could read what was not seen made `<policy>-pending`."""
+    """`violations` with each mandatory finding that could read what was not seen made `<policy>-pending`, naming
+    every unseen source that hides its subject: the sources its resource's inputs come from, and for a stack policy
+    every unseen component that may hold a type that policy reads (tools/engine/coverage/subjects.py)."""
     if not unseen:
         return tuple(violations)
     stack = frozenset(stack_policies)
@@ -174,13 +189,14 @@ def pending_offline(violations: Sequence[Violation], stack_policies: Iterable[st
     # pulumi-eks Cluster's are answered from its schema: tools/engine/mocks/eks.py). A finding on the component
     # itself is the pack's reading of its `{}` registration, which the real engine sends too.
     reach = dependents(resources, [u.urn for u in unseen if u.type != "eks:index:Cluster"])
-    reach = {urn: source for urn, source in reach.items() if urn != source or source_is_reference(by_urn[source])}
     out = []
     for v in violations:
         if v.enforcement != "mandatory":
             out.append(v)
             continue
-        because = [by_urn[reach[v.urn]]] if v.urn in reach else hiding if v.policy in stack else []
+        because = [by_urn[s] for s in reach.get(v.urn, ()) if s != v.urn or source_is_reference(by_urn[s])]
+        if v.policy in stack:
+            because += [u for u in hiding if u not in because and reads(v.policy, u.holds)]
         if not because:
             out.append(v)
             continue
@@ -194,6 +210,7 @@ def source_is_reference(u: Unseen) -> bool:
 
 
 def pending_message(v: Violation, because: Sequence[Unseen]) -> str:
+    """The pending advisory: every unseen source named, with why it is unseen and what lets the gate judge it."""
     what = "; ".join(f"{u.type} '{u.urn.rsplit('::', 1)[-1]}': {u.why}; {u.judge}" for u in because)
     return (f"{v.policy} is pending offline: it may read what the offline gate did not see ({what}). "
             f"What the pack found in what the gate saw: {v.message.rsplit(chr(10), 1)[-1]}")

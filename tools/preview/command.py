@@ -53,6 +53,7 @@ from pulumi.runtime.proto import engine_pb2
 from pulumi.runtime.stack import run_in_stack
 
 from policies.gpu_guard.calendar import TODAY_ENV
+from tools.engine.coverage.unjudged import unjudged_advisories, unjudged_components
 from tools.engine.gate import ALL_PHASES, Phase
 from tools.engine.mocks.monitor import (
     DEFAULT_REGION,
@@ -345,16 +346,20 @@ def run_policy_gate(recording: Recording, config: StackConfig, policy_config: Pa
     used = f" with {policy_config}" if policy_config is not None else ""
     # What the offline gate did not see (remote components not emulated, other stacks' outputs not given) makes the
     # verdicts that could read it pending: tools/engine/unseen.py.
-    violations = pending_offline(result.violations, stack_policy_names(result.policies), recording.resources,
-                                 unseen_sources(recording.resources, answered_by(config.other_stacks)))
+    unseen = unseen_sources(recording.resources, answered_by(config.other_stacks))
+    violations = pending_offline(result.violations, stack_policy_names(result.policies), recording.resources, unseen)
+    # Every component whose children it did not build is unjudged, found or not: a `<policy>-pending` advisory per
+    # (component, policy) that could judge them (tools/engine/coverage/unjudged.py).
+    unjudged = tuple(unjudged_components(unseen))
     return GateReport(
         ran=True,
         detail=f"policy pack {result.pack_name} ran{used}",
-        violations=violations,
+        violations=(*violations, *unjudged_advisories(unjudged)),
         pack=result.pack_name,
         policies=len(result.policies),
         not_applicable=tuple(result.not_applicable),
         cancelled_at=result.cancelled_at,
+        unjudged=unjudged,
     )
 
 
@@ -454,6 +459,7 @@ def document(recording: Recording, report: GateReport) -> dict[str, Any]:
         "resources": [r.as_json() for r in sorted(recording.resources, key=lambda r: r.urn)],
         "violations": [v.as_json() for v in _sorted_violations(report.violations)],
         "not_seen_offline": not_seen_offline(recording.resources),
+        "unjudged": [u.as_json() for u in report.unjudged],
         "emulated_children": emulated_children(recording.resources),
         "realUpRefused": real_up_refusals(recording.logs),
         "policyPack": report.as_json(),

@@ -5,10 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tools.engine.gate import Phase
 from tools.engine.records import RecordedResource, Violation
+
+if TYPE_CHECKING:
+    from tools.engine.coverage.unjudged import Unjudged
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,9 @@ class GateReport:
     # tools.apiserver's report (`ApiServerReport.as_json`): what the API server and Helm would say of every object
     # and release; its rejections and advisories are in `violations` too (policy `apiserver-<rule>`).
     api_server: dict[str, Any] | None = None
+    # Components whose children the gate did not build (tools/engine/coverage/unjudged.py); their `<policy>-pending`
+    # advisories are in `violations` too.
+    unjudged: tuple[Unjudged, ...] = ()
 
     @property
     def offline_only(self) -> dict[str, dict[str, Any]]:
@@ -72,6 +78,7 @@ class GateReport:
             "offlineOnly": [{"policy": p, **entry} for p, entry in sorted(self.offline_only.items())],
             "cancelledAt": self.cancelled_at or None,
             "stoppedByPreview": self.stopped_by_preview,
+            "unjudged": [u.as_json() for u in self.unjudged],
         }
 
 

@@ -22,6 +22,7 @@ from rich.table import Table
 from policies.gpu_guard import inventory
 from policies.gpu_guard.rules.gpu_nodes_tainted import is_gpu_pool
 from tools.apiserver.check import is_kubernetes_object, kubernetes_object
+from tools.engine.coverage.unjudged import is_unjudged_advisory
 from tools.engine.mocks.eks_children import PULUMI_EKS_DESCRIBE
 from tools.engine.records import RecordedResource, Violation
 from tools.engine.view import emulated_children, not_seen_offline
@@ -109,11 +110,22 @@ class Summary:
 def emulated_lines(emulated: Sequence[Mapping[str, str]]) -> list[str]:
     """One line per remote component whose children were emulated: what the policies judged in their place."""
     by_parent: dict[str, list[str]] = {}
+    sources: dict[str, set[str]] = {}
     for child in emulated:
         by_parent.setdefault(child["component"], []).append(f"{child['type']} {child['urn'].rsplit('::', 1)[-1]}")
+        sources.setdefault(child["component"], set()).add(_source_of(child["source"]))
     return [f"{parent}: the children its provider registers in the real preview, emulated from "
-            f"pulumi/pulumi-eks@{PULUMI_EKS_DESCRIBE} (the project pins pulumi-eks 4.4.0) and judged by the "
-            f"policies: {', '.join(children)}" for parent, children in by_parent.items()]
+            f"{', '.join(sorted(sources[parent]))} and judged by the policies: {', '.join(children)}"
+            for parent, children in by_parent.items()]
+
+
+def _source_of(url: str) -> str:
+    """`https://github.com/pulumi/pulumi-eks/blob/7bf0c1b1/...` -> `pulumi/pulumi-eks@7bf0c1b1 (the project pins
+    pulumi-eks 4.4.0)`, the pulumi-eks emulation's own wording."""
+    if "/pulumi/pulumi-eks/" in url:
+        return f"pulumi/pulumi-eks@{PULUMI_EKS_DESCRIBE} (the project pins pulumi-eks 4.4.0)"
+    parts = url.removeprefix("https://github.com/").split("/")
+    return f"{parts[0]}/{parts[1]}@{parts[3][:10]}" if len(parts) > 3 and parts[2] == "blob" else url
 
 
 @dataclass(frozen=True)
@@ -267,10 +279,11 @@ def summary_markdown(summary: Summary, report: GateReport, config: StackConfig) 
     if summary.emulated:
         lines += ["", "## Emulated offline", ""]
         lines += [f"- {line}" for line in emulated_lines(summary.emulated)]
-    if summary.not_seen_offline:
+    lines += unjudged_markdown(report)
+    if gaps := not_unjudged(summary.not_seen_offline, report):
         lines += ["", "## Not seen offline", ""]
         lines += [f"- `{n['type']}` `{n['urn']}`: the real preview judges {n['judged_by_real_preview']}; {n['why']}."
-                  for n in summary.not_seen_offline]
+                  for n in gaps]
     return "\n".join(lines) + "\n"
 
 
@@ -312,6 +325,7 @@ def findings(report: GateReport) -> tuple[list[Violation], list[Violation], list
 def pending_line(report: GateReport, phase: str) -> str | None:
     """The pending advisories of one phase as one line: how many policies wait, on what, and until when."""
     _, _, pending = findings(report)
+    pending = [v for v in pending if not is_unjudged_pending(report, v)]  # each component has its own line
     if not pending:
         return None
     policies = sorted({v.policy.removesuffix(PENDING_SUFFIX) for v in pending})
@@ -334,9 +348,49 @@ def verdict_line(report: GateReport) -> str:
     counts = f"{len(mandatory)} mandatory, {len(advisory)} advisory finding(s), {len(pending)} pending"
     if not report.ran:
         return f"verdict: NOT JUDGED, exit 0: {report.detail}"
+    unjudged = unjudged_count(report)
     if mandatory:
-        return f"verdict: FAIL, exit 1 (a mandatory finding blocks `pulumi up`): {counts}"
+        also = f"; {unjudged}" if unjudged else ""
+        return f"verdict: FAIL, exit 1 (a mandatory finding blocks `pulumi up`{also}): {counts}"
+    if unjudged:
+        return f"verdict: PASS offline; {unjudged} (exit 0: no mandatory finding in what the gate judged): {counts}"
     return f"verdict: PASS, exit 0 (no mandatory finding; nothing here blocks `pulumi up`): {counts}"
+
+
+# --------------------------------------------------------------------------------------------------
+# Unjudged components (tools/engine/coverage/unjudged.py): the verdict counts them, the summary names each
+# --------------------------------------------------------------------------------------------------
+
+
+def unjudged_count(report: GateReport) -> str:
+    """"3 components unjudged: `pulumi preview` judges them", or "" when the gate judged every component."""
+    n = len(report.unjudged)
+    if not n:
+        return ""
+    return f"{n} component{'s' if n != 1 else ''} unjudged: `pulumi preview` judges them"
+
+
+def unjudged_lines(report: GateReport) -> list[str]:
+    """One line per unjudged component: why, and the policies that could judge what it registers."""
+    return [u.line() for u in report.unjudged]
+
+
+def unjudged_markdown(report: GateReport) -> list[str]:
+    """summary.md's section: the count, and one line per unjudged component."""
+    if not report.unjudged:
+        return []
+    return ["", "## Unjudged", "", f"{unjudged_count(report)}.", "", *(f"- {line}" for line in unjudged_lines(report))]
+
+
+def not_unjudged(gaps: Sequence[Mapping[str, str]], report: GateReport) -> list[Mapping[str, str]]:
+    """The not-seen gaps that have no unjudged line of their own (no policy could judge what they register)."""
+    named = {u.urn for u in report.unjudged}
+    return [g for g in gaps if g["urn"] not in named]
+
+
+def is_unjudged_pending(report: GateReport, violation: Violation) -> bool:
+    """An unjudged component's `<policy>-pending` advisory: summarized by its component's line, not one by one."""
+    return is_unjudged_advisory(violation, report.unjudged)
 
 
 def _by_provider(counts: Sequence[tuple[str, int]]) -> str:
@@ -423,7 +477,9 @@ def print_summary(stream: TextIO, recording: Recording, report: GateReport, conf
     if verbose:
         for line in emulated_lines(summary.emulated):
             console.print(f"[cyan]Emulated offline[/cyan] {line}")
-    for gap in summary.not_seen_offline:
+    for line in unjudged_lines(report):
+        console.print(f"[yellow]Unjudged[/yellow] {line}")
+    for gap in not_unjudged(summary.not_seen_offline, report):
         console.print(f"[yellow]Not seen offline[/yellow] {gap['type']} {gap['urn']}: the real preview judges "
                       f"{gap['judged_by_real_preview']}; {gap['why']}")
     if out_dir is not None:

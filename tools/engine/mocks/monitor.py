@@ -37,6 +37,7 @@ import dataclasses
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from google.protobuf import empty_pb2, json_format, struct_pb2
@@ -50,6 +51,9 @@ from tools.engine.mocks.eks import RESOURCE_REFERENCE_OUTPUTS, answer_eks_cluste
 from tools.engine.mocks.eks_children import Child, construct_cluster, uncovered
 from tools.engine.mocks.eks_nodegroups import MANAGED_NODE_GROUP, construct_managed_node_group, uncovered_mng
 from tools.engine.mocks.invokes import INVOKES, MockValueError, eks_cluster_description
+from tools.engine.mocks.kubernetes_yaml import REGISTER_URL as YAML_REGISTER_URL
+from tools.engine.mocks.kubernetes_yaml import YAML_COMPONENTS, NotEmulated
+from tools.engine.mocks.kubernetes_yaml import objects as yaml_objects
 from tools.engine.mocks.methods import answer_method
 from tools.engine.mocks.outputs import RESOURCE_OUTPUTS, models_outputs, outputs_for, register_outputs
 from tools.engine.mocks.values import (
@@ -411,6 +415,8 @@ class RecordingMonitor(MockMonitor):
         if request.remote and request.type == MANAGED_NODE_GROUP and not uncovered_mng(inputs, self.recorded.get):
             construct_managed_node_group(urn, request.name, inputs, recorded=self.recorded,
                                          register=lambda child: self._register_child(req.ctx, child))
+        if request.remote and request.type in YAML_COMPONENTS:
+            self._construct_yaml(req.ctx, urn, request, inputs)
         if request.custom and not self.mocks.dry_run and not models_outputs(request.type):
             # An update of a resource whose provider the mocks do not model (pulumi-docker-build's Image): what it
             # computes (`ref`, `digest`) is not known; the response says so, as the engine does for a create it
@@ -454,6 +460,29 @@ class RecordingMonitor(MockMonitor):
             emulated=child.cite.url(),
         ))
         return urn, {**state, "id": id_ or UNKNOWN}
+
+    def _construct_yaml(self, ctx: MockContext, urn: str, request: Any, inputs: dict[str, Any]) -> None:
+        """Record the objects pulumi-kubernetes's ConfigFile/ConfigGroup Construct registers, where the manifests
+        can be read here (tools/engine/mocks/kubernetes_yaml.py); else none, and the component stays unjudged."""
+        try:
+            found = yaml_objects(request.type, request.name, inputs, Path.cwd())
+        except NotEmulated:
+            return
+        # The children take the component's provider (its `providers` map, else `provider`), as Construct's
+        # `pulumi.Parent(comp)` passes it on.
+        provider = request.providers.get("kubernetes", "") or request.provider
+        for obj in found:
+            child_urn = self.make_urn(urn, obj.type, obj.name)
+            req = ResourceRequest(type=obj.type, name=obj.name, urn=child_urn, inputs=obj.inputs, custom=True,
+                                  remote=False, ctx=ctx)
+            id_, outputs = self.mocks.answer_resource(req)
+            state = {**obj.inputs, **outputs}
+            state.pop("id", None)
+            self._record(RecordedResource(
+                urn=child_urn, type=obj.type, name=obj.name, parent=urn, custom=True, inputs=obj.inputs,
+                properties=json_format.ParseDict(obj.inputs, struct_pb2.Struct()), provider=provider, id=id_,
+                outputs=state, emulated=YAML_REGISTER_URL,
+            ))
 
     def ReadResource(self, request: Any) -> Any:
         urn = self.make_urn(request.parent, request.type, request.name)
