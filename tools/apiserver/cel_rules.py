@@ -336,6 +336,12 @@ def _execute_absorbing(text: str, variables: dict[str, Any]) -> Any:
     return _execute(rewritten, variables, functions)
 
 
+def value_of(expression: str, variables: Mapping[str, Any] | None = None) -> Any:
+    """The value of a CEL expression as the API server computes it (library values as `cel_library.values`
+    maps), or CelError / Uncovered."""
+    return _execute_absorbing(expression, dict(variables or {}))
+
+
 def _execute_logic(logic: cel_go.Logic, variables: dict[str, Any]) -> Any:
     if logic.kind == "?:":
         condition = _execute_absorbing(logic.parts[0], variables)

@@ -70,8 +70,8 @@ def _interpret(suffix: str) -> tuple[int, int] | None:
     if len(suffix) > 1 and suffix[0] in "eE":
         body = suffix[1:]
         digits = body[1:] if body[:1] in "+-" else body
-        if digits.isdigit() and -(2**31) <= int(body) < 2**31:
-            return 10, int(body)
+        if digits.isascii() and digits.isdigit() and -(2**63) <= int(body) < 2**63:  # strconv.ParseInt(_, 10, 64)
+            return 10, (int(body) + 2**31) % 2**32 - 2**31  # then int32(parsed): Go wraps
     return None
 
 
