@@ -1,6 +1,6 @@
 """The Kubernetes CEL library offline (tools/apiserver/cel_library) against the library's own tests.
 
-`tests/upstream_suites/cel-library.yaml` is k8s.io/apiserver@v0.35.7 pkg/cel/library/{ip,cidr,quantity,semver,
+`tests/upstream_suites/cel_library/cases.yaml` is k8s.io/apiserver@v0.35.7 pkg/cel/library/{ip,cidr,quantity,semver,
 format}_test.go and google/cel-go@v0.26.0 ext/sets_test.go, translated case by case by
 `tests/upstream_suites/translate_cel_library.py`; where the upstream cache holds those files (optional pins in
 upstream.lock.json), the fixture must be exactly their translation.

@@ -1,5 +1,5 @@
 """Turn the Kubernetes CEL library's own tests (k8s.io/apiserver pkg/cel/library/*_test.go) and cel-go's sets
-tests (ext/sets_test.go) into the fixture `cel-library.yaml`: one case per expression, with what the test
+tests (ext/sets_test.go) into the fixture `cel_library/cases.yaml`: one case per expression, with what the test
 asserts (a value, or a runtime error: exact for ip/cidr, a Go regexp for the others, as each test's helper
 compares), or listed under `not_translated` with the reason.
 
@@ -23,7 +23,7 @@ import yaml
 
 from tools.upstream.lock import cache_dir, load
 
-OUT = Path(__file__).with_name("cel-library.yaml")
+OUT = Path(__file__).with_name("cel_library") / "cases.yaml"  # not a CRD suite: outside the *.yaml they glob
 APISERVER, APISERVER_TAG = "kubernetes/apiserver", "v0.35.7"
 CEL_GO, CEL_GO_TAG = "google/cel-go", "v0.26.0"
 LIBRARY = "pkg/cel/library/"

@@ -123,7 +123,9 @@ def refusal_lines(outcomes: Sequence[Outcome], *, shared: Path, local: Path | No
     if not fetch:
         return lines
     copy = f"{local} lacks them" if local is not None else f"{shared / 'upstream'} does not exist"
-    answer = "no server answered" if any(o.cause == "unreachable" for o in fetch) else "the server refused them"
+    # "not-tried" only follows an unreachable base, which an optional pin (then unavailable) may have found first
+    answer = ("no server answered" if any(o.cause in {"unreachable", "not-tried"} for o in outcomes)
+              else "the server refused them")
     lines.append(f"error: tried the local copy (GPU_PLATFORM_SHARED): {copy}; then downloads from {base} "
                  f"(GPU_PLATFORM_UPSTREAM_URL): {answer}")
     lines.append("hint: point GPU_PLATFORM_SHARED at a folder whose upstream/ holds the pinned files, or "
