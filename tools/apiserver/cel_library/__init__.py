@@ -61,6 +61,7 @@ def parse_version(version: str | None) -> tuple[int, int] | None:
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 
+@cache
 def refusal(text: str, kubernetes_version: str | None) -> str | None:
     """The API server's compile error for a rule that calls a library the cluster's compatibility version
     lacks, or None."""
