@@ -294,8 +294,8 @@ def _execute(text: str, variables: dict[str, Any], functions: Mapping[str, Calla
     except Exception as exc:  # noqa: BLE001 - the library raises ValueError for what its parser does not take
         first = str(exc).split("\n")[0]
         detail = first.split("ERROR: ")[-1] if "ERROR: " in str(exc) else first
-        raise Uncovered(f"the CEL library cannot parse it ({detail.strip()}): optional syntax (`.?`, "
-                        "`optional.of`) and two-variable comprehensions are not implemented offline") from None
+        raise Uncovered(f"the CEL library cannot parse it ({detail.strip()}): optional list and map entries "
+                        "(`[?x]`, `{?k: v}`) are not implemented offline") from None
     saved = list(_RAISED)
     _RAISED.clear()
     try:
