@@ -71,6 +71,7 @@ def test_regex_functions_run_on_re2(rule, value, outcomes):
     ("self.reverse() == 'iG1'", "calls reverse()"),  # ext.Strings v2 (base.go: 1.29), not implemented
     ("quantity('1e99999').isInteger()", "exponent beyond 4096"),
     ("self.all(i, x, x == 'a')", "two-variable comprehension"),
+    ("type(ip('1.2.3.4')) == net.IP", "names the CEL type net.*"),
 ])
 def test_what_is_not_implemented_is_an_advisory_never_a_rejection(rule, message):
     results = list(cel_rules.evaluate("1Gi", {"x-kubernetes-validations": [{"rule": rule}]}, has_old=False))

@@ -311,6 +311,9 @@ def _execute(text: str, variables: dict[str, Any], functions: Mapping[str, Calla
             if re.search(rf"\b{re.escape(name)}\s*\(", text):
                 raise Uncovered(f"it calls {name}(), a Kubernetes CEL function the offline check does not "
                                 "implement") from None
+            if re.search(rf"(?<![\w.]){re.escape(name)}\s*\.\s*[A-Z]", text):
+                raise Uncovered(f"it names the CEL type {name}.*, which the offline check does not implement (type "
+                                "values such as `type(x) == net.IP`)") from None
             raise Uncovered(f"it binds {name}, the first variable of a two-variable comprehension, which the CEL "
                             "library does not implement") from None
         if not _RAISED:
