@@ -8,6 +8,7 @@ upstream.lock.json), the fixture must be exactly their translation.
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -225,3 +226,52 @@ def test_an_exponent_too_large_to_compute_is_not_evaluated_never_judged():
         {"rule": "quantity(self).isInteger()"}]}, has_old=False))
     assert [r.outcome for r in results] == ["uncovered"]
     assert "exponent beyond 4096" in results[0].message
+
+
+# ---- every function the library declares is implemented -----------------------------------------------------------
+
+# The names the library's declaration maps give (`ipLibraryDecls`, `cidrLibraryDecls`, `urlLibraryDecls`,
+# `quantityLibraryDecls`, semverlib.go `declarations`, format.go `ConstantFormats` and `formatLibraryDecls`) and
+# cel-go ext/sets.go's `cel.Function` names, by the name the rewritten rule calls.
+DECLARED = {
+    "pkg/cel/library/ip.go": ["ip", "family", "ip.isCanonical", "isUnspecified", "isLoopback", "isLinkLocalMulticast",
+                              "isLinkLocalUnicast", "isGlobalUnicast", "isIP", "string"],
+    "pkg/cel/library/cidr.go": ["cidr", "containsIP", "containsCIDR", "ip", "prefixLength", "masked", "isCIDR",
+                                "string"],
+    "pkg/cel/library/urls.go": ["url", "getScheme", "getHost", "getHostname", "getPort", "getEscapedPath", "getQuery",
+                                "isURL"],
+    "pkg/cel/library/quantity.go": ["quantity", "isQuantity", "sign", "isGreaterThan", "isLessThan", "compareTo",
+                                    "asApproximateFloat", "asInteger", "isInteger", "add", "sub"],
+    "pkg/cel/library/semverlib.go": ["semver", "isSemver", "isGreaterThan", "isLessThan", "compareTo", "major", "minor",
+                                     "patch"],
+    "pkg/cel/library/format.go": ["dns1123Label", "dns1123Subdomain", "dns1035Label", "qualifiedName",
+                                  "dns1123LabelPrefix", "dns1123SubdomainPrefix", "dns1035LabelPrefix", "labelValue",
+                                  "uri", "uuid", "byte", "date", "datetime", "validate", "format.named"],
+    "ext/sets.go": ["sets.contains", "sets.equivalent", "sets.intersects"],
+}
+_CALLED_AS = {"ip.isCanonical": "_k8s_ip_isCanonical", "format.named": "_k8s_format_named", "string": "_k8s_string",
+              "sets.contains": "_k8s_sets_contains", "sets.equivalent": "_k8s_sets_equivalent",
+              "sets.intersects": "_k8s_sets_intersects"}
+
+
+def test_every_declared_function_is_implemented():
+    from tools.apiserver.cel_library import formats  # noqa: PLC0415
+
+    implemented = set(cel_rules.FUNCTIONS)
+    for path, names in DECLARED.items():
+        for name in names:
+            if path.endswith("format.go") and name in formats.FORMATS:
+                continue  # format.<name>() constants
+            assert _CALLED_AS.get(name, name) in implemented, (path, name)
+    assert set(formats.FORMATS) == set(DECLARED["pkg/cel/library/format.go"]) - {"validate", "format.named"}
+
+
+def test_the_declared_names_are_the_pinned_sources():
+    for path, names in DECLARED.items():
+        pin = next(p for p in load() if p.file.startswith("cel/") and p.path == path)
+        text = upstream(*pin.file.split("/")).read_text(encoding="utf-8")
+        if path == "ext/sets.go":
+            found = re.findall(r'cel\.Function\("([\w.]+)"', text)
+        else:
+            found = re.findall(r'^\t+"([\w.]+)": \{', text, re.MULTILINE)
+        assert sorted(set(found)) == sorted(set(names)), path
