@@ -215,7 +215,8 @@ def test_a_refused_rule_is_a_mandatory_finding_of_the_object():
     schema = {"x-kubernetes-validations": [{"rule": "isIP(self.addr)", "message": "addr must be an IP"}]}
     findings = cel_findings("Thing 'a'", {"addr": "10.0.0.1"}, schema, has_old=False, kubernetes_version="1.29")
     assert [(f.rule, f.level) for f in findings] == [("crd-cel", "rejected")]
-    assert "undeclared reference to 'isIP'" in findings[0].message
+    assert "undeclared reference to 'isIP'" in findings[0].message and "is refused" in findings[0].message
+    assert "Kubernetes version whose CEL library has the function" in findings[0].fix
     assert cel_findings("Thing 'a'", {"addr": "10.0.0.1"}, schema, has_old=False, kubernetes_version="1.35") == []
     assert [f.message for f in cel_findings("Thing 'a'", {"addr": "10.0.0.01"}, schema, has_old=False,
                                             kubernetes_version="1.35")] == ["addr must be an IP"]

@@ -230,6 +230,11 @@ def cel_findings(name: str, obj: Mapping[str, Any], schema: Mapping[str, Any], *
                                     f"the CRD's rule {result.rule!r} could not be evaluated offline: "
                                     f"{result.message}; the API server will evaluate it at `pulumi up`",
                                     level="advisory"))
+        elif result.outcome == "refused":  # the CRD itself does not compile on this cluster's version
+            findings.append(Finding("crd-cel", name, result.path, f"the CRD's rule {result.rule!r} is refused: "
+                                    f"{result.message}",
+                                    fix="run a Kubernetes version whose CEL library has the function (see the "
+                                        "message), or a chart/CRD version written for this one"))
         elif has_unknown(_at(defaulted, _parts(result.path))):
             findings.append(Finding("crd-cel", name, result.path,
                                     f"{result.message} (the value is not known here, so the rule is not judged; "
