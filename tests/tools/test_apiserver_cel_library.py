@@ -139,6 +139,11 @@ def test_the_documented_behaviour(expr, value):
                                 "for request"),
     ("url('https://a:b:c/')", 'URL parse error during conversion from string: parse "https://a:b:c/": invalid port '
                               '":c" after host'),
+    # Go 1.25's security releases: only an IPv6 address in brackets, brackets only at the start of the host
+    ("url('https://[127.0.0.1]/')", 'URL parse error during conversion from string: parse "https://[127.0.0.1]/": '
+                                    "invalid IP-literal"),
+    ("url('https://a[::1]/')", 'URL parse error during conversion from string: parse "https://a[::1]/": invalid '
+                               "IP-literal"),
     ("quantity('10Mm')", "unable to parse quantity's suffix"),
     ("semver('01.1.1')", 'Major number must not contain leading zeroes "01"'),
     ("semver('1.1', true).major() == 1 && semver('1.1-rc', true) == semver('1.1.0')",

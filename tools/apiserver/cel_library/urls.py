@@ -5,7 +5,10 @@ keeps `url.Parse(s)`; `isURL(s)` is ParseRequestURI's verdict. Python's `urllib.
 takes `https://a:b:c/`, which Go refuses for its port) and splits differently, so the parser here follows
 Go's (golang/go@011829989365 src/net/url/url.go: `parse`, `getScheme`, `parseAuthority`, `parseHost`,
 `validOptionalPort`, `unescape`, `shouldEscape`, `EscapedPath`, `String`, `ParseQuery`, `splitHostPort`),
-over the bytes of the UTF-8 text. A URL value is identified by Go's `URL.String()` (url.go `Equal` compares
+over the bytes of the UTF-8 text, with the IP-literal checks Go 1.25 (Kubernetes 1.35's) added in its security
+releases (https://pkg.go.dev/vuln/GO-2025-4010, https://go.dev/issue/77578). Go 1.26 also refuses a second
+colon in a host (`http://localhost:80:80`); Go 1.25 does not, nor does this port.
+A URL value is identified by Go's `URL.String()` (url.go `Equal` compares
 those), and keeps the parts the getters return.
 """
 
@@ -14,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tools.apiserver.cel_library import values
+from tools.apiserver.cel_library import net, values
 
 TYPE = "kubernetes.URL"
 _ALNUM = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
@@ -125,16 +128,32 @@ def _scheme(raw: str) -> tuple[str, str]:
 
 
 def _parse_host(host: str) -> str:
-    if host.startswith("["):
+    """`parseHost`, with Go 1.25's IP-literal checks (go1.25.2, CVE-2025-47912: only an IPv6 address in
+    brackets; CVE-2026-25679: a bracket only at the start of the host)."""
+    bracket = host.rfind("[")
+    if bracket > 0:
+        raise URLError("invalid IP-literal")
+    if bracket == 0:
         i = host.rfind("]")
         if i < 0:
             raise URLError("missing ']' in host")
         if not _valid_optional_port(host[i + 1:]):
             raise URLError(f"invalid port {_quote(host[i + 1:])} after host")
-        zone = host[:i].find("%25")
+        colon_port = unescape(host[i + 1:], HOST)
+        hostname = host[1:i]
+        zone = hostname.find("%25")
         if zone >= 0:
-            return unescape(host[:zone], HOST) + unescape(host[zone:i], ZONE) + unescape(host[i:], HOST)
-    elif (i := host.rfind(":")) != -1 and not _valid_optional_port(host[i:]):
+            unescaped = unescape(hostname[:zone], HOST) + unescape(hostname[zone:], ZONE)
+        else:
+            unescaped = unescape(hostname, HOST)
+        try:
+            addr, _ = net.parse_addr(unescaped)
+        except net.ParseAddrError as err:
+            raise URLError(f"invalid host: {err}") from None
+        if addr.version == 4:
+            raise URLError("invalid IP-literal")
+        return "[" + unescaped + "]" + colon_port
+    if (i := host.rfind(":")) != -1 and not _valid_optional_port(host[i:]):
         raise URLError(f"invalid port {_quote(host[i:])} after host")
     return unescape(host, HOST)
 
