@@ -31,11 +31,11 @@ lists library (`isSorted`, `sum`, `min`, `max`, `indexOf`, `lastIndexOf`), and `
 version does not have yet is refused as the API server refuses the CRD (`cel_library.refusal`). Where the
 library's own built-ins differ from cel-go (`size` of a string, `matches`, error absorption in `exists`/`all`,
 the error `||`/`&&` report), `tools.apiserver.cel_go` makes the rule say what cel-go says. Not covered:
-ext.Strings v2 (`format`, `quote`, `reverse`), ext.Lists v3 (`slice`, `flatten`, `sortBy`, `first`, ...),
-optional list/map entries (`[?x]`, `{?k: v}`), `optMap`/`optFlatMap`, `type(x) == net.IP`, and two-variable
-comprehensions (`all(i, x, p)`, `transformList`); none is used by a rule of the pinned CRDs. A rule that needs
-one is reported as "could not be evaluated" (advisory `apiserver-cel-not-evaluated`), never passed and never
-refused.
+ext.Strings v2 (`format`, `quote`), ext.Lists v3 (`slice`, `flatten`, `distinct`, `reverse`, `sort`,
+`sortBy`, `first`, ...), optional list/map entries (`[?x]`, `{?k: v}`), `optMap`/`optFlatMap`,
+`type(x) == net.IP`, and two-variable comprehensions (`all(i, x, p)`, `transformList`); none is used by a rule
+of the pinned CRDs. A rule that needs one is reported as "could not be evaluated" (advisory
+`apiserver-cel-not-evaluated`), never passed and never refused.
 """
 
 from __future__ import annotations
