@@ -4,7 +4,9 @@ cel-go's sets and optional extensions, for the Rust `cel` crate that tools.apise
 Which library a CRD rule may use depends on the cluster's version (`environment/base.go`, `baseOpts`: each
 library has an `IntroducedVersion`). The API server compiles a new or changed CRD's rules for its
 compatibility version, one minor below its own (`DefaultCompatibilityVersion`: `MinCompatibilityVersion` of
-the effective version), so a library introduced in 1.N is usable from a 1.(N+1) cluster on; a rule that calls
+the effective version, which k8s.io/component-base compatibility/version.go `newEffectiveVersion` sets to
+`binaryVersion.SubtractMinor(1)`; EKS runs the default), so a library introduced in 1.N is usable from a
+1.(N+1) cluster on; a rule that calls
 it on an older cluster does not compile and the CRD is refused ("undeclared reference"). `LIBRARIES` lists
 them; `refusal` says what the API server says.
 
