@@ -6,9 +6,8 @@ library has an `IntroducedVersion`). The API server compiles a new or changed CR
 compatibility version, one minor below its own (`DefaultCompatibilityVersion`: `MinCompatibilityVersion` of
 the effective version, which k8s.io/component-base compatibility/version.go `newEffectiveVersion` sets to
 `binaryVersion.SubtractMinor(1)`; EKS runs the default), so a library introduced in 1.N is usable from a
-1.(N+1) cluster on; a rule that calls
-it on an older cluster does not compile and the CRD is refused ("undeclared reference"). `LIBRARIES` lists
-them; `refusal` says what the API server says.
+1.(N+1) cluster on; a rule that calls it on an older cluster does not compile and the CRD is refused
+("undeclared reference"). `LIBRARIES` lists them; `refusal` says what the API server says.
 
 The crate takes custom functions (called with the receiver first for `x.f()`) but no custom types and no
 override of some built-ins, so:
