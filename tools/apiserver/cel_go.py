@@ -9,6 +9,10 @@ context is not called), so a rule's source is rewritten, outside its string lite
   call `_k8s_size`;
 - `matches()` runs on the crate's `regex` (Unicode `\\d`), on Go's RE2 in cel-go (common/types/string.go
   `Match`, `regexp.MatchString`): `matches(x, p)` and `x.matches(p)` call `_k8s_matches` (`tools.apiserver.regex`);
+- `a || b` and `a && b`: when both operands fail, cel-go reports the LEFT operand's error (interpreter
+  `evalOr`/`evalAnd` keep the first error met, left to right), the crate the right one. When a rule fails with
+  an error and its outermost expression is `?:`, `||` or `&&` (`top_level`), its operands are evaluated one by
+  one, in cel-go's order (`fold_logic`);
 - `exists()` and `all()` in cel-go are folds over `||` and `&&`, whose errors are absorbed when another
   operand decides the result (cel-go parser/macro.go `MakeExists`/`MakeAll`; interpreter `evalOr`/`evalAnd`:
   "commutative error absorption"): `[{}, {'a': 1}].exists(x, x.a == 1)` is true, where the crate fails on the
@@ -58,6 +62,25 @@ def _hide_strings(text: str) -> tuple[str, list[str]]:
 
 def _show_strings(code: str, literals: list[str]) -> str:
     return _PLACEHOLDER.sub(lambda m: literals[int(m.group(1))], code)
+
+
+def hide_strings(text: str) -> tuple[str, list[str]]:
+    """`text` with its string literals as placeholders, and the literals (`show_strings` puts them back)."""
+    return _hide_strings(text)
+
+
+def show_strings(code: str, literals: list[str]) -> str:
+    return _show_strings(code, literals)
+
+
+def receiver_start(code: str, dot: int) -> int:
+    """Where the receiver of the member access at `dot` begins (`_receiver_start`)."""
+    return _receiver_start(code, dot)
+
+
+def closing(code: str, start: int) -> int:
+    """The index of the bracket closing the one opened just before `start` (`_closing`)."""
+    return _closing(code, start)
 
 
 @cache
@@ -189,6 +212,95 @@ def fold(kind: str, outcomes: Iterator[Callable[[], Any]]) -> bool:
             continue
         if not isinstance(value, bool):
             error = error or TypeError(f"no such overload: {kind} predicate returned {type(value).__name__}")
+        elif value is deciding:
+            return deciding
+    if error is not None:
+        raise error
+    return not deciding
+
+# --------------------------------------------------------------------------------------------------
+# ||, && and ?: with cel-go's evaluation order
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Logic:
+    """The outermost operator of a rule: `?:` (parts: condition, then, else), `||` or `&&` (parts: operands,
+    left to right)."""
+
+    kind: str  # "?:" | "||" | "&&"
+    parts: tuple[str, ...]
+
+
+def _depth_zero(code: str) -> Iterator[tuple[int, str]]:
+    """(index, character) of each character outside brackets (string literals hidden)."""
+    depth = 0
+    for i, ch in enumerate(code):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif depth == 0:
+            yield i, ch
+
+
+def _strip_parens(code: str) -> str:
+    code = code.strip()
+    while code.startswith("(") and code.endswith(")"):
+        try:
+            if _closing(code, 1) != len(code) - 1:
+                break
+        except ValueError:
+            break
+        code = code[1:-1].strip()
+    return code
+
+
+@cache
+def top_level(text: str) -> Logic | None:
+    """The outermost `?:`, `||` or `&&` of `text` (CEL's precedence: `?:` lowest, then `||`, then `&&`), or None
+    when its outermost expression is none of them."""
+    code, literals = _hide_strings(text)
+    code = _strip_parens(code)
+    marks = list(_depth_zero(code))
+    questions = [i for i, ch in marks if ch == "?" and code[:i].rstrip()[-1:] != "."]
+    if questions:
+        start, nested = questions[0], 0
+        for i, ch in marks:
+            if i <= start:
+                continue
+            if ch == "?" and i in questions:
+                nested += 1
+            elif ch == ":":
+                if nested == 0:
+                    pieces = (code[:start], code[start + 1:i], code[i + 1:])
+                    return Logic("?:", tuple(_show_strings(p.strip(), literals) for p in pieces))
+                nested -= 1
+        return None
+    for operator in ("||", "&&"):
+        cuts = [i for i, ch in marks if code.startswith(operator, i) and ch == operator[0]]
+        if cuts:
+            bounds = [0, *[c + 2 for c in cuts]]
+            ends = [*cuts, len(code)]
+            parts = tuple(_show_strings(code[b:e].strip(), literals) for b, e in zip(bounds, ends, strict=True))
+            return Logic(operator, parts)
+    return None
+
+
+def fold_logic(operator: str, outcomes: Iterator[Callable[[], Any]]) -> bool:
+    """cel-go's `||` (`&&`) over its operands, left to right (google/cel-go@v0.26.0 interpreter/interpretable.go
+    `evalOr.Eval`, `evalAnd.Eval`): the first `true` (`false`) decides; otherwise the FIRST operand's error, or
+    "no such overload" for a non-bool operand, is the result; else `false` (`true`)."""
+    deciding = operator == "||"
+    error: Exception | None = None
+    for outcome in outcomes:
+        try:
+            value = outcome()
+        except Exception as exc:  # noqa: BLE001 - an operand's error is absorbed when another operand decides
+            error = error or exc
+            continue
+        if not isinstance(value, bool):
+            error = error or TypeError("no such overload")
         elif value is deciding:
             return deciding
     if error is not None:

@@ -20,17 +20,22 @@ staging/src/k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/validation.g
   <message>";
 - property names that are CEL keywords are escaped (`namespace` -> `__namespace__`; model/escaping.go).
 
-Kubernetes adds functions to CEL (k8s.io/apiserver/pkg/cel/library and cel-go's ext.Strings, enabled by
-k8s.io/apiserver/pkg/cel/environment/base.go). Covered here: the strings extension (`split`, `join`,
+Kubernetes adds functions to CEL (k8s.io/apiserver pkg/cel/library and cel-go's extensions, enabled by
+k8s.io/apiserver pkg/cel/environment/base.go). Covered here: the strings extension (`split`, `join`,
 `lowerAscii`, `upperAscii` (ASCII letters only, as cel-go), `trim`, `replace`, `substring`, `charAt`,
-`indexOf`, `lastIndexOf`), the regex library (`find`, `findAll`, on RE2: `tools.apiserver.regex`) and the
-lists library (`isSorted`, `sum`, `min`, `max`, `indexOf`, `lastIndexOf`). Where the library's own built-ins
-differ from cel-go (`size` of a string, `matches`, error absorption in `exists`/`all`), `tools.apiserver.cel_go`
-makes the rule say what cel-go says. Not covered: `quantity`/`isQuantity`, `url`/`isURL`, `ip`/`cidr`,
-`format.*`, `sets.*`, `semver`, optional types (`self.?x.orValue(...)`, which the library cannot parse) and
-two-variable comprehensions (`all(i, x, p)`, `transformList`); none is used by a rule of the pinned CRDs.
-A rule that needs one is reported as "could not be evaluated" (advisory `apiserver-cel-not-evaluated`),
-never passed and never refused.
+`indexOf`, `lastIndexOf`), the regex library (`find`, `findAll`, on RE2: `tools.apiserver.regex`), the
+lists library (`isSorted`, `sum`, `min`, `max`, `indexOf`, `lastIndexOf`), and `tools.apiserver.cel_library`:
+`ip`/`isIP`/`ip.isCanonical` and the address classes, `cidr`/`isCIDR`/`containsIP`/`containsCIDR`/`masked`/
+`prefixLength`, `url`/`isURL` and its getters, `quantity`/`isQuantity` and its arithmetic and comparisons,
+`semver`/`isSemver`, `format.*`, `sets.*`, and the optional syntax (`.?`, `[?`); a library the cluster's
+version does not have yet is refused as the API server refuses the CRD (`cel_library.refusal`). Where the
+library's own built-ins differ from cel-go (`size` of a string, `matches`, error absorption in `exists`/`all`,
+the error `||`/`&&` report), `tools.apiserver.cel_go` makes the rule say what cel-go says. Not covered:
+ext.Strings v2 (`format`, `quote`), ext.Lists v3 (`slice`, `flatten`, `distinct`, `reverse`, `sort`,
+`sortBy`, `first`, ...), optional list/map entries (`[?x]`, `{?k: v}`), `optMap`/`optFlatMap`,
+`type(x) == net.IP`, and two-variable comprehensions (`all(i, x, p)`, `transformList`); none is used by a rule
+of the pinned CRDs. A rule that needs one is reported as "could not be evaluated" (advisory
+`apiserver-cel-not-evaluated`), never passed and never refused.
 """
 
 from __future__ import annotations
@@ -40,10 +45,9 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from typing import Any
 
-from tools.apiserver import cel_go, regex
+from tools.apiserver import cel_go, cel_library, regex
 
 # CEL keywords and reserved words a property name is escaped from (model/escaping.go, `celReservedSymbols`).
 RESERVED = frozenset({
@@ -136,7 +140,7 @@ def _guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return fn(*args)
         except Exception as exc:  # noqa: BLE001 - kept and reported as the rule's error (or Uncovered) by _execute
-            _RAISED.append(exc)
+            _RAISED.append(Uncovered(str(exc)) if isinstance(exc, cel_library.Unsupported) else exc)
             return None
 
     return call
@@ -150,6 +154,8 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "isSorted": _is_sorted, "sum": _sum, "min": _min, "max": _max,
     # cel-go's own, which the crate's built-ins differ from (cel_go.rewrite calls these instead)
     "_k8s_size": cel_go.size, "_k8s_matches": cel_go.matches,
+    # the Kubernetes library (ip, cidr, url, quantity, semver, format, sets, optional syntax)
+    **cel_library.functions(lambda value: native().evaluate("string(value)", {"value": value})),
 }
 GUARDED = {name: _guarded(fn) for name, fn in FUNCTIONS.items()}
 
@@ -159,35 +165,31 @@ GUARDED = {name: _guarded(fn) for name, fn in FUNCTIONS.items()}
 # --------------------------------------------------------------------------------------------------
 
 
-@cache
 def native() -> Any:
-    """The library's compiled extension (`cel.cel`), loaded without its package's `__init__`, which imports the
-    library's interactive shell (prompt_toolkit, typer: about 240 ms) that nothing here uses."""
-    import importlib.machinery  # noqa: PLC0415
-    import importlib.util  # noqa: PLC0415
-    import sys  # noqa: PLC0415
-
-    if "cel.cel" in sys.modules:
-        return sys.modules["cel.cel"]
-    spec = importlib.util.find_spec("cel")
-    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
-        for lib in sorted(Path(folder).glob("cel.*")):
-            if lib.suffix in (".so", ".pyd"):
-                loader = importlib.machinery.ExtensionFileLoader("cel.cel", str(lib))
-                ext_spec = importlib.util.spec_from_file_location("cel.cel", lib, loader=loader)
-                if ext_spec is not None:
-                    module = importlib.util.module_from_spec(ext_spec)
-                    loader.exec_module(module)
-                    sys.modules["cel.cel"] = module
-                    return module
-    import cel  # noqa: PLC0415 - no separate extension file: the package as published
-
-    return cel
+    """The crate's compiled extension (`cel_library.values.crate`)."""
+    return cel_library.values.crate()
 
 
 @cache
 def _program(rule: str) -> Any:
     return native().compile(rule)
+
+
+@cache
+def _called_names(source: str) -> frozenset[str]:
+    return frozenset(_program(source).functions())
+
+
+def _called(program: Any) -> frozenset[str]:
+    """The functions a compiled rule calls (the crate's static analysis): only those are passed to its context,
+    whose cost grows with the functions registered (about 1 us each)."""
+    return _called_names(program.source)
+
+
+def _source(text: str) -> str:
+    """`text` as the crate runs it: cel-go's `size`/`matches` (`cel_go.rewrite`), the Kubernetes library's names
+    and the optional syntax (`cel_library.rewrite`)."""
+    return cel_library.rewrite(cel_go.rewrite(text))
 
 
 def cel_value(value: Any, schema: Mapping[str, Any]) -> Any:
@@ -209,7 +211,8 @@ def cel_value(value: Any, schema: Mapping[str, Any]) -> Any:
 @dataclass(frozen=True)
 class RuleResult:
     """One rule that did not pass: `failed` (the API server refuses), `error` (refuses: a runtime error),
-    `uncovered` (a function this module lacks), `transition` (skipped: needs an old object)."""
+    `refused` (the CRD is refused: the rule calls a library the cluster's version lacks), `uncovered` (a
+    function this module lacks), `transition` (skipped: needs an old object)."""
 
     outcome: str
     path: str
@@ -235,13 +238,16 @@ def _old_items(old: Any, items: list[Any], schema: Mapping[str, Any]) -> list[An
 
 
 def evaluate(obj: Any, schema: Mapping[str, Any], *, has_old: bool, path: str = "",
-             old: Any = NO_OLD) -> Iterator[RuleResult]:
+             old: Any = NO_OLD, kubernetes_version: str | None = None) -> Iterator[RuleResult]:
     """Every rule under `schema` that `obj` does not pass, or that could not be evaluated.
 
     `old`: the object before an update, correlated node by node (map keys, map-list keys): a transition rule
     runs where an old value exists, with `oldSelf` bound to it. `has_old` without `old`: the object exists
     already and is unchanged, so `oldSelf` equals `self`. Otherwise (create) transition rules are skipped and
     reported as such.
+
+    `kubernetes_version`: the cluster's; a rule calling a library that version's API server does not compile
+    (`cel_library.refusal`) is refused. None: every library of the pinned version.
     """
     if obj is None:
         return
@@ -252,7 +258,7 @@ def evaluate(obj: Any, schema: Mapping[str, Any], *, has_old: bool, path: str = 
         if old_value is NO_OLD and has_old:
             old_value = self_value
         for rule in rules:
-            yield from _one(rule, self_value, old_value, path=path)
+            yield from _one(rule, self_value, old_value, path=path, kubernetes_version=kubernetes_version)
     has_old = has_old and old is NO_OLD
     if isinstance(obj, Mapping):
         props = schema.get("properties")
@@ -261,10 +267,12 @@ def evaluate(obj: Any, schema: Mapping[str, Any], *, has_old: bool, path: str = 
             old_child = old.get(key, NO_OLD) if isinstance(old, Mapping) else NO_OLD
             sub = props[key] if isinstance(props, Mapping) and key in props else extra
             if isinstance(sub, Mapping):
-                yield from evaluate(value, sub, has_old=has_old, path=_path_join(path, str(key)), old=old_child)
+                yield from evaluate(value, sub, has_old=has_old, path=_path_join(path, str(key)), old=old_child,
+                                    kubernetes_version=kubernetes_version)
     elif isinstance(obj, list) and isinstance(schema.get("items"), Mapping):
         for i, (item, old_item) in enumerate(zip(obj, _old_items(old, obj, schema), strict=True)):
-            yield from evaluate(item, schema["items"], has_old=has_old, path=f"{path}[{i}]", old=old_item)
+            yield from evaluate(item, schema["items"], has_old=has_old, path=f"{path}[{i}]", old=old_item,
+                                kubernetes_version=kubernetes_version)
 
 
 class CelError(Exception):
@@ -282,16 +290,18 @@ def _execute(text: str, variables: dict[str, Any], functions: Mapping[str, Calla
     """The value of rule `text` (rewritten to cel-go's `size` and `matches`: `cel_go.rewrite`), or CelError or
     Uncovered."""
     try:
-        program = _program(cel_go.rewrite(text))
+        program = _program(_source(text))
     except Exception as exc:  # noqa: BLE001 - the library raises ValueError for what its parser does not take
         first = str(exc).split("\n")[0]
         detail = first.split("ERROR: ")[-1] if "ERROR: " in str(exc) else first
-        raise Uncovered(f"the CEL library cannot parse it ({detail.strip()}): optional syntax (`.?`, "
-                        "`optional.of`) and two-variable comprehensions are not implemented offline") from None
+        raise Uncovered(f"the CEL library cannot parse it ({detail.strip()}): optional list and map entries "
+                        "(`[?x]`, `{?k: v}`) are not implemented offline") from None
     saved = list(_RAISED)
     _RAISED.clear()
     try:
-        result = program.execute(native().Context(variables=variables, functions=dict(functions)))
+        called = _called(program)
+        result = program.execute(native().Context(variables=variables, functions={
+            name: fn for name, fn in functions.items() if name in called}))
     except KeyError as exc:  # cel-go: "no such key: <key>", which the API server reports as a failure
         raise CelError(f"no such key: {exc.args[0]}") from None
     except Exception as exc:  # noqa: BLE001 - every runtime error fails the rule, as in the API server
@@ -301,6 +311,9 @@ def _execute(text: str, variables: dict[str, Any], functions: Mapping[str, Calla
             if re.search(rf"\b{re.escape(name)}\s*\(", text):
                 raise Uncovered(f"it calls {name}(), a Kubernetes CEL function the offline check does not "
                                 "implement") from None
+            if re.search(rf"(?<![\w.]){re.escape(name)}\s*\.\s*[A-Z]", text):
+                raise Uncovered(f"it names the CEL type {name}.*, which the offline check does not implement (type "
+                                "values such as `type(x) == net.IP`)") from None
             raise Uncovered(f"it binds {name}, the first variable of a two-variable comprehension, which the CEL "
                             "library does not implement") from None
         if not _RAISED:
@@ -317,11 +330,16 @@ def _execute(text: str, variables: dict[str, Any], functions: Mapping[str, Calla
 
 
 def _execute_absorbing(text: str, variables: dict[str, Any]) -> Any:
-    """`_execute`, and when that fails with an error, again with cel-go's error absorption in `exists()` and
+    """`_execute`, and when that fails with an error, again in cel-go's order: operand by operand when the
+    rule's outermost expression is `?:`, `||` or `&&` (`cel_go.top_level`: the first error is reported, an
+    error is absorbed when another operand decides), else with cel-go's error absorption in `exists()` and
     `all()` (`cel_go.absorbing`): an element's error does not matter when another element decides."""
     try:
         return _execute(text, variables)
     except CelError:
+        logic = cel_go.top_level(text)
+        if logic is not None:
+            return _execute_logic(logic, variables)
         try:
             rewritten, macros = cel_go.absorbing(text)
         except ValueError:
@@ -332,6 +350,28 @@ def _execute_absorbing(text: str, variables: dict[str, Any]) -> Any:
     for index, macro in enumerate(macros):
         functions[f"_k8s_macro{index}"] = _guarded(_macro_call(macro, variables))
     return _execute(rewritten, variables, functions)
+
+
+def value_of(expression: str, variables: Mapping[str, Any] | None = None) -> Any:
+    """The value of a CEL expression as the API server computes it (library values as `cel_library.values`
+    maps), or CelError / Uncovered."""
+    return _execute_absorbing(expression, dict(variables or {}))
+
+
+def _execute_logic(logic: cel_go.Logic, variables: dict[str, Any]) -> Any:
+    if logic.kind == "?:":
+        condition = _execute_absorbing(logic.parts[0], variables)
+        if not isinstance(condition, bool):
+            raise CelError("no such overload")
+        return _execute_absorbing(logic.parts[1 if condition else 2], variables)
+    try:
+        return cel_go.fold_logic(logic.kind, (_operand(part, variables) for part in logic.parts))
+    except TypeError as exc:
+        raise CelError(str(exc)) from None
+
+
+def _operand(text: str, variables: dict[str, Any]) -> Callable[[], Any]:
+    return lambda: _execute_absorbing(text, variables)
 
 
 def _macro_call(macro: cel_go.Macro, variables: dict[str, Any]) -> Callable[[Any], bool]:
@@ -348,12 +388,17 @@ def _predicate(macro: cel_go.Macro, variables: dict[str, Any], element: Any) -> 
     return lambda: _execute_absorbing(macro.predicate, {**variables, macro.var: element})
 
 
-def _one(rule: Mapping[str, Any], self_value: Any, old_value: Any, *, path: str) -> Iterator[RuleResult]:
+def _one(rule: Mapping[str, Any], self_value: Any, old_value: Any, *, path: str,
+         kubernetes_version: str | None = None) -> Iterator[RuleResult]:
     text = str(rule.get("rule", ""))
     message = str(rule.get("message") or "").strip() or f"failed rule: {text.strip()}"
     where = path
     if rule.get("fieldPath"):
         where = path + str(rule["fieldPath"])
+    refused = cel_library.refusal(text, kubernetes_version)
+    if refused is not None:
+        yield RuleResult("refused", where, text, refused)
+        return
     if OLD_SELF.search(text) and old_value is NO_OLD:
         yield RuleResult("transition", where, text, message)
         return

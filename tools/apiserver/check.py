@@ -164,7 +164,7 @@ def validate_object(obj: Mapping[str, Any], kubernetes_version: str, upstream: P
                             f"{api_version} is not served by the CRD {kind}.{group}; served: {served}",
                             fix=f"use apiVersion {group}/{served[-1]}" if served else "")]
         return _custom_resource(name, obj, entry, version_dir, has_old=has_old, field_validation=field_validation,
-                                old=old)
+                                old=old, kubernetes_version=kubernetes_version)
     validator = schemas.builtin_validator(obj, version_dir)
     if validator is None:
         where = f"Kubernetes {version_dir}" + (f" or the CRDs under {upstream}/crds" if upstream else "")
@@ -174,7 +174,8 @@ def validate_object(obj: Mapping[str, Any], kubernetes_version: str, upstream: P
 
 
 def _custom_resource(name: str, obj: Mapping[str, Any], entry: schemas.CrdVersion, version_dir: str, *,
-                     has_old: bool, field_validation: str, old: Mapping[str, Any] | None = None) -> list[Finding]:
+                     has_old: bool, field_validation: str, old: Mapping[str, Any] | None = None,
+                     kubernetes_version: str | None = None) -> list[Finding]:
     """A custom resource through the API server's steps, in its order (`tools.apiserver.structural`)."""
     schema = entry.original
     # 1. prune unknown fields (metadata: ObjectMeta's fields), judged by the client's field validation
@@ -203,19 +204,22 @@ def _custom_resource(name: str, obj: Mapping[str, Any], entry: schemas.CrdVersio
                  for path, message in structural.list_errors(pruned, schema)]
     # 5. CEL, unless a blocking error (apiextensions-apiserver@v0.35.0 pkg/registry/customresource/strategy.go:218)
     if not (blocking or meta_blocking):
-        findings += cel_findings(name, pruned, schema, has_old=has_old, old=old_object)
+        findings += cel_findings(name, pruned, schema, has_old=has_old, old=old_object,
+                                 kubernetes_version=kubernetes_version)
     return findings
 
 
 def cel_findings(name: str, obj: Mapping[str, Any], schema: Mapping[str, Any], *, has_old: bool,
-                 old: Mapping[str, Any] | None = None) -> list[Finding]:
-    """The CRD's CEL rules on `obj`, pruned and defaulted (`_custom_resource`)."""
+                 old: Mapping[str, Any] | None = None, kubernetes_version: str | None = None) -> list[Finding]:
+    """The CRD's CEL rules on `obj`, pruned and defaulted (`_custom_resource`), with the CEL libraries of
+    `kubernetes_version` (the cluster's)."""
     from tools.apiserver import cel_rules  # noqa: PLC0415 - loads the CEL library only when a CRD object is checked
 
     defaulted = obj
     findings = []
     for result in cel_rules.evaluate(defaulted, schema, has_old=has_old,
-                                     old=cel_rules.NO_OLD if old is None else old):
+                                     old=cel_rules.NO_OLD if old is None else old,
+                                     kubernetes_version=kubernetes_version):
         if result.outcome == "transition":
             findings.append(Finding("cel-transition-skipped", name, result.path,
                                     f"transition rule not evaluated on create (it compares with oldSelf, which a "
@@ -226,6 +230,11 @@ def cel_findings(name: str, obj: Mapping[str, Any], schema: Mapping[str, Any], *
                                     f"the CRD's rule {result.rule!r} could not be evaluated offline: "
                                     f"{result.message}; the API server will evaluate it at `pulumi up`",
                                     level="advisory"))
+        elif result.outcome == "refused":  # the CRD itself does not compile on this cluster's version
+            findings.append(Finding("crd-cel", name, result.path, f"the CRD's rule {result.rule!r} is refused: "
+                                    f"{result.message}",
+                                    fix="run a Kubernetes version whose CEL library has the function (see the "
+                                        "message), or a chart/CRD version written for this one"))
         elif has_unknown(_at(defaulted, _parts(result.path))):
             findings.append(Finding("crd-cel", name, result.path,
                                     f"{result.message} (the value is not known here, so the rule is not judged; "
