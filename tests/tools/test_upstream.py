@@ -360,7 +360,7 @@ def test_fill_if_reachable_remembers_a_source_that_did_not_answer_for_an_hour(tm
 
     base = f"http://127.0.0.1:{_closed_port()}"
     cache = tmp_path / "cache"
-    args = ["fill", "--lock", str(_lock(tmp_path, PINS[:3])), "--cache", str(cache), "--shared",
+    args = ["fill", "--lock", str(_lock(tmp_path, REQUIRED[:3])), "--cache", str(cache), "--shared",
             str(tmp_path / "no-shared"), "--base-url", base, "--timeout", "5"]
     assert main([*args, "--if-reachable"]) == 0
     first = capsys.readouterr().err.strip()
@@ -386,7 +386,7 @@ def test_fill_if_reachable_remembers_a_source_that_did_not_answer_for_an_hour(tm
 
 
 def test_a_fill_that_fetches_forgets_the_unreachable_record(tmp_path, capsys):
-    pins = PINS[:2]
+    pins = REQUIRED[:2]
     cache = tmp_path / "cache"
     (tmp_path / "cache.unreachable").write_text(json.dumps({"at": 0, "local": None, "base": "x", "line": "old"}))
     with _serve(_pinned_bytes(pins)) as (url, _):
