@@ -5,7 +5,8 @@ The real engine sees what the offline gate does not in two cases:
 - A remote component whose children are not emulated (pulumi-eks's `NodeGroup`/`NodeGroupV2`, a `Cluster` with
   inputs outside its emulation, awsx, pulumi-kubernetes's `helm.sh/v4:Chart`, its `yaml/v2:ConfigGroup`/`ConfigFile`
   where the manifests are not local (tools/engine/mocks/kubernetes_yaml.py), any other multi-language component):
-  its provider's Construct registers children that the real preview analyzes (pulumi/pulumi@1b5949891b pkg/resource/deploy/source_eval.go lines 2826-2882), and offline it does not run.
+  its provider's Construct registers children that the real preview analyzes (pulumi/pulumi@1b5949891b
+  pkg/resource/deploy/source_eval.go lines 2826-2882), and offline it does not run.
 - A StackReference to a stack whose outputs were not given (`--stack-outputs`): the engine reads the referenced
   stack in every phase (pkg/resource/deploy/builtins.go lines 278-284, 371), offline its outputs are not known
   (tools/engine/mocks/monitor.py, `stack_reference_outputs`), so every value read from it is unknown in a dry run
