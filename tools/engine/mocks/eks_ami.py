@@ -31,12 +31,14 @@ SOURCE: dict[str, Cite] = {
     "getAmiType": Cite(AMI_TS, 240, "export function getAmiType("),
     "noAmiType": Cite(AMI_TS, 258, "`No AMI type found for OS: ${os}, GPU support: ${gpuSupport}, architecture:"),
     "determineAmiType": Cite(NODEGROUP_TS, 2430, "function determineAmiType("),
-    "gpuDefault": Cite(NODEGROUP_TS, 2445, ".apply(([os, gpu, architecture]) => getAmiType(os, gpu ?? false, architecture,"),
+    "gpuDefault": Cite(NODEGROUP_TS, 2445,
+        ".apply(([os, gpu, architecture]) => getAmiType(os, gpu ?? false, architecture,"),
     "ec2InstanceRegex": Cite(NODEGROUP_TS, 2403,
                              r"const ec2InstanceRegex = /([a-z]+)([0-9]+)([a-z])?\-?([a-z]+)?\.([a-zA-Z0-9\-]+)/;"),
     "graviton": Cite(NODEGROUP_TS, 2423, 'return processorFamily === "g";'),
     "mixedArchitectures": Cite(NODEGROUP_TS, 2469, "reason: \"Cannot determine architecture of instance types."),
-    "ssmParameter": Cite(NODEGROUP_TS, 2387, "const parameterName = getAmiMetadata(amiType).ssmParameterName(version);"),
+    "ssmParameter": Cite(NODEGROUP_TS, 2387,
+        "const parameterName = getAmiMetadata(amiType).ssmParameterName(version);"),
 }
 
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tools.engine.records import UNKNOWN, has_unknown
@@ -165,6 +165,9 @@ class Child:
     cite: Cite
     depends_on: tuple[str, ...] = ()
     ignore_changes: tuple[str, ...] = ()
+    # Per input, the resources whose outputs it is built from: what the engine records as property dependencies
+    # (an Output input carries its resources; the SDK sends them per property, and `dependencies` holds them too).
+    property_dependencies: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 # Registers a child the way the engine does; hands back its URN and state (with `id`).

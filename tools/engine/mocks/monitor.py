@@ -450,7 +450,10 @@ class RecordingMonitor(MockMonitor):
         self._record(RecordedResource(
             urn=urn, type=child.type, name=child.name, parent=child.parent, custom=child.custom,
             inputs=child.inputs, properties=json_format.ParseDict(child.inputs, struct_pb2.Struct()),
-            dependencies=child.depends_on, id=id_, outputs=state, ignore_changes=child.ignore_changes,
+            dependencies=tuple(dict.fromkeys([*child.depends_on, *(u for urns in child.property_dependencies.values()
+                                                                   for u in urns)])),
+            property_dependencies={k: tuple(v) for k, v in child.property_dependencies.items() if v},
+            id=id_, outputs=state, ignore_changes=child.ignore_changes,
             emulated=child.cite.url(),
         ))
         return urn, {**state, "id": id_ or UNKNOWN}
