@@ -222,6 +222,25 @@ def test_custom_user_data_carries_the_taints_and_drops_ami_type_version_and_rele
     assert template.property_dependencies["userData"] == ("urn:child",)
 
 
+def test_the_recommended_image_is_read_from_the_ssm_parameter_of_the_ami_type_and_version() -> None:
+    """nodegroup.ts 2346-2391: the AMI type given (or derived), the node group's version (the cluster's by default)."""
+    asked: list[tuple[str, dict[str, Any]]] = []
+
+    def invoke(token: str, args: dict[str, Any]) -> dict[str, Any]:
+        asked.append((token, args))
+        return {"value": "ami-0recommended"}
+
+    children: list[Child] = []
+    construct_managed_node_group("urn:mng", "system", {
+        "cluster": CLUSTER, "nodeRole": ROLE, "kubeletExtraArgs": "--max-pods=110", "operatingSystem": "AL2023",
+        "gpu": True, "instanceTypes": ["g5.xlarge"]}, recorded=_state_cluster(), invoke=invoke,
+        register=lambda child: (children.append(child), (f"urn:{child.name}", {"id": UNKNOWN}))[1])
+    template = _by_type(children)["aws:ec2/launchTemplate:LaunchTemplate"]
+    assert template.inputs["imageId"] == "ami-0recommended"
+    assert asked == [("aws:ssm/getParameter:getParameter", {
+        "name": "/aws/service/eks/optimized-ami/1.30/amazon-linux-2023/x86_64/nvidia/recommended/image_id"})]
+
+
 def test_a_first_preview_leaves_the_user_data_unknown_as_a_whole() -> None:
     kinds = _by_type(_construct({"cluster": CLUSTER, "nodeRole": ROLE, "userData": "#!/bin/bash"}, _core_130()))
     assert kinds["aws:ec2/launchTemplate:LaunchTemplate"].inputs["userData"] == UNKNOWN

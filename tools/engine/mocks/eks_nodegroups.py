@@ -19,11 +19,12 @@ for `enableEfaSupport` an `aws:ec2/placementGroup:PlacementGroup` (strategy `clu
 The node group then points at that template, loses `diskSize`, and, with custom user data or an AMI ID, `amiType`,
 `version` and `releaseVersion` (2059-2072).
 
-What pulumi-eks reads through invokes is unknown offline (the mocks do not answer them; a real preview does): the
-recommended image (`aws.ssm.getParameter`), the EFA network interfaces (`aws.ec2.getInstanceType`) and the EFA
-subnets (`aws.ec2.getSubnets`). A value built over an unknown one (the user data over a new cluster's endpoint in a
-first preview) is unknown as a whole, as `apply` makes it. Each child's inputs carry the property dependencies the
-engine records (the cluster for what is read from it, the role, the template, the placement group).
+The recommended image is read as pulumi-eks reads it, with `aws.ssm.getParameter`, which the mocks answer as they
+answer the program's own invokes (tools/engine/mocks/invokes.py). What pulumi-eks reads through invokes the mocks do
+not answer is unknown offline (a real preview knows it): the EFA network interfaces (`aws.ec2.getInstanceType`) and
+the EFA subnets (`aws.ec2.getSubnets`). A value built over an unknown one (the user data over a new cluster's
+endpoint in a first preview) is unknown as a whole, as `apply` makes it. Each child's inputs carry the property
+dependencies the engine records (the cluster for what is read from it, the role, the template, the placement group).
 
 Read at the same pulumi-eks snapshot as tools/engine/mocks/eks_children.py (7bf0c1b1, v4.3.0-9; the pinned
 4.4.0's source is not in the mirror), and accepted for the same pin (`EMULATED_FOR_PIN`). The lines each value
@@ -46,7 +47,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from tools.engine.mocks.eks import eks_cluster_name
-from tools.engine.mocks.eks_ami import PulumiEksInputError, determine_ami_type, get_operating_system
+from tools.engine.mocks.eks_ami import (
+    PulumiEksInputError,
+    determine_ami_type,
+    get_operating_system,
+    ssm_parameter_name,
+    to_ami_type,
+)
 from tools.engine.mocks.eks_children import Child, Cite, Register, applied
 from tools.engine.mocks.eks_userdata import MANAGED, NotEmulated, create_user_data
 from tools.engine.records import UNKNOWN, RecordedResource, has_unknown
@@ -111,6 +118,8 @@ SOURCE: dict[str, Cite] = {
     "lt.deviceName.bottlerocket": Cite(NODEGROUP_TS, 2253, 'return "/dev/xvdb";'),
     "lt.blockDeviceMappings": Cite(NODEGROUP_TS, 2266, "volumeSize: args.diskSize,"),
     "lt.networkInterfaces": Cite(NODEGROUP_TS, 2273, "? getEfaNetworkInterfaces({"),
+    "recommendedAmi.amiType": Cite(NODEGROUP_TS, 2372, "const resolvedType = toAmiType(amiType);"),
+    "recommendedAmi.ssm": Cite(NODEGROUP_TS, 2388, "return pulumi.output(aws.ssm.getParameter({ name: parameterName"),
     "lt.imageId": Cite(NODEGROUP_TS, 2290, "? args.amiId ?? getRecommendedAMI(args, core.cluster.version, parent)"),
     "lt.placement": Cite(NODEGROUP_TS, 2294, "groupName: placementGroupName,"),
     "mapMngTaintEffect": Cite(NODEGROUP_TS, 2322,
@@ -252,12 +261,17 @@ def _cluster_child(cluster_urn: str, recorded: Mapping[str, RecordedResource]) -
                 None)
 
 
+Invoke = Callable[[str, dict[str, Any]], dict[str, Any]]
+
+
 def construct_managed_node_group(urn: str, name: str, inputs: Mapping[str, Any], *,
-                                 recorded: Mapping[str, RecordedResource], register: Register) -> None:
+                                 recorded: Mapping[str, RecordedResource], register: Register,
+                                 invoke: Invoke | None = None) -> None:
     """Register, through `register`, the children pulumi-eks registers for a ManagedNodeGroup (module docstring).
 
-    `recorded`: what the program registered so far, by URN (the cluster component, the role); the caller checked
-    that `uncovered_mng(inputs, recorded.get)` is empty.
+    `recorded`: what the program registered so far, by URN (the cluster component, the role); `invoke`: the
+    provider functions pulumi-eks calls (the recommended image's SSM parameter), answered as the program's are;
+    the caller checked that `uncovered_mng(inputs, recorded.get)` is empty.
     """
     cluster = recorded[str(inputs["cluster"])]
     eks_cluster = _cluster_child(cluster.urn, recorded)
@@ -328,7 +342,7 @@ def construct_managed_node_group(urn: str, name: str, inputs: Mapping[str, Any],
     if _custom_launch_template(inputs):
         lt_urn, lt_state = _launch_template(urn, name, inputs, cluster_name=cluster_name, cluster_state=cluster_state,
                                             cluster_dep=cluster_dep, placement_group=placement_group,
-                                            register=register)
+                                            version=version, register=register, invoke=invoke)
         child_inputs.pop("diskSize", None)  # nodegroup.ts 2059-2060
         version_out = lt_state.get("latestVersion", UNKNOWN)
         child_inputs["launchTemplate"] = {"id": lt_state["id"],
@@ -347,13 +361,31 @@ def construct_managed_node_group(urn: str, name: str, inputs: Mapping[str, Any],
                    property_dependencies={k: v for k, v in deps.items() if k in child_inputs and v}))
 
 
+def _recommended_ami(inputs: Mapping[str, Any], os_: Any, version: Any, invoke: Invoke | None) -> Any:
+    """`getRecommendedAMI` (nodegroup.ts 2346-2391): the image ID in the SSM parameter of the AMI type (given, else
+    derived from the OS, `gpu` and the instance types) and the version (the node group's, which defaults to the
+    cluster's at 1889-1891), read with `aws.ssm.getParameter`, which a preview answers too."""
+    ami_type, gpu, types = inputs.get("amiType"), inputs.get("gpu"), inputs.get("instanceTypes")
+    if invoke is None or has_unknown([ami_type, os_, gpu, types, version]) or version is None:
+        return UNKNOWN
+    if ami_type is not None:
+        resolved = to_ami_type(str(ami_type))
+        if resolved is None:
+            raise PulumiEksInputError(f"Cannot resolve recommended AMI for AMI type: {ami_type}. Please provide the "
+                                      "AMI ID and userdata.")
+    else:
+        resolved = determine_ami_type(os_, gpu, types)
+    return invoke("aws:ssm/getParameter:getParameter", {"name": ssm_parameter_name(resolved, str(version))})["value"]
+
+
 def _without_none(value: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in value.items() if v is not None}
 
 
 def _launch_template(urn: str, name: str, inputs: Mapping[str, Any], *, cluster_name: Any,
                      cluster_state: Mapping[str, Any], cluster_dep: tuple[str, ...],
-                     placement_group: tuple[str, Any] | None, register: Register) -> tuple[str, dict[str, Any]]:
+                     placement_group: tuple[str, Any] | None, version: Any, register: Register,
+                     invoke: Invoke | None) -> tuple[str, dict[str, Any]]:
     """`createMNGCustomLaunchTemplate` (nodegroup.ts 2143-2301): register the template, return its URN and state."""
     os_ = _operating_system(inputs)
     deps: dict[str, tuple[str, ...]] = {}
@@ -386,8 +418,8 @@ def _launch_template(urn: str, name: str, inputs: Mapping[str, Any], *, cluster_
     # getEfaNetworkInterfaces reads aws.ec2.getInstanceType (EFA support, network cards): not answered offline.
     interfaces = UNKNOWN if inputs.get("enableEfaSupport") else None
     image = None
-    if user_data is not None:  # nodegroup.ts 2289-2291: the recommended image comes from aws.ssm.getParameter
-        image = inputs.get("amiId") or UNKNOWN
+    if user_data is not None:  # nodegroup.ts 2289-2291
+        image = inputs.get("amiId") or _recommended_ami(inputs, os_, version, invoke)
     placement = None
     if placement_group is not None:
         placement = {"groupName": placement_group[1]}

@@ -410,7 +410,9 @@ class RecordingMonitor(MockMonitor):
                               register=lambda child: self._register_child(req.ctx, child))
         if request.remote and request.type == MANAGED_NODE_GROUP and not uncovered_mng(inputs, self.recorded.get):
             construct_managed_node_group(urn, request.name, inputs, recorded=self.recorded,
-                                         register=lambda child: self._register_child(req.ctx, child))
+                                         register=lambda child: self._register_child(req.ctx, child),
+                                         invoke=lambda token, args: self.mocks.answer_invoke(token, args,
+                                                                                             req.ctx.region))
         if request.custom and not self.mocks.dry_run and not models_outputs(request.type):
             # An update of a resource whose provider the mocks do not model (pulumi-docker-build's Image): what it
             # computes (`ref`, `digest`) is not known; the response says so, as the engine does for a create it
