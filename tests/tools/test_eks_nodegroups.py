@@ -231,10 +231,14 @@ def test_the_recommended_image_is_read_from_the_ssm_parameter_of_the_ami_type_an
         return {"value": "ami-0recommended"}
 
     children: list[Child] = []
+
+    def register(child: Child) -> tuple[str, dict[str, Any]]:
+        children.append(child)
+        return f"urn:{child.name}", {"id": UNKNOWN}
+
     construct_managed_node_group("urn:mng", "system", {
         "cluster": CLUSTER, "nodeRole": ROLE, "kubeletExtraArgs": "--max-pods=110", "operatingSystem": "AL2023",
-        "gpu": True, "instanceTypes": ["g5.xlarge"]}, recorded=_state_cluster(), invoke=invoke,
-        register=lambda child: (children.append(child), (f"urn:{child.name}", {"id": UNKNOWN}))[1])
+        "gpu": True, "instanceTypes": ["g5.xlarge"]}, recorded=_state_cluster(), invoke=invoke, register=register)
     template = _by_type(children)["aws:ec2/launchTemplate:LaunchTemplate"]
     assert template.inputs["imageId"] == "ami-0recommended"
     assert asked == [("aws:ssm/getParameter:getParameter", {
