@@ -33,7 +33,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .node_labels import GPU_PRESENT_LABEL, definitely_gpu, gfd_runs, is_auto_mode_ref, nodepool_domain
+from .node_labels import (
+    GPU_PRESENT_LABEL,
+    definitely_gpu,
+    gfd_runs,
+    is_auto_mode_ref,
+    nodepool_domain,
+    registered_by,
+)
 from .props import Deferred, as_list, as_str_map, deferred_get, get, properties_pending, to_int
 from .scheduling import (
     INSTANCE_FAMILY_LABEL,
@@ -209,6 +216,12 @@ def _asg_pool(urn: str, name: str, props: Any, templates: Mapping[str, Any], res
     template = _template_for(get(props, "launchTemplate"), templates, _deps(resource, "launchTemplate"))
     if template is not None and get(template, "instanceType"):
         instance_types.append(str(get(template, "instanceType")))
+    # What the kubelet registers the nodes with, from the template's user data when it is known (node_labels.py);
+    # the autoscaler's tags above are what it assumes for a group scaled to zero.
+    registered = registered_by(deferred_get(template, "userData")) if template is not None else None
+    if registered is not None:
+        labels.update(registered[0])
+        taints.extend(t for t in registered[1] if t not in taints)
     for override in as_list(get(props, "mixedInstancesPolicy", "launchTemplate", "overrides")):
         if get(override, "instanceType"):
             instance_types.append(str(get(override, "instanceType")))

@@ -30,15 +30,36 @@ Sources:
   https://docs.aws.amazon.com/eks/latest/userguide/associate-workload.html
 - GPU Feature Discovery's `nvidia.com/gpu.present=true` (GPU Operator, or the device-plugin chart with
   `gfd.enabled`): https://github.com/NVIDIA/k8s-device-plugin (README, "Deploying with gpu-feature-discovery")
+
+It also reads what a self-managed node registers with from its launch template's user data (`registered_by`): the
+kubelet's `--node-labels` / `--register-with-taints` flags (AL2's `/etc/eks/bootstrap.sh --kubelet-extra-args`, or
+a nodeadm `NodeConfig`'s `spec.kubelet.flags`, with `spec.kubelet.config.registerWithTaints`), or Bottlerocket's
+`settings.kubernetes.node-labels` / `node-taints`; base64, plain or MIME multipart (AL2023's nodeadm).
+- kubelet flags: https://kubernetes.io/docs/reference/command-line-tools-reference/kubelet/ (`--node-labels`,
+  `--register-with-taints` "<key>=<value>:<effect>"); KubeletConfiguration `registerWithTaints`:
+  https://kubernetes.io/docs/reference/config-api/kubelet-config.v1beta1/
+- nodeadm NodeConfig (`spec.kubelet.flags`, `spec.kubelet.config`) and its MIME multipart user data:
+  https://awslabs.github.io/amazon-eks-ami/nodeadm/doc/api/ and https://awslabs.github.io/amazon-eks-ami/nodeadm/
+- Bottlerocket `settings.kubernetes.node-labels` / `node-taints` ("value:Effect", or a list of them per key):
+  https://bottlerocket.dev/en/os/1.20.x/api/settings/kubernetes/
+- What pulumi-eks writes (the shapes this reads): pulumi/pulumi-eks@7bf0c1b1 nodejs/eks/nodes/userdata.ts 185-501
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import email
+import re
+import tomllib
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import yaml
+
 from .props import Deferred, as_list, get
 from .scheduling import AUTO_INSTANCE_FAMILY_LABEL, INSTANCE_FAMILY_LABEL, INSTANCE_TYPE_LABEL
+from .views import Taint
 
 Domain = dict[str, frozenset[str] | Deferred | None]
 
@@ -166,3 +187,92 @@ def gfd_runs(releases: list[Any]) -> bool:
         if release.chart == "nvidia-device-plugin" and enabled is True:
             return True
     return False
+
+
+_KUBELET_FLAG = re.compile(r"--(node-labels|register-with-taints)[= ]([^\s'\"]+)")
+
+
+def registered_by(user_data: Any) -> tuple[dict[str, str], tuple[Taint, ...]] | None:
+    """The labels and taints a node registers with, read from a launch template's `userData` (module docstring).
+
+    None when `user_data` is not a known string, or not a user data this can read (then it says nothing either way).
+    """
+    if not isinstance(user_data, str) or not user_data:
+        return None
+    try:
+        text = base64.b64decode(user_data, validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError):
+        text = user_data
+    labels: dict[str, str] = {}
+    taints: list[Taint] = []
+    parts = _parts(text)
+    if parts is None:
+        return None
+    for content_type, body in parts:
+        if content_type == "application/node.eks.aws":
+            _read_node_configs(body, labels, taints)
+        elif content_type.startswith("text/x-shellscript") or body.startswith("#!"):
+            _read_flags(body, labels, taints)
+        elif content_type == "application/toml" or "[settings" in body:
+            _read_bottlerocket(body, labels, taints)
+    return labels, tuple(taints)
+
+
+def _parts(text: str) -> list[tuple[str, str]] | None:
+    head = text.lstrip()
+    if head.startswith("MIME-Version") or head.lower().startswith("content-type: multipart"):
+        message = email.message_from_string(head)
+        return [(part.get_content_type(), str(part.get_payload())) for part in message.walk()
+                if not part.is_multipart()]
+    if head.startswith("#!"):
+        return [("text/x-shellscript", head)]
+    if head.startswith(("apiVersion", "---")) and "NodeConfig" in head:
+        return [("application/node.eks.aws", head)]
+    if head.startswith("[") or "settings." in head:
+        return [("application/toml", head)]
+    return None
+
+
+def _read_flags(text: str, labels: dict[str, str], taints: list[Taint]) -> None:
+    for flag, value in _KUBELET_FLAG.findall(text):
+        _read_flag(flag, value, labels, taints)
+
+
+def _read_flag(flag: str, value: str, labels: dict[str, str], taints: list[Taint]) -> None:
+    for item in (v for v in value.split(",") if v):
+        if flag == "node-labels":
+            key, _, label = item.partition("=")
+            labels[key] = label
+        else:
+            spec, _, effect = item.rpartition(":")
+            key, _, taint_value = spec.partition("=")
+            taints.append(Taint(key, taint_value, effect))
+
+
+def _read_node_configs(text: str, labels: dict[str, str], taints: list[Taint]) -> None:
+    try:
+        docs = [d for d in yaml.safe_load_all(text) if isinstance(d, Mapping)]
+    except yaml.YAMLError:
+        return
+    for doc in docs:
+        kubelet = get(doc, "spec", "kubelet", default={})
+        for flag in as_list(get(kubelet, "flags")):
+            for name, value in _KUBELET_FLAG.findall(str(flag)):
+                _read_flag(name, value, labels, taints)
+        for taint in as_list(get(kubelet, "config", "registerWithTaints")):
+            taints.append(Taint(str(get(taint, "key", default="")), str(get(taint, "value", default="") or ""),
+                                str(get(taint, "effect", default=""))))
+
+
+def _read_bottlerocket(text: str, labels: dict[str, str], taints: list[Taint]) -> None:
+    try:
+        settings = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return
+    kubernetes = get(settings, "settings", "kubernetes", default={})
+    for key, value in (get(kubernetes, "node-labels", default={}) or {}).items():
+        labels[str(key)] = str(value)
+    for key, specs in (get(kubernetes, "node-taints", default={}) or {}).items():
+        for spec in [specs] if isinstance(specs, str) else as_list(specs):
+            taint_value, _, effect = str(spec).rpartition(":")
+            taints.append(Taint(str(key), taint_value, effect))

@@ -208,3 +208,27 @@ def test_the_pulumi_eks_pin_is_the_one_the_emulation_was_accepted_for() -> None:
                                        "d3bdb2e3 is an older v4.0.1-7 PR branch): read v4.4.0, then drop this marker")
 def test_the_emulated_source_is_the_pinned_release() -> None:
     assert eks_children.PULUMI_EKS_DESCRIBE.split("-")[0] == f"v{_pinned_pulumi_eks()}"
+
+
+def test_each_child_records_the_property_dependencies_the_engine_would() -> None:
+    """An input built from another resource's output carries that resource (the Node SDK sends it per property): the
+    role for the control plane's roleArn, the security group for its vpcConfig and the egress rule, the control plane
+    for what reads its name."""
+    children: dict[str, Child] = {}
+
+    def register(child: Child) -> tuple[str, dict[str, Any]]:
+        children[child.name] = child
+        return f"urn:{child.name}", {**child.inputs, "id": UNKNOWN, "arn": UNKNOWN}
+
+    inputs = {**INPUTS, "skipDefaultSecurityGroups": False, "vpcId": "vpc-1", "createOidcProvider": True}
+    construct_cluster("urn:eks", "gpu-prod-eks", inputs, outputs={"kubeconfig": UNKNOWN}, partition="aws",
+                      register=register)
+    control_plane = children["gpu-prod-eks-eksCluster"].property_dependencies
+    assert control_plane["roleArn"] == ("urn:gpu-prod-eks-eksRole-role",)
+    assert control_plane["vpcConfig"] == ("urn:gpu-prod-eks-eksClusterSecurityGroup",)
+    assert children["gpu-prod-eks-eksClusterSecurityGroup"].property_dependencies == {}
+    assert children["gpu-prod-eks-eksClusterInternetEgressRule"].property_dependencies == {
+        "securityGroupId": ("urn:gpu-prod-eks-eksClusterSecurityGroup",)}
+    assert children["gpu-prod-eks-kube-proxy"].property_dependencies == {
+        "clusterName": ("urn:gpu-prod-eks-eksCluster",)}
+    assert children["gpu-prod-eks-oidcProvider"].property_dependencies == {"url": ("urn:gpu-prod-eks-eksCluster",)}

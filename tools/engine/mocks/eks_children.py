@@ -38,7 +38,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tools.engine.records import UNKNOWN, has_unknown
@@ -165,6 +165,9 @@ class Child:
     cite: Cite
     depends_on: tuple[str, ...] = ()
     ignore_changes: tuple[str, ...] = ()
+    # Per input, the resources whose outputs it is built from: what the engine records as property dependencies
+    # (an Output input carries its resources; the SDK sends them per property, and `dependencies` holds them too).
+    property_dependencies: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 # Registers a child the way the engine does; hands back its URN and state (with `id`).
@@ -201,7 +204,17 @@ def construct_cluster(urn: str, name: str, inputs: Mapping[str, Any], *, outputs
 
     `urn`/`name`: the component's; `inputs`: what the program sent; `outputs`: what the component answered
     (its kubeconfig); the caller checked `uncovered(inputs)` is empty.
+
+    Each child records the property dependencies pulumi-eks's own outputs give it (the role for the control plane's
+    `roleArn`, the security group for its `vpcConfig`, the control plane for what reads its name). The program's
+    dependencies of the component's inputs (a VPC's subnets) are not forwarded: tools/engine/unseen.py makes pending
+    whatever depends on an unseen source, and an awsx VPC would then make every node group of the cluster pending
+    although none of them reads the VPC's outputs for what the pack judges.
     """
+
+    def deps(**by_key: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
+        return {k: tuple(dict.fromkeys(v)) for k, v in by_key.items() if v}
+
     tags = inputs.get("tags")
     # The service role (cluster.ts 514-543; servicerole.ts 73-110).
     role_component = f"{name}-eksRole"
@@ -221,10 +234,11 @@ def construct_cluster(urn: str, name: str, inputs: Mapping[str, Any], *, outputs
     attachment, _ = register(Child("aws:iam/rolePolicyAttachment:RolePolicyAttachment",
                              f"{role_component}-{sha1hash(policy_id)}", role_urn,
                              {"policyArn": policy_arn, "role": role_out.get("id", UNKNOWN)}, True,
-                             SOURCE["attachment"], (iam_role,), ()))
+                             SOURCE["attachment"], (iam_role,), (), deps(role=(iam_role,))))
 
     # The cluster security group and its egress rule, unless skipped (cluster.ts 548-585).
     security_groups = None
+    sg_deps: tuple[str, ...] = ()
     if inputs.get("skipDefaultSecurityGroups") is not True:
         sg_name = f"{name}-eksClusterSecurityGroup"
         sg_urn, sg_out = register(Child("aws:ec2/securityGroup:SecurityGroup", sg_name, urn, {
@@ -236,8 +250,9 @@ def construct_cluster(urn: str, name: str, inputs: Mapping[str, Any], *, outputs
         register(Child("aws:ec2/securityGroupRule:SecurityGroupRule", f"{name}-eksClusterInternetEgressRule", urn, {
             "description": "Allow internet access.", "type": "egress", "fromPort": 0, "toPort": 0, "protocol": "-1",
             "cidrBlocks": ["0.0.0.0/0"], "securityGroupId": sg_out.get("id", UNKNOWN),
-        }, True, SOURCE["clusterEgressRule"], (sg_urn,), ()))
+        }, True, SOURCE["clusterEgressRule"], (sg_urn,), (), deps(securityGroupId=(sg_urn,))))
         security_groups = [sg_out.get("id", UNKNOWN)]
+        sg_deps = (sg_urn,)
 
     # The cluster (cluster.ts 592-606 and 687-760).
     key_arn = inputs.get("encryptionConfigKeyArn")
@@ -276,7 +291,8 @@ def construct_cluster(urn: str, name: str, inputs: Mapping[str, Any], *, outputs
     })
     cluster_urn, cluster_out = register(Child(
         "aws:eks/cluster:Cluster", f"{name}-eksCluster", urn, cluster_inputs, True, SOURCE["cluster"],
-        (iam_role, attachment), ("accessConfig.bootstrapClusterCreatorAdminPermissions", "bootstrapSelfManagedAddons")))
+        (iam_role, attachment), ("accessConfig.bootstrapClusterCreatorAdminPermissions", "bootstrapSelfManagedAddons"),
+        deps(roleArn=(iam_role,), vpcConfig=sg_deps)))
     cluster_name = cluster_out.get("name", UNKNOWN)
 
     if inputs.get("createOidcProvider") is True:  # cluster.ts 1247-1263
@@ -286,7 +302,7 @@ def construct_cluster(urn: str, name: str, inputs: Mapping[str, Any], *, outputs
             "url": applied(identities, build=lambda: identities[0]["oidcs"][0]["issuer"]),
             # pulumi-eks reads the issuer's CA thumbprint over TLS when it runs (getIssuerCAThumbprint): not offline.
             "thumbprintLists": [UNKNOWN],
-        }, True, SOURCE["oidcProvider"], (), ()))
+        }, True, SOURCE["oidcProvider"], (), (), deps(url=(cluster_urn,))))
 
     kube_proxy = inputs.get("kubeProxyAddonOptions") or {}
     if kube_proxy.get("enabled", True):  # cluster.ts 764: on unless Auto Mode
@@ -295,7 +311,7 @@ def construct_cluster(urn: str, name: str, inputs: Mapping[str, Any], *, outputs
             "resolveConflictsOnCreate": kube_proxy.get("resolveConflictsOnCreate", "OVERWRITE"),
             "resolveConflictsOnUpdate": kube_proxy.get("resolveConflictsOnUpdate", "OVERWRITE"),
             "addonVersion": kube_proxy.get("version", UNKNOWN),
-        }), True, SOURCE["kubeProxy"], (cluster_urn,), ()))
+        }), True, SOURCE["kubeProxy"], (cluster_urn,), (), deps(clusterName=(cluster_urn,))))
 
     kubeconfig = outputs.get("kubeconfig", UNKNOWN)
     register(Child("pulumi:providers:kubernetes", f"{name}-eks-k8s", urn, {
@@ -310,4 +326,4 @@ def construct_cluster(urn: str, name: str, inputs: Mapping[str, Any], *, outputs
             "clusterName": cluster_name, "addonVersion": UNKNOWN, "addonName": "vpc-cni",
             "resolveConflictsOnCreate": "OVERWRITE", "resolveConflictsOnUpdate": "OVERWRITE", "preserve": True,
             "tags": tags,
-        }), True, SOURCE["vpcCniAddon"], (cluster_urn,), ()))
+        }), True, SOURCE["vpcCniAddon"], (cluster_urn,), (), deps(clusterName=(cluster_urn,))))

@@ -414,7 +414,9 @@ class RecordingMonitor(MockMonitor):
                               register=lambda child: self._register_child(req.ctx, child))
         if request.remote and request.type == MANAGED_NODE_GROUP and not uncovered_mng(inputs, self.recorded.get):
             construct_managed_node_group(urn, request.name, inputs, recorded=self.recorded,
-                                         register=lambda child: self._register_child(req.ctx, child))
+                                         register=lambda child: self._register_child(req.ctx, child),
+                                         invoke=lambda token, args: self.mocks.answer_invoke(token, args,
+                                                                                             req.ctx.region))
         if request.remote and request.type in YAML_COMPONENTS:
             self._construct_yaml(req.ctx, urn, request, inputs)
         if request.custom and not self.mocks.dry_run and not models_outputs(request.type):
@@ -456,7 +458,10 @@ class RecordingMonitor(MockMonitor):
         self._record(RecordedResource(
             urn=urn, type=child.type, name=child.name, parent=child.parent, custom=child.custom,
             inputs=child.inputs, properties=json_format.ParseDict(child.inputs, struct_pb2.Struct()),
-            dependencies=child.depends_on, id=id_, outputs=state, ignore_changes=child.ignore_changes,
+            dependencies=tuple(dict.fromkeys([*child.depends_on, *(u for urns in child.property_dependencies.values()
+                                                                   for u in urns)])),
+            property_dependencies={k: tuple(v) for k, v in child.property_dependencies.items() if v},
+            id=id_, outputs=state, ignore_changes=child.ignore_changes,
             emulated=child.cite.url(),
         ))
         return urn, {**state, "id": id_ or UNKNOWN}
