@@ -65,3 +65,10 @@ def test_the_self_managed_shapes_are_not_built_and_say_so(run_preview: RunPrevie
     assert not set(NOT_BUILT) & emulated_parents
     # Nothing made up about them: no mandatory finding rests on children that were never built.
     assert not [v for v in doc["violations"] if v["enforcement"] == "mandatory" and _name(v["urn"]) in NOT_BUILT]
+    # ... and not passed either (issue 45, "pending, never none"): each is an unjudged component whose
+    # `gpu-nodes-tainted-pending` advisory names it, and the verdict counts it.
+    pending = {_name(v["urn"]) for v in doc["violations"]
+               if v["policy"] == "gpu-nodes-tainted-pending" and v["enforcement"] == "advisory"}
+    assert {*NOT_BUILT, "defaultng"} <= pending
+    unjudged = {_name(u["urn"]) for u in doc["unjudged"] if "gpu-nodes-tainted" in u["policies"]}
+    assert {*NOT_BUILT, "defaultng"} <= unjudged
