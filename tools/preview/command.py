@@ -42,6 +42,7 @@ import runpy
 import sys
 import traceback
 from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
@@ -71,7 +72,7 @@ from tools.preview.forked import Forked, preload_program
 from tools.preview.model import GateReport, LogEntry, Recording, StackConfig, real_up_refusals
 from tools.preview.program_modules import ProgramModules, is_own_program
 from tools.preview.stack_files import PreviewError, Project, load_project, load_stack_config, load_stack_outputs
-from tools.preview.verdicts import api_server_verdict
+from tools.preview.verdicts import api_server_check, api_server_verdict
 
 REPO = Path(__file__).resolve().parents[2]
 PACK_DIR = REPO / "policies"
@@ -579,15 +580,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                     up_run = Forked(lambda: known_recording(project, args.stack, config, today))
                 recording = run_program(project, args.stack, config, args.phase, today, changed=args.changed,
                                         cluster_replaced=args.cluster_replaced)
-                known = (up_run.result() if up_run is not None
-                         else known_recording(project, args.stack, config, today) if recording.change else None)
-                report = run_policy_gate(recording, config, policy_config, loaded, today,
-                                         skip_preview=args.skip_preview, pack=pack, known=known)
-        # On an update the objects exist; a replaced cluster's objects are created anew on the new one. `analyze`
-        # reads a state the API server already accepted: no request is made.
-        if args.phase != "analyze":
-            report = api_server_verdict(recording, report,
-                                        has_old=args.phase == "update" and not args.cluster_replaced)
+                # On an update the objects exist; a replaced cluster's objects are created anew on the new one.
+                has_old = args.phase == "update" and not args.cluster_replaced
+                # The API server's check reads only the recording: it runs in a thread while this one waits for
+                # the forked `up` run and for the pack's process to analyze (both on other cores).
+                with ThreadPoolExecutor(max_workers=1, thread_name_prefix="api-server") as pool:
+                    api = pool.submit(api_server_check, recording, has_old=has_old)
+                    known = (up_run.result() if up_run is not None
+                             else known_recording(project, args.stack, config, today) if recording.change else None)
+                    report = run_policy_gate(recording, config, policy_config, loaded, today,
+                                             skip_preview=args.skip_preview, pack=pack, known=known)
+                    report = api_server_verdict(recording, report, has_old=has_old, api=api.result())
+        # `analyze` reads a state the API server already accepted: no request is made.
+        if args.phase == "up":
+            report = api_server_verdict(recording, report)
     except PreviewError as exc:
         return _reject(str(exc), stderr)
 
