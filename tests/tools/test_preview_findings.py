@@ -77,6 +77,9 @@ def test_the_stack_key_is_derived_from_the_stack_file_and_the_resources_names() 
     # Keys of another namespace keep it; `name` keys identify an entry and are never the fix.
     assert KEYS.where(_v("p", "d\nno endpoint in us-west-2", STACK)) == "aws:region = us-west-2"
     assert "name" not in KEYS.where(_v("p", "d\npool l4-spot", STACK))
+    # A pending advisory fixes nothing: it names its resource.
+    assert KEYS.where(_v("p-pending", "waits on driver 610.57.04", enforcement="advisory")) == \
+        "NVIDIADriver 'driver-l4-spot'"
 
 
 def test_twins_of_one_fact_are_shown_and_counted_once() -> None:

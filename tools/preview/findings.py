@@ -200,7 +200,11 @@ class StackKeys:
         return None
 
     def where(self, violation: Violation) -> str:
-        """The stack key(s) with their values that the finding names, else the list entry, else the resource."""
+        """The stack key(s) with their values that the finding names, else the list entry, else the resource.
+
+        A pending advisory fixes nothing: it names its resource."""
+        if is_pending(violation):
+            return self.resource(violation.urn)
         text = headline(violation)
         owner = self.owner(violation.urn)
         named = [(path, value) for path, value in self.leaves if _mentions(text, value)]
@@ -210,10 +214,12 @@ class StackKeys:
             # The most specific value first (a full driver version before its branch); at most two keys.
             chosen = sorted(chosen, key=lambda pv: -len(str(pv[1])))[:2]
             return ", ".join(f"{path} = {value}" for path, value in chosen)
-        if owner is not None:
-            return owner
-        res = self.by_urn.get(violation.urn)
-        return f"{res.type.rsplit(':', 1)[-1]} '{res.name}'" if res else violation.urn.rsplit("::", 1)[-1]
+        return owner if owner is not None else self.resource(violation.urn)
+
+    def resource(self, urn: str) -> str:
+        """The resource as the engine names it: `NVIDIADriver 'driver-l4-spot'`."""
+        res = self.by_urn.get(urn)
+        return f"{res.type.rsplit(':', 1)[-1]} '{res.name}'" if res else urn.rsplit("::", 1)[-1]
 
 
 def labels(finding: Finding) -> list[str]:

@@ -223,7 +223,9 @@ def api_server_line(report: GateReport) -> str:
     return line + "".join(f"; {note}" for note in api.get("notes") or [])
 
 
-def summary_markdown(summary: Summary, report: GateReport, config: StackConfig) -> str:
+def summary_markdown(summary: Summary, report: GateReport, config: StackConfig,
+                     resources: Sequence[RecordedResource] = (), project: str = "") -> str:
+    """summary.md; `resources` and `project` (the recording's) let each finding name its stack key."""
     lines = [f"# Offline preview: stack `{summary.stack}`", "", f"Config: `{config.path.name}`. "
              f"{sum(n for _, n in summary.counts)} resources, {summary.objects} Kubernetes objects.", ""]
     for message in summary.refused:
@@ -259,11 +261,17 @@ def summary_markdown(summary: Summary, report: GateReport, config: StackConfig) 
         lines += ["", api_server_line(report) + "."]
     if report.ran:
         if report.violations:
+            # One row per finding, as the console lists them (twins once, the stack key, the headline);
+            # resources.json keeps every message whole.
+            keys = found.StackKeys(config.parsed, resources, project)
             lines += ["", *_md_table(
-                ["enforcement", "blocks at up", "policy", "resource", "message"],
-                [(v.enforcement, v.blocks, v.policy, v.urn.rsplit("::", 1)[-1], v.message)
-                 for v in sorted(report.violations, key=lambda v: (v.enforcement != "mandatory", v.policy, v.urn))],
+                ["enforcement", "labels", "policy", "where to fix", "finding"],
+                [(f.violation.enforcement, ", ".join(found.labels(f)),
+                  f.violation.policy + (f" (+ {f.twin.policy})" if f.twin else ""), keys.where(f.violation),
+                  found.headline(f.violation)) for f in shown(report)],
             )]
+            if (explained := found.legend(shown(report))) is not None:
+                lines += ["", explained]
         else:
             lines.append("No violations.")
         for policy, reason in report.not_applicable:
@@ -303,7 +311,9 @@ def write_out(out_dir: Path, doc: Mapping[str, Any], recording: Recording, repor
         seen[filename] = res.urn
         (manifests / filename).write_text(yaml.safe_dump(obj, sort_keys=False, default_flow_style=False),
                                           encoding="utf-8")
-    (out_dir / "summary.md").write_text(summary_markdown(summarize(recording), report, config), encoding="utf-8")
+    (out_dir / "summary.md").write_text(summary_markdown(summarize(recording), report, config,
+                                                                     recording.resources, recording.project),
+                                                    encoding="utf-8")
 
 
 VERBOSE_HINT = "--verbose, or make preview VERBOSE=1"
