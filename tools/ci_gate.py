@@ -182,7 +182,7 @@ def _parse_today(value: str) -> date:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m tools.ci_gate",
+    parser = argparse.ArgumentParser(prog="gpu-platform gate",
                                      description="Run the offline preview and policy gate for every stack.")
     parser.add_argument("--stack", action="append", default=[],
                         help="a stack to gate (repeatable; default: every Pulumi.<stack>.yaml)")

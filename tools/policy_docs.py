@@ -111,7 +111,7 @@ def parse(text: str) -> dict[str, tuple[str, str, str]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.policy_docs", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="gpu-platform policy-docs", description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 when docs/policies.md is out of date")
     parser.add_argument("--out", type=Path, default=DOCS)
     args = parser.parse_args(argv)
