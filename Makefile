@@ -1,6 +1,8 @@
 # gpu-platform: the two commands that work on a fresh clone are `make preview` and `make test`.
 # Everything runs from a local virtualenv (.venv): `make preview` installs the runtime (requirements.txt) only,
-# `make test` adds the development tools (requirements-dev.txt).
+# `make test` adds the development tools (requirements-dev.txt). Both install the `gpu-platform` command
+# (.venv/bin/gpu-platform: preview, gate, matrix, upstream, ...), which the docs use for every other command.
+# What installs writes to stderr (and make echoes no command there), so `make preview-json > f.json` is JSON.
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -8,6 +10,8 @@ PY := $(VENV)/bin/python
 # Written after a successful install; newer than its requirements files = nothing to install.
 STAMP := $(VENV)/.requirements-installed
 RUNTIME_STAMP := $(VENV)/.runtime-installed
+# The project's command (tools/cli.py through the launcher tools/bin/gpu-platform), from any working folder.
+GPU_PLATFORM := $(VENV)/bin/gpu-platform
 # pip prints each package it collects and installs (no --quiet: a first install takes a minute or more).
 PIP_INSTALL = $(PY) -m pip install --disable-pip-version-check --progress-bar off
 STACK ?= dev
@@ -32,13 +36,17 @@ GATE_TODAY := 2026-11-30
 
 help:
 	@echo "make preview        offline preview of the dev stack (STACK=prod for prod): no cloud account, no Pulumi CLI"
+	@echo "                    exit 0: nothing blocks; a failure shows the preview's own status as make's 'Error 1'"
+	@echo "                    (a mandatory finding) or 'Error 2' (stack file refused); $(GPU_PLATFORM) preview exits with it"
+	@echo "make preview-json   the same as one JSON document on stdout (everything else on stderr)"
 	@echo "make test           lint (ruff, mypy) and the test suite (pytest, parallel when pytest-xdist is present)"
 	@echo "make gate           the offline gate of CI: every stack, lifecycles judged at GATE_TODAY (TODAY= for the real date)"
 	@echo "make lint           ruff check and mypy only"
 	@echo "make test-calendar  make test with the clock a year ahead (libfaketime from requirements-dev.txt; CALENDAR_DATE=)"
 	@echo "make test-fresh-clone  make test on a copy of the checkout with no upstream cache, no ../shared, no network"
 	@echo "make venv           create .venv with requirements.txt and requirements-dev.txt (what make test uses)"
-	@echo "make program-venv   create .venv with requirements.txt only: what make preview and pulumi preview/up run"
+	@echo "make program-venv   create .venv with requirements.txt only: what make preview and pulumi preview/up run,"
+	@echo "                    and the command $(GPU_PLATFORM) (COMMAND --help for each)"
 	@echo "make upstream       fill .upstream-cache/ with the files upstream.lock.json pins (sha256-checked); the tests"
 	@echo "                    read them there (from \$$GPU_PLATFORM_SHARED or ../shared when present, else downloaded)"
 	@echo "make pack-venv      create policies/venv, the policy pack's own virtualenv (Python 3.10+), as the CLI expects"
@@ -48,37 +56,43 @@ help:
 	@echo "make bench          preview + gate wall time and memory against the import floor and checkov: bench/results.md"
 
 $(PY):
-	$(PYTHON) -m venv $(VENV)
+	@echo "== creating $(VENV) ($(PYTHON) -m venv)" >&2
+	@$(PYTHON) -m venv $(VENV) >&2
 
 $(STAMP): requirements.txt requirements-dev.txt $(RUNTIME_STAMP) | $(PY)
-	@echo "== installing the development tools into $(VENV) (requirements-dev.txt: pytest, mypy, ruff, hypothesis, mutmut, zizmor, ...; about 300 MB more)"
-	$(PIP_INSTALL) -r requirements-dev.txt
+	@echo "== installing the development tools into $(VENV) (requirements-dev.txt: pytest, mypy, ruff, hypothesis, mutmut, zizmor, ...; about 300 MB more)" >&2
+	@$(PIP_INSTALL) -r requirements-dev.txt >&2
 	@touch $(STAMP)
 
-venv: $(STAMP)
+venv: $(STAMP) $(GPU_PLATFORM)
 
 # The Pulumi program's runtime only (requirements.txt): what `pulumi preview` / `pulumi up` need in .venv
 # (Pulumi.yaml `virtualenv: .venv`). The cloud jobs install this, not the development tools.
 $(RUNTIME_STAMP): requirements.txt | $(PY)
-	@echo "== installing the runtime into $(VENV) (requirements.txt: the Pulumi SDKs, pulumi-policy, pydantic, ...; about 450 MB, a minute or two the first time)"
-	$(PIP_INSTALL) -r requirements.txt
+	@echo "== installing the runtime into $(VENV) (requirements.txt: the Pulumi SDKs, pulumi-policy, pydantic, ...; about 450 MB, a minute or two the first time)" >&2
+	@$(PIP_INSTALL) -r requirements.txt >&2
 	@touch $(RUNTIME_STAMP)
 
-program-venv: $(RUNTIME_STAMP)
+# The launcher finds the checkout as the folder above its virtualenv; @CHECKOUT@ is the fallback for a VENV elsewhere.
+$(GPU_PLATFORM): tools/bin/gpu-platform $(RUNTIME_STAMP)
+	@sed 's|@CHECKOUT@|$(CURDIR)|' tools/bin/gpu-platform > $@.tmp && chmod +x $@.tmp && mv $@.tmp $@
+
+program-venv: $(RUNTIME_STAMP) $(GPU_PLATFORM)
 
 # The upstream reference data (CRDs, chart values, IAM policies, NVIDIA docs) the tests and
 # `tools.matrix refresh` read: copied from $$GPU_PLATFORM_SHARED/upstream (default ../shared/upstream) when
 # that exists, else downloaded from the commits upstream.lock.json pins; every file sha256-checked.
 # GPU_PLATFORM_UPSTREAM_CACHE moves the cache, GPU_PLATFORM_UPSTREAM_URL the download base.
 # Quiet when it works (one summary line); offline, at most five lines on stderr naming both ways out.
-upstream: $(STAMP)
-	@$(PY) -m tools.upstream fill
+upstream: $(GPU_PLATFORM)
+	@$(GPU_PLATFORM) upstream fill
 
 # The first step of `make test` and `make preview`: the same verified fill (runtime venv only: tools/upstream is
 # standard library), but where nothing answers it says so in one line and the command runs on without the cache
 # (tests that need it skip with the reason, the preview names what it did not check). Wrong bytes still fail.
-upstream-if-reachable: $(RUNTIME_STAMP)
-	@$(PY) -m tools.upstream fill --if-reachable --timeout 10
+# Its summary goes to stderr, so the command after it owns stdout (make preview-json).
+upstream-if-reachable: $(GPU_PLATFORM)
+	@$(GPU_PLATFORM) upstream fill --if-reachable --timeout 10 >&2
 
 # checkov, the scanner tests/security/test_checkov.py runs over the rendered manifests, in a virtualenv of its own:
 # checkov 3.3.30 needs packaging<24, the Pulumi SDK packaging>=26 (requirements-scan.txt). The tests find it
@@ -93,19 +107,23 @@ $(SCAN_STAMP): requirements-scan.txt
 scan-venv: $(SCAN_STAMP)
 
 # The offline preview needs the runtime only (tools/, components/, policies/ import nothing of requirements-dev.txt).
-preview: $(RUNTIME_STAMP) upstream-if-reachable
-	@echo "== offline preview of stack $(STACK), phase $(PHASE) (no AWS account, no Pulumi CLI; about 5 s after the first run)"
-	$(PY) -m tools.preview $(PREVIEW_ARGS)
+# GNU make ends 2 whenever a command fails; it names the preview's own status as `Error 1` (a mandatory finding)
+# or `Error 2` (the stack file or command line was refused). `$(GPU_PLATFORM) preview ...` exits with it directly.
+preview: $(GPU_PLATFORM) upstream-if-reachable
+	@echo "== offline preview of stack $(STACK), phase $(PHASE) (no AWS account, no Pulumi CLI)"
+	$(GPU_PLATFORM) preview $(PREVIEW_ARGS)
 
-preview-json: $(RUNTIME_STAMP) upstream-if-reachable
-	$(PY) -m tools.preview $(PREVIEW_ARGS) --json
+# Only the JSON document on stdout: every recipe before it writes to stderr, and no command is echoed (@).
+preview-json: $(GPU_PLATFORM) upstream-if-reachable
+	@$(GPU_PLATFORM) preview $(PREVIEW_ARGS) --json
 
 # Every stack, as CI runs it (the upstream cache first: the API server checks read its CRDs and chart values.yaml):
 # out/<stack>/ artefacts, each summary appended to $$GITHUB_STEP_SUMMARY when set,
-# exit 1 on a mandatory violation, 2 on a rejected stack.
+# exit 1 on a mandatory violation, 2 on a rejected stack. The runtime only; the cache must fill under CI=true
+# (the API-server checks are part of the verdict there); elsewhere, offline, it runs on and says what it did not check.
 gate: TODAY ?= $(GATE_TODAY)
-gate: $(STAMP) upstream
-	$(PY) -m tools.ci_gate --today "$(TODAY)" --out $(or $(OUT),out)
+gate: $(GPU_PLATFORM) $(if $(CI),upstream,upstream-if-reachable)
+	$(GPU_PLATFORM) gate --today "$(TODAY)" --out $(or $(OUT),out)
 
 # `pulumi preview --policy-pack policies` runs a local Python pack with policies/venv (PulumiPolicy.yaml
 # `virtualenv: venv`) but does not create it; `pulumi install` in policies/ does. This target does the

@@ -71,7 +71,7 @@ def test_make_preview_fills_the_cache_itself_where_a_copy_is_reachable(clone, tm
     env = {**offline_env(tmp_path, shared=shared), "GPU_PLATFORM_UPSTREAM_CACHE": str(cache)}
     proc = make(clone, env, "preview", "TODAY=2026-11-30")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert f"{cache}: " in proc.stdout and " copied from " in proc.stdout
+    assert f"{cache}: " in proc.stderr and " copied from " in proc.stderr  # the fill's summary: stderr
     text = " ".join(proc.stdout.split())
     assert "API server and Helm: " in text and "objects checked against Kubernetes" in text
     assert "upstream cache (CRDs, chart values.yaml) is missing" not in text

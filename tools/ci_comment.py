@@ -71,7 +71,7 @@ def comment(stack: str, log: str, run_url: str = "") -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.ci_comment", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="gpu-platform comment", description=__doc__.splitlines()[0])
     parser.add_argument("--stack", required=True)
     parser.add_argument("log", type=Path, help="the text output of the failed `pulumi preview`")
     args = parser.parse_args(argv)

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from tools.engine.gate import PHASES
+from tools.preview import findings
 from tools.preview.command import EXIT_MANDATORY, EXIT_OK, EXIT_REJECTED
 
 # The exit codes and phases are tools.preview's and tools.engine.gate's own; re-exported for the workflows' tests.
@@ -63,11 +64,15 @@ class StackResult:
     advisory: int
     summary: str  # summary.md as tools.preview wrote it, or the rejection
     error: str = ""
+    pending: int = 0  # `<policy>-pending` advisories, apart from the advisory findings (as `make preview` counts)
+    refused: bool = False  # a real `pulumi up` of the stack file would be refused (`realUpRefused`; phase up)
     unjudged: int = 0  # components whose children the gate did not build, as the preview's verdict line counts them
 
     @property
     def verdict(self) -> str:
         if self.status == EXIT_OK:
+            if self.refused:
+                return "stack file refused at a real up"
             return f"pass offline: {self.unjudged} unjudged (`pulumi preview` judges them)" if self.unjudged else "pass"
         if self.status == EXIT_MANDATORY:
             return "blocked: mandatory violation"
@@ -116,9 +121,9 @@ def _clear_previous(out_dir: Path) -> None:
         manifest.unlink()
 
 
-def _count(doc: Mapping[str, Any], enforcement: str) -> int:
-    violations = doc.get("violations", [])
-    return sum(1 for v in violations if isinstance(v, Mapping) and v.get("enforcement") == enforcement)
+def _counts(doc: Mapping[str, Any]) -> tuple[int, int, int]:
+    """(mandatory, advisory, pending), counted as the preview's verdict line counts them (twins once)."""
+    return findings.counts(findings.from_json(doc.get("violations", [])))
 
 
 def run_stack(stack: str, *, phase: str, today: date | None, out_root: Path, program_dir: Path,
@@ -137,13 +142,14 @@ def run_stack(stack: str, *, phase: str, today: date | None, out_root: Path, pro
     except json.JSONDecodeError as exc:
         return StackResult(stack, phase, EXIT_REJECTED, 0, 0, summary="",
                            error=f"tools.preview --json printed no JSON document ({exc})")
-    mandatory = _count(doc, "mandatory")
+    mandatory, advisory, pending = _counts(doc)
     # The exit status and the document must agree; a disagreement is a defect of the preview, not a pass.
     if (mandatory > 0) != (proc.returncode == EXIT_MANDATORY):
-        return StackResult(stack, phase, EXIT_REJECTED, mandatory, _count(doc, "advisory"), summary="",
+        return StackResult(stack, phase, EXIT_REJECTED, mandatory, advisory, summary="", pending=pending,
                            error=f"tools.preview exited {proc.returncode} with {mandatory} mandatory violation(s)")
-    return StackResult(stack, phase, proc.returncode, mandatory, _count(doc, "advisory"),
-                       summary=summary_path.read_text(encoding="utf-8"), unjudged=len(doc.get("unjudged") or []))
+    return StackResult(stack, phase, proc.returncode, mandatory, advisory, pending=pending,
+                       refused=bool(doc.get("realUpRefused")), summary=summary_path.read_text(encoding="utf-8"),
+                       unjudged=len(doc.get("unjudged") or []))
 
 
 def overview_markdown(results: Sequence[StackResult], today: date | None) -> str:
@@ -151,8 +157,8 @@ def overview_markdown(results: Sequence[StackResult], today: date | None) -> str
         f"lifecycles judged at the real date ({date.today().isoformat()})")
     stacks = len({r.stack for r in results})
     lines = [f"# Offline gate: {stacks} stack(s), {when}", "",
-             "| stack | phase | result | mandatory | advisory | unjudged |", "|---|---|---|---|---|---|"]
-    lines += [f"| {r.stack} | {r.phase} | {r.verdict} | {r.mandatory} | {r.advisory} | {r.unjudged} |"
+             "| stack | phase | result | mandatory | advisory | pending | unjudged |", "|---|---|---|---|---|---|---|"]
+    lines += [f"| {r.stack} | {r.phase} | {r.verdict} | {r.mandatory} | {r.advisory} | {r.pending} | {r.unjudged} |"
               for r in results]
     return "\n".join(lines) + "\n"
 
@@ -180,7 +186,7 @@ def _parse_today(value: str) -> date:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m tools.ci_gate",
+    parser = argparse.ArgumentParser(prog="gpu-platform gate",
                                      description="Run the offline preview and policy gate for every stack.")
     parser.add_argument("--stack", action="append", default=[],
                         help="a stack to gate (repeatable; default: every Pulumi.<stack>.yaml)")

@@ -237,7 +237,8 @@ def _image_id(value: str) -> str:
         lowered = value.strip().lower()
         raise ConfigIssue("an AMI id is ami- followed by 8 or 17 lowercase hex digits",
                           nearest=[lowered] if _AMI_RE.match(lowered) else [],
-                          fix="run `python -m tools.matrix images --stack <stack>` for the parameter to read it from")
+                          fix="run `.venv/bin/gpu-platform matrix images --stack <stack>` for the parameter to read it "
+                              "from")
     return value
 
 

@@ -375,7 +375,8 @@ class KarpenterPoolConfig(_Model):
             raise ConfigIssue(
                 "an Ubuntu pool's driver is installed by the operator; give the full driver version",
                 value=self.driver_version, path=("driverVersion",),
-                fix="run `python -m tools.matrix drivers --os <os> --operator <version>` for the versions that fit",
+                fix="run `.venv/bin/gpu-platform matrix drivers --os <os> --operator <version>` for the versions "
+                    "that fit",
             )
         return self
 

@@ -51,9 +51,9 @@ def dry_run_preview_args(*make_args: str) -> list[str]:
     """The tools.preview arguments `make -n <make_args>` would run."""
     proc = make("-n", *make_args)
     assert proc.returncode == 0, proc.stderr
-    line = next(x for x in proc.stdout.splitlines() if "-m tools.preview" in x or "-m tools.ci_gate" in x)
+    line = next(x for x in proc.stdout.splitlines() if re.search(r"bin/gpu-platform (preview|gate) ", x))
     argv = shlex.split(line)
-    return argv[argv.index("-m") + 2:]
+    return argv[next(i for i, arg in enumerate(argv) if arg.endswith("bin/gpu-platform")) + 2:]
 
 
 def gate_today_in_makefile() -> str:

@@ -340,7 +340,7 @@ def test_an_ubuntu_karpenter_pool_takes_a_full_driver_version(os):
     (problem,) = _problems(_karpenter_pool(os=os, driverVersion="580", onDemandFallback=False, imageVersion=None))
     assert problem.path[-1] == "driverVersion"
     assert "an Ubuntu pool's driver is installed by the operator; give the full driver version" in problem.rule
-    assert problem.fix and "tools.matrix drivers" in problem.fix
+    assert problem.fix and "gpu-platform matrix drivers" in problem.fix
 
 
 @pytest.mark.parametrize(("os", "example"), [("bottlerocket", "v1.26.0"), ("al2023", "v20251120")])
@@ -446,7 +446,7 @@ def test_an_ami_id_is_pinned_in_its_canonical_form():
     assert upper.path == ("gpuNodeGroups", 0, "imageId")
     assert upper.rule == "an AMI id is ami- followed by 8 or 17 lowercase hex digits"
     assert upper.nearest == ("ami-0123456789abcdef0",)
-    assert upper.fix == "run `python -m tools.matrix images --stack <stack>` for the parameter to read it from"
+    assert upper.fix == "run `.venv/bin/gpu-platform matrix images --stack <stack>` for the parameter to read it from"
     (short,) = _problems(_set(VALID, "gpuNodeGroups.0.imageId", "ami-123"))
     assert short.nearest == ()
     assert _problems(_set(VALID, "gpuNodeGroups.0.imageId", "ami-01234567")) == []

@@ -58,4 +58,5 @@ def test_the_human_summary_names_the_check_and_the_rejection(run_preview):
     assert run.returncode == 1
     text = " ".join(run.stdout.split())
     assert "API server and Helm: 2 objects checked against Kubernetes 1.35" in text
-    assert "apiserver-crd-cel: gpu: EC2NodeClass/-/gpu: spec.blockDeviceMappings: must have only one" in text
+    assert ("mandatory apiserver-crd-cel [before-create] EC2NodeClass 'gpu': EC2NodeClass/-/gpu: "
+            "spec.blockDeviceMappings: must have only one") in text

@@ -57,7 +57,7 @@ def test_verbose_shows_each_pending_advisory_the_offline_only_verdicts_and_the_e
     run = run_preview(*DEV, "--verbose")
     assert run.returncode == 0, run.explain()
     text = " ".join(run.stdout.split())
-    assert text.count("-pending: ") == len(_pending_policies(run_preview))
+    assert text.count("-pending [") == len(_pending_policies(run_preview))
     assert text.count("offline only ") == len(run_preview(*DEV, "--json").json()["offlineOnly"])
     assert "Emulated offline" in text and "Resources by type" in text
     assert run.stdout.splitlines()[-1] == run_preview(*DEV).stdout.splitlines()[-1]
@@ -87,7 +87,7 @@ def test_a_mandatory_violation_ends_with_the_fail_verdict_and_exit_1(run_preview
     assert run.returncode == 1, run.explain()
     last = run.stdout.splitlines()[-1]
     assert last.startswith(FAIL) and "0 pending" in last
-    assert " ".join(run.stdout.split()).count("mandatory (before-create at up) gpu-nodes-tainted") == 1
+    assert " ".join(run.stdout.split()).count("mandatory gpu-nodes-tainted [before-create]") == 1
 
 
 def test_the_verdict_counts_mandatory_advisory_and_pending_apart() -> None:

@@ -51,7 +51,7 @@ from tools.upstream import pins as upstream_pins
 EXIT_OK = 0
 EXIT_INCOMPATIBLE = 1
 EXIT_USAGE = 2
-PROG = "python -m tools.matrix"
+PROG = "gpu-platform matrix"  # .venv/bin/gpu-platform matrix (tools/cli.py); python -m tools.matrix runs the same
 
 app = typer.Typer(
     add_completion=False,

@@ -475,7 +475,7 @@ def dumps(doc: Mapping[str, Any]) -> str:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m tools.preview",
+        prog="gpu-platform preview",  # .venv/bin/gpu-platform preview (tools/cli.py)
         description="Preview a Pulumi Python program offline under recording mocks and run the policy pack.",
     )
     parser.add_argument("--stack", default="dev", help="read Pulumi.STACK.yaml from the program folder (default dev)")

@@ -17,6 +17,7 @@ from typing import Any, TextIO
 
 import yaml
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from policies.gpu_guard import inventory
@@ -26,6 +27,7 @@ from tools.engine.coverage.unjudged import is_unjudged_advisory
 from tools.engine.mocks.eks_children import PULUMI_EKS_DESCRIBE
 from tools.engine.records import RecordedResource, Violation
 from tools.engine.view import emulated_children, not_seen_offline
+from tools.preview import findings as found
 from tools.preview.model import (
     PENDING_SUFFIX,
     REAL_UP_REFUSED,
@@ -210,20 +212,32 @@ def run_notes(report: GateReport) -> list[str]:
 
 
 def api_server_line(report: GateReport) -> str:
-    """What the API server and Helm checks covered (tools.apiserver); their verdicts are among the violations."""
+    """What the API server and Helm checks covered (tools.apiserver); their verdicts are among the violations.
+
+    Without the upstream cache (its `apiserver-not-checked` advisory) only the built-in kinds were checked: the
+    line says so, and what was not, in the same sentence.
+    """
     api = report.api_server
     if not api:
         return ""
     skipped = len(api.get("transitionRulesSkipped") or [])
-    line = (f"API server and Helm: {api['objects']} objects checked against Kubernetes {api['kubernetesVersion']} "
-            f"and the upstream CRDs (CEL rules included), {api['releases']} Helm releases against their charts' "
-            f"values.yaml: {len(api['rejected'])} rejected")
+    if any(v.policy == "apiserver-not-checked" for v in report.violations):
+        line = (f"API server and Helm: {api['objects']} objects checked against Kubernetes "
+                f"{api['kubernetesVersion']}'s built-in schemas only: {len(api['rejected'])} rejected; custom "
+                f"resources (their CRDs and CEL rules) and the {api['releases']} Helm releases' values were not "
+                "checked: the upstream cache is missing (`make upstream`)")
+    else:
+        line = (f"API server and Helm: {api['objects']} objects checked against Kubernetes "
+                f"{api['kubernetesVersion']} and the upstream CRDs (CEL rules included), {api['releases']} Helm "
+                f"releases against their charts' values.yaml: {len(api['rejected'])} rejected")
     if skipped:
         line += f"; {skipped} transition rules (oldSelf) not run on create, as the API server does not"
     return line + "".join(f"; {note}" for note in api.get("notes") or [])
 
 
-def summary_markdown(summary: Summary, report: GateReport, config: StackConfig) -> str:
+def summary_markdown(summary: Summary, report: GateReport, config: StackConfig,
+                     resources: Sequence[RecordedResource] = (), project: str = "") -> str:
+    """summary.md; `resources` and `project` (the recording's) let each finding name its stack key."""
     lines = [f"# Offline preview: stack `{summary.stack}`", "", f"Config: `{config.path.name}`. "
              f"{sum(n for _, n in summary.counts)} resources, {summary.objects} Kubernetes objects.", ""]
     for message in summary.refused:
@@ -259,11 +273,17 @@ def summary_markdown(summary: Summary, report: GateReport, config: StackConfig) 
         lines += ["", api_server_line(report) + "."]
     if report.ran:
         if report.violations:
+            # One row per finding, as the console lists them (twins once, the stack key, the headline);
+            # resources.json keeps every message whole.
+            keys = found.StackKeys(config.parsed, resources, project)
             lines += ["", *_md_table(
-                ["enforcement", "blocks at up", "policy", "resource", "message"],
-                [(v.enforcement, v.blocks, v.policy, v.urn.rsplit("::", 1)[-1], v.message)
-                 for v in sorted(report.violations, key=lambda v: (v.enforcement != "mandatory", v.policy, v.urn))],
+                ["enforcement", "labels", "policy", "where to fix", "finding"],
+                [(f.violation.enforcement, ", ".join(found.labels(f)),
+                  f.violation.policy + (f" (+ {f.twin.policy})" if f.twin else ""), keys.where(f.violation),
+                  found.headline(f.violation)) for f in shown(report)],
             )]
+            if (explained := found.legend(shown(report))) is not None:
+                lines += ["", explained]
         else:
             lines.append("No violations.")
         for policy, reason in report.not_applicable:
@@ -304,19 +324,26 @@ def write_out(out_dir: Path, doc: Mapping[str, Any], recording: Recording, repor
         seen[filename] = res.urn
         (manifests / filename).write_text(yaml.safe_dump(obj, sort_keys=False, default_flow_style=False),
                                           encoding="utf-8")
-    (out_dir / "summary.md").write_text(summary_markdown(summarize(recording), report, config), encoding="utf-8")
+    (out_dir / "summary.md").write_text(summary_markdown(summarize(recording), report, config,
+                                                                     recording.resources, recording.project),
+                                                    encoding="utf-8")
 
 
 VERBOSE_HINT = "--verbose, or make preview VERBOSE=1"
 
 
-def is_pending(violation: Violation) -> bool:
-    return violation.enforcement == "advisory" and violation.policy.endswith(PENDING_SUFFIX)
+is_pending = found.is_pending
+
+
+def shown(report: GateReport) -> list[found.Finding]:
+    """Every finding once (twins folded: `tools.preview.findings`), mandatory first."""
+    ordered = sorted(report.violations, key=lambda v: (v.enforcement != "mandatory", v.policy, v.urn))
+    return found.merge_twins(ordered)
 
 
 def findings(report: GateReport) -> tuple[list[Violation], list[Violation], list[Violation]]:
     """(mandatory, advisory, pending): the pending advisories apart, they say when a policy judges, not a defect."""
-    ordered = sorted(report.violations, key=lambda v: (v.enforcement != "mandatory", v.policy, v.urn))
+    ordered = [f.violation for f in shown(report)]
     mandatory = [v for v in ordered if v.enforcement == "mandatory"]
     advisory = [v for v in ordered if v.enforcement != "mandatory" and not is_pending(v)]
     return mandatory, advisory, [v for v in ordered if is_pending(v)]
@@ -342,16 +369,27 @@ def pending_line(report: GateReport, phase: str) -> str | None:
             f"(each: {VERBOSE_HINT})")
 
 
-def verdict_line(report: GateReport) -> str:
-    """The last line of the human output: the counts, and what the exit status (`command.main`) means."""
-    mandatory, advisory, pending = findings(report)
-    counts = f"{len(mandatory)} mandatory, {len(advisory)} advisory finding(s), {len(pending)} pending"
+def verdict_line(report: GateReport, refused: Sequence[str] = ()) -> str:
+    """The last line of the human output: the counts, and what the exit status (`command.main`) means.
+
+    `refused`: what a real `pulumi up` of this stack file would be refused for (`model.real_up_refusals`); such a
+    run never ends in PASS, though the policies' exit status stays theirs. `tools.ci_gate` counts alike
+    (`tools.preview.findings.counts`).
+    """
+    mandatory, advisory, pending = found.counts(report.violations)
+    counts = f"{mandatory} mandatory, {advisory} advisory finding(s), {pending} pending"
     if not report.ran:
         return f"verdict: NOT JUDGED, exit 0: {report.detail}"
     unjudged = unjudged_count(report)
+    also = "".join([
+        "; a real `pulumi up` of this stack file is refused too (stack file warning above)" if refused else "",
+        f"; {unjudged}" if unjudged else ""])
     if mandatory:
-        also = f"; {unjudged}" if unjudged else ""
         return f"verdict: FAIL, exit 1 (a mandatory finding blocks `pulumi up`{also}): {counts}"
+    if refused:
+        return ("verdict: STACK FILE REFUSED, exit 0 (no mandatory finding, but a real `pulumi up` of this stack "
+                f"file is refused before anything is created: fix the stack file warning above"
+                f"{f'; {unjudged}' if unjudged else ''}): {counts}")
     if unjudged:
         return f"verdict: PASS offline; {unjudged} (exit 0: no mandatory finding in what the gate judged): {counts}"
     return f"verdict: PASS, exit 0 (no mandatory finding; nothing here blocks `pulumi up`): {counts}"
@@ -453,15 +491,15 @@ def print_summary(stream: TextIO, recording: Recording, report: GateReport, conf
     if api_server_line(report):
         console.print(api_server_line(report))
     if report.ran:
-        mandatory, advisory, pending = findings(report)
-        for v in [*mandatory, *advisory, *(pending if verbose else [])]:
-            colour = "red" if v.enforcement == "mandatory" else "yellow"
-            where = v.urn.rsplit("::", 1)[-1]
-            only = " (offline only)" if v.offline_only else ""
-            console.print(f"  [{colour}]{v.enforcement}[/{colour}] ({v.blocks} at up){only} {v.policy}: {where}: "
-                          f"{v.message}")
-        if not mandatory and not advisory:
+        keys = found.StackKeys(config.parsed, recording.resources, recording.project)
+        listed = [f for f in shown(report) if verbose or not is_pending(f.violation)]
+        for finding in listed:
+            colour = "red" if finding.violation.enforcement == "mandatory" else "yellow"
+            console.print(f"  [{colour}]{escape(found.line(finding, keys, verbose=verbose))}[/{colour}]")
+        if not any(not is_pending(f.violation) for f in listed):
             console.print("  no mandatory or advisory finding")
+        if (explained := found.legend(listed)) is not None:
+            console.print(f"  [dim]{escape(explained)}[/dim]")
         for policy, reason in report.not_applicable:
             console.print(f"  [yellow]could not judge[/yellow] {policy}: {reason}")
         for line in run_notes(report):
@@ -485,4 +523,4 @@ def print_summary(stream: TextIO, recording: Recording, report: GateReport, conf
     if out_dir is not None:
         console.print(f"Wrote {out_dir}/resources.json, {out_dir}/manifests/ ({summary.objects} files), "
                       f"{out_dir}/summary.md")
-    console.print(verdict_line(report), soft_wrap=True, style="bold")
+    console.print(verdict_line(report, summary.refused), soft_wrap=True, style="bold")

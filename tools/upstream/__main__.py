@@ -37,7 +37,7 @@ from pathlib import Path
 from tools.upstream.fill import Outcome, fill, missing
 from tools.upstream.lock import LOCK_PATH, LockError, cache_dir, load, raw_base, shared_dir
 
-PROG = "python -m tools.upstream"
+PROG = "gpu-platform upstream"  # .venv/bin/gpu-platform upstream (tools/cli.py)
 UNREACHABLE_TTL_S = 3600.0
 
 

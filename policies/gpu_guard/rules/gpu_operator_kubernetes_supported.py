@@ -33,7 +33,8 @@ def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
     kubernetes = inv.control_plane_version
     if kubernetes is None:
         report(f"{ADVISORY_PREFIX}the stack holds no EKS cluster resource, so GPU Operator {release.version} "
-               "cannot be checked against the control plane's Kubernetes version; run `python -m tools.matrix check` "
+               "cannot be checked against the control plane's Kubernetes version; run `.venv/bin/gpu-platform matrix "
+               "check` "
                "with --kubernetes for the adopted cluster.", release.urn)
         return
     context = f"GPU Operator {release.version} on a Kubernetes {kubernetes} control plane"
