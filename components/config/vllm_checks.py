@@ -30,6 +30,19 @@ def vllm_problems(matrix: Any, stack: StackConfig, service: InferenceServiceConf
             problems.append(Problem((*at, "nodePools"), list(service.node_pools), refused[0].message,
                                     fix=f"pin nodePools to pools without {name}, or use an image built for its GPU"))
             break
+    # vLLM refuses bf16 weights on a GPU below compute capability 8.0 ("Bfloat16 is only supported on GPUs with
+    # compute capability of at least 8.0", vllm-project/vllm @ v0.34.0 vllm/platforms/cuda.py:680-697).
+    if vllm.precision == "bf16" and not problems:  # one problem per key: an arch refusal already names nodePools
+        for name in types:
+            inst = matrix.instance_type(name)
+            if inst is not None and tuple(int(p) for p in inst.compute_capability.split(".")) < (8, 0):
+                problems.append(Problem(
+                    (*at, "nodePools"), list(service.node_pools),
+                    f"vLLM refuses bf16 weights on the {inst.gpu_model} of {name} (compute capability "
+                    f"{inst.compute_capability}; bf16 needs 8.0, vllm/platforms/cuda.py:680-697 at v0.34.0): the "
+                    "replica exits at start",
+                    fix=f"pin nodePools to pools without {name} (an A10G, L4 or newer), or serve fp16 weights"))
+                break
     size_key = "parametersBillions" if vllm.model_gib is None and vllm.parameters_billions is not None else "modelGiB"
     seen: set[str] = set()
     for finding in fit_findings(matrix, weights_gib=vllm.weights_gib, tensor_parallel=service.gpus_per_replica,

@@ -246,3 +246,14 @@ def test_every_vllm_series_the_dashboard_and_the_dev_query_read_is_exported_by_t
 def test_a_counter_read_without_its_total_suffix_is_not_exported():
     assert vllm.unknown_metrics("rate(vllm:generation_tokens[1m])") == ["vllm:generation_tokens"]
     assert vllm.unknown_metrics("rate(vllm:generation_tokens_total[1m])") == []
+
+
+def test_bf16_weights_on_a_pool_with_a_t4_are_refused_naming_node_pools():
+    # Dev's gpu-spot pool allows g4dn (T4, compute capability 7.5): vLLM refuses bf16 there.
+    problem = _only(_dev(nodePools=["gpu-spot"]))
+    assert problem.path == ("inferenceServices", 1, "nodePools")
+    assert problem.rule.startswith("vLLM refuses bf16 weights on the T4 of g4dn.xlarge (compute capability 7.5")
+
+
+def test_fp16_weights_may_run_on_a_t4():
+    assert _problems(_dev(nodePools=["gpu-spot"], vllm__precision="fp16")) == []
