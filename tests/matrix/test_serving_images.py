@@ -12,7 +12,7 @@ from policies.gpu_guard.matrix.serving_images import runs_on
 
 
 def test_every_vllm_row_cites_the_release_pipeline_of_its_own_tag():
-    rows = load_matrix().data.serving_images
+    rows = [r for r in load_matrix().data.serving_images if r.repository == "vllm/vllm-openai"]
     assert rows
     for row in rows:
         assert row.source.startswith(f"https://github.com/vllm-project/vllm/blob/{row.release}/.buildkite/"
@@ -21,7 +21,8 @@ def test_every_vllm_row_cites_the_release_pipeline_of_its_own_tag():
 
 
 def test_the_releases_of_the_last_twelve_months_are_recorded():
-    releases = {r.release for r in load_matrix().data.serving_images if r.variant == ""}
+    releases = {r.release for r in load_matrix().data.serving_images
+                if r.repository == "vllm/vllm-openai" and r.variant == ""}
     # Every vLLM release from v0.12.0 (2025-12-03) to v0.34.0 (2026-11-16) with an sdist on PyPI (v0.15.x has none).
     assert {"v0.13.0", "v0.14.0", "v0.16.0", "v0.19.1", "v0.20.0", "v0.27.1", "v0.33.0", "v0.34.0"} <= releases
     assert len(releases) == 31
@@ -86,3 +87,14 @@ def test_gpu_memory_is_recorded_per_model_with_its_source():
     assert matrix.gpu_memory_gib(inst) == (24, "https://docs.aws.amazon.com/batch/latest/userguide/gpu-jobs.html")
     h100 = matrix.instance_type("p5.48xlarge")
     assert h100 is not None and matrix.gpu_memory_gib(h100) is None  # not read: never guessed
+
+
+def test_tgi_is_recorded_from_its_tagged_dockerfile_x86_64_only_and_without_turing():
+    matrix = load_matrix()
+    image = "ghcr.io/huggingface/text-generation-inference:3.3.7"
+    revealed = matrix.image_cuda(image)
+    assert revealed is not None and revealed.cuda == "12.4.0"
+    assert revealed.source == "https://github.com/huggingface/text-generation-inference/blob/v3.3.7/Dockerfile#L144"
+    assert [f.level for f in matrix.image_architecture(image, "g6.xlarge")] == ["ok"]  # 8.9 runs 8.0/8.6 cubins
+    assert [f.level for f in matrix.image_architecture(image, "g4dn.xlarge")] == ["mandatory"]  # 7.5: none
+    assert "publishes no arm64 image" in matrix.image_architecture(image, "g5g.xlarge")[0].message

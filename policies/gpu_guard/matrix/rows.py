@@ -419,11 +419,11 @@ class ServingImage(_Row):
     architectures its kernels are compiled for (TORCH_CUDA_ARCH_LIST), per CPU architecture of the image."""
 
     repository: str = Field(description="Image repository, e.g. vllm/vllm-openai")
-    release: str = Field(description="Release tag, e.g. v0.34.0")
+    release: str = Field(description="Release tag as the image is tagged, e.g. v0.34.0 (vLLM), 3.3.7 (TGI)")
     variant: str = Field(description="Tag suffix of the variant: empty for the default image, e.g. cu129")
     cuda: str = Field(description="CUDA toolkit the image is built with (the release build's CUDA_VERSION)")
     arch_x86_64: str = Field(description="TORCH_CUDA_ARCH_LIST of the x86_64 image (space-separated, +PTX kept)")
-    arch_arm64: str = Field(description="TORCH_CUDA_ARCH_LIST of the aarch64 image")
+    arch_arm64: str = Field(description="TORCH_CUDA_ARCH_LIST of the aarch64 image; empty: no aarch64 image")
     released: date = Field(description="Release date (the PyPI upload of that release)")
     base: str = Field(description="Repository of the runtime stage's base image (its NVIDIA_REQUIRE_CUDA, cuda-compat)")
 
@@ -432,8 +432,8 @@ class ServingImage(_Row):
     @field_validator("release")
     @classmethod
     def _release_tag(cls, value: str) -> str:
-        if not re.fullmatch(r"v\d+\.\d+\.\d+(\.\d+)?", value):
-            raise ValueError(f"release {value!r} is not a tag like v0.34.0")
+        if not re.fullmatch(r"v?\d+\.\d+\.\d+(\.\d+)?", value):
+            raise ValueError(f"release {value!r} is not a tag like v0.34.0 or 3.3.7")
         return value
 
     @field_validator("arch_x86_64", "arch_arm64")

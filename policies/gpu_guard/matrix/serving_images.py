@@ -1,10 +1,11 @@
-"""Serving images (vLLM's OpenAI server): the CUDA a tag is built on, the GPU architectures it is compiled for, and
-whether a model's weights fit the GPUs of an instance type.
+"""Serving images (vLLM's OpenAI server, Hugging Face TGI): the CUDA a tag is built on, the GPU architectures it
+is compiled for, and the GPU memory of an instance type.
 
 The rows are `serving_images` of matrix.yaml (one per release tag and published variant, each with its source at
 that tag) and `gpu_memory` (GiB per GPU). The rules:
 
-- A tag `v<release>[-x86_64|-aarch64][-<variant>]` of a recorded repository names one row; any other tag (an -efa
+- A tag `<release>[-x86_64|-aarch64][-<variant>]` of a recorded repository names one row (vLLM tags carry a `v`,
+  TGI's do not); any other tag (an -efa
   or -ubuntu2404 image, a nightly, `latest`) reveals nothing, and the service declares its CUDA.
 - The image's NVIDIA_REQUIRE_CUDA and cuda-compat are its runtime base's (`nvidia/cuda:<cuda>-base`), so the CUDA
   verdict is the one an nvidia/cuda tag of that version gets.
@@ -27,7 +28,7 @@ from .findings import Finding
 from .results import ImageCuda, InstanceType
 from .rows import ServingImage
 
-_TAG = re.compile(r"^v(?P<release>\d+\.\d+\.\d+(?:\.\d+)?)(?:-(?P<cpu>x86_64|aarch64))?(?:-(?P<variant>cu\d{3}))?$")
+_TAG = re.compile(r"^(?P<release>v?\d+\.\d+\.\d+(?:\.\d+)?)(?:-(?P<cpu>x86_64|aarch64))?(?:-(?P<variant>cu\d{3}))?$")
 _ENTRY = re.compile(r"^(?P<major>\d+)\.(?P<minor>\d+)(?P<specific>a?)(?P<ptx>\+PTX)?$")
 ARCH_SOURCE = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#binary-compatibility"
 RULE = "serving-image-architecture"
@@ -79,7 +80,7 @@ class ServingImageQueries(CudaQueries):
         match = _TAG.match(tag)
         if match is None:
             return None
-        release, variant = f"v{match.group('release')}", match.group("variant") or ""
+        release, variant = match.group("release"), match.group("variant") or ""
         for row in self.data.serving_images:
             if row.repository == repository and row.release == release and row.variant == variant:
                 cpu = {"x86_64": "x86_64", "aarch64": "arm64"}.get(match.group("cpu") or "")
@@ -111,6 +112,12 @@ class ServingImageQueries(CudaQueries):
             return []
         arch_list = tag.arch_list(inst.cpu_arch)
         gpu = f"the {inst.gpu_model} of {inst.name} (compute capability {inst.compute_capability}, {inst.cpu_arch})"
+        if not arch_list:
+            return [Finding(
+                "mandatory", RULE,
+                f"{image} publishes no {inst.cpu_arch} image (only {'x86_64' if inst.cpu_arch == 'arm64' else 'arm64'}"
+                f" at {tag.row.release}), so {inst.name} cannot run it: the node fails with exec format error. Keep "
+                f"{inst.name} out of the service's pools (nodePools)", tag.row.source)]
         listed = " ".join(arch_list)
         if runs_on(arch_list, inst.compute_capability):
             return [Finding("ok", RULE, f"{image} is compiled for {listed}, which runs on {gpu}", tag.row.source)]

@@ -1,10 +1,11 @@
 """The serving containers of a workload, read from its own inputs (not a policy): each GPU container with its image
-and the vLLM flags of its arguments, for serving-model-fits and serving-image-architecture.
+and the vLLM flags of its arguments, for serving-model-fits (vLLM only) and serving-image-architecture (every
+recorded serving repository: vLLM, TGI).
 
-A container is a vLLM server when its image is a recorded serving image (matrix serving_images) or its command line
-runs `vllm serve`. Flags are read as vLLM's argument parser reads them: `--flag value` or `--flag=value`, and
-`-tp` for `--tensor-parallel-size` (vllm-project/vllm @ v0.34.0 vllm/engine/arg_utils.py:1223-1225); a shell
-command (`sh -c "vllm serve ..."`) is split into words first.
+A container is a vLLM server when its image is of vllm/vllm-openai or its command line runs `vllm serve`.
+Flags are read as vLLM's argument parser reads them: `--flag value` or `--flag=value`, and `-tp` for
+`--tensor-parallel-size` (vllm-project/vllm @ v0.34.0 vllm/engine/arg_utils.py:1223-1225); a shell command
+(`sh -c "vllm serve ..."`) is split into words first.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ..matrix import Matrix
 from ..props import as_list, get, to_int
 from ..views import GPU_RESOURCE
 
+VLLM_REPOSITORY = "vllm/vllm-openai"
 MODEL_GIB_ANNOTATION = "gpu-platform.io/model-gib"
 MODEL_SHAPE_ANNOTATION = "gpu-platform.io/model-shape"
 
@@ -57,8 +59,9 @@ def _words(container: Any) -> tuple[str, ...]:
     return tuple(raw)
 
 
-def serving_containers(resource_type: str, props: Any, matrix: Matrix) -> Iterator[ServingContainer]:
-    """The GPU containers of a workload that run vLLM."""
+def serving_containers(resource_type: str, props: Any, matrix: Matrix, *,
+                       vllm_only: bool = False) -> Iterator[ServingContainer]:
+    """The GPU containers of a workload that run a recorded serving image (or `vllm serve`); `vllm_only`: vLLM's."""
     path = POD_TEMPLATE_PATHS.get(resource_type)
     if path is None:
         return
@@ -69,13 +72,15 @@ def serving_containers(resource_type: str, props: Any, matrix: Matrix) -> Iterat
             gpus = get(c, "resources", "requests", GPU_RESOURCE)
         container = ServingContainer(str(get(c, "name", default="")), str(get(c, "image", default="")),
                                      to_int(gpus) or 0, _words(c))
-        if container.gpus > 0 and (_serving_repository(container.image, matrix) or container.runs_vllm):
+        repository = _serving_repository(container.image, matrix)
+        if container.gpus > 0 and (container.runs_vllm or (repository is not None
+                                                           and (not vllm_only or repository == VLLM_REPOSITORY))):
             yield container
 
 
-def _serving_repository(image: str, matrix: Matrix) -> bool:
-    """Whether the image is of a recorded serving repository (any tag, recorded or not)."""
+def _serving_repository(image: str, matrix: Matrix) -> str | None:
+    """The recorded serving repository of the image (any tag, recorded or not), or None."""
     reference = image.strip().split("@", 1)[0]
     repository = reference.rsplit(":", 1)[0] if ":" in reference.rsplit("/", 1)[-1] else reference
     repository = repository.removeprefix("docker.io/").removeprefix("index.docker.io/")
-    return any(row.repository == repository for row in matrix.data.serving_images)
+    return repository if any(row.repository == repository for row in matrix.data.serving_images) else None

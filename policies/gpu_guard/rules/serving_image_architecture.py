@@ -1,9 +1,10 @@
 """serving-image-architecture: a serving image is compiled for the GPU of every instance type its workload can reach.
 
-A vLLM image carries kernels for the compute capabilities of its TORCH_CUDA_ARCH_LIST only (the list of that release
-and variant, per CPU architecture: matrix serving_images, each row citing its tag). On a GPU none of them runs on,
-CUDA fails with "no kernel image is available for execution on the device". The rule of which entries run on which
-GPU (same major at an equal or higher minor, or +PTX) is in policies/gpu_guard/matrix/serving_images.py with its
+A vLLM or TGI image carries kernels for the compute capabilities of its TORCH_CUDA_ARCH_LIST only: the list of
+that release and variant, per CPU architecture (matrix serving_images, each row citing its tag). On a GPU none of
+them runs on, CUDA fails with "no kernel image is available for execution on the device"; on a CPU architecture
+the release publishes no image for, the node cannot run it at all. The rule of which entries run on which GPU
+(same major at an equal or higher minor, or +PTX) is in policies/gpu_guard/matrix/serving_images.py with its
 source. Judged on the workload alone, before it is created, against the pools it declares
 (`gpu-platform.io/reachable-pools`). An image whose tag the matrix does not record is not judged here: its CUDA is
 declared instead (gpu-workload-cuda-declared), and cuda-architecture-compatible judges that CUDA release against
@@ -42,7 +43,7 @@ def _validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
 
 resource_policy(
     name=NAME,
-    description="A serving image (vLLM) is compiled for the GPU architecture of every instance type its workload "
+    description="A serving image (vLLM, TGI) is compiled for the GPU architecture of every instance type its workload "
                 "can reach; judged on the workload alone.",
     validate=_validate,
     enforcement=EnforcementLevel.MANDATORY,

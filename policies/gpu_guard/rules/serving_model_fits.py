@@ -41,7 +41,7 @@ def _number(value: object) -> float | None:
 
 def _validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
     matrix = load_matrix()
-    containers = list(serving_containers(args.resource_type, args.props, matrix))
+    containers = list(serving_containers(args.resource_type, args.props, matrix, vllm_only=True))
     if not containers:
         return
     annotations = get(args.props, "metadata", "annotations", default={}) or {}
