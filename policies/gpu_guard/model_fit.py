@@ -35,7 +35,7 @@ GIB = 1024**3
 
 @dataclass(frozen=True)
 class FitFinding:
-    level: str  # "mandatory" | "unseen" | "advisory"
+    level: str  # "mandatory" | "unseen" (not judged: says what would let it judge) | "advisory" (a warning)
     key: str  # what to change: "modelGiB" | "gpusPerReplica" | "nodePools" | "maxModelLen" | "shape"
     message: str
     instance_type: str | None = None
@@ -61,9 +61,9 @@ def fit_findings(
     out: list[FitFinding] = []
     if weights_gib is None:
         out.append(FitFinding("unseen", "modelGiB",
-                              "the size of the weights is not declared, so whether they fit the GPUs is not judged; "
-                              "declare it (vllm.modelGiB, or parametersBillions with precision; annotation "
-                              "gpu-platform.io/model-gib)"))
+                              "the size of the weights is not declared, so whether they fit the GPUs is not judged. "
+                              "To let the pack judge it: declare it (vllm.modelGiB, or parametersBillions with "
+                              "precision; annotation gpu-platform.io/model-gib)"))
     for name in dict.fromkeys(instance_types):
         inst = matrix.instance_type(name)
         if inst is None or inst.fraction is not None:
@@ -79,7 +79,8 @@ def fit_findings(
         if memory is None:
             out.append(FitFinding("unseen", "nodePools",
                                   f"the memory of {name}'s {inst.gpu_model} is not in the matrix (gpu_memory), so "
-                                  "whether the model fits it is not judged", name))
+                                  "whether the model fits it is not judged. To let the pack judge it: add the GPU's "
+                                  "memory with its source to matrix.yaml gpu_memory", name))
             continue
         per_gpu, _source = memory
         budget = tensor_parallel * per_gpu * util
@@ -112,5 +113,6 @@ def fit_findings(
         out.append(FitFinding(
             "unseen", "shape",
             "the model's shape (layers, KV heads, head size) or maxModelLen is not declared, so whether the KV cache "
-            "holds one full-length request is not judged (no guess is made); declare vllm.shape and vllm.maxModelLen"))
+            "holds one full-length request is not judged (no guess is made). To let the pack judge it: declare "
+            "vllm.shape and vllm.maxModelLen"))
     return out

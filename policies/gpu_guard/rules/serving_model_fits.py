@@ -9,9 +9,10 @@ with the config check so the stack file and the pack give the same words.
 
 Mandatory: weights larger than TP x GPU memory x utilization; a tensor-parallel size larger than an instance type's
 GPUs. Its advisory twin `serving-model-fits-unseen` says what it could not judge (no declared size, a GPU whose
-memory the matrix lacks, no declared shape: said once) and warns when the KV cache left cannot hold one request of
---max-model-len tokens (vLLM refuses to start then; the activation memory the estimate leaves out only makes it
-worse). A vLLM workload that declares no reachable pools is not judged here: gpu-workload-schedulable and the CUDA
+memory the matrix lacks, no declared shape: said once) and what would let it; `serving-model-fits-caveats` warns
+when the KV cache left cannot hold one request of --max-model-len tokens (vLLM refuses to start then; the
+activation memory the estimate leaves out only makes it worse).
+A vLLM workload that declares no reachable pools is not judged here: gpu-workload-schedulable and the CUDA
 policies judge its reach once the stack is known.
 """
 
@@ -22,7 +23,15 @@ from collections.abc import Mapping
 
 from pulumi_policy import ResourceValidationArgs
 
-from ..base import UNSEEN_MARK, EnforcementLevel, ReportViolation, resource_policy_with_unseen
+from ..base import (
+    CAVEAT_MARK,
+    UNSEEN_MARK,
+    UNSEEN_SUFFIX,
+    EnforcementLevel,
+    ReportViolation,
+    _split_by_mark,
+    resource_policy,
+)
 from ..matrix import load_matrix
 from ..model_fit import fit_findings
 from ..props import get
@@ -30,6 +39,7 @@ from ._reach_annotation import declared_reach
 from ._serving import MODEL_GIB_ANNOTATION, MODEL_SHAPE_ANNOTATION, serving_containers
 
 NAME = "serving-model-fits"
+CAVEATS_SUFFIX = "-caveats"
 
 
 def _number(value: object) -> float | None:
@@ -54,7 +64,8 @@ def _validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
             kv_bytes = int(json.loads(str(raw_shape))["kvBytesPerToken"])
         except (ValueError, KeyError, TypeError):
             report(f"{UNSEEN_MARK}annotation {MODEL_SHAPE_ANNOTATION} is not {{\"kvBytesPerToken\": <int>}}: "
-                   f"{raw_shape!r}; the KV cache is not judged", args.urn)
+                   f"{raw_shape!r}; the KV cache is not judged. To let the pack judge it: write it as "
+                   "InferenceService does (K and V bytes of one token over all layers)", args.urn)
     for reach in declared_reach(args):
         types = [t for pool in reach.pools for t in pool.instance_types]
         for container in containers:
@@ -65,17 +76,35 @@ def _validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
             for finding in fit_findings(matrix, weights_gib=weights, tensor_parallel=tp, utilization=util,
                                         instance_types=types, max_model_len=int(max_len) if max_len else None,
                                         kv_bytes_per_token=kv_bytes):
-                mark = "" if finding.level == "mandatory" else UNSEEN_MARK
+                mark = {"mandatory": "", "unseen": UNSEEN_MARK}.get(finding.level, CAVEAT_MARK)
                 report(f"{mark}{where}: {finding.message}", args.urn)
 
 
-resource_policy_with_unseen(
+# One rule, three policies: the engine gives each policy one level (base.py: `_split_by_mark`).
+_SEEN, _UNSEEN = _split_by_mark(UNSEEN_MARK, _validate, _validate)
+_BLOCKING, _CAVEATS = _split_by_mark(CAVEAT_MARK, _SEEN, _SEEN)
+
+
+resource_policy(
     NAME,
     "A vLLM replica's weights fit tensor-parallel-size x GPU memory x gpu-memory-utilization on every instance type "
     "it can reach, and its tensor-parallel size is at most the GPUs of each; judged on the workload alone.",
-    _validate,
-    unseen_description=(
-        "Advisory twin of serving-model-fits: what it cannot judge (weights' size not declared, GPU memory not in "
-        "the matrix, model shape not declared) and a KV cache that cannot hold one request of --max-model-len."),
+    _BLOCKING,
     enforcement=EnforcementLevel.MANDATORY,
+)
+resource_policy(
+    f"{NAME}{UNSEEN_SUFFIX}",
+    "Advisory twin of serving-model-fits: what it cannot judge (weights' size not declared, GPU memory not in the "
+    "matrix, model shape not declared, said once), and what would let it judge.",
+    _UNSEEN,
+    enforcement=EnforcementLevel.ADVISORY,
+    companion_of=NAME,
+)
+resource_policy(
+    f"{NAME}{CAVEATS_SUFFIX}",
+    "Advisory twin of serving-model-fits: the KV cache left after the weights cannot hold one request of "
+    "--max-model-len tokens (vLLM refuses to start; activation memory, unknown before a run, only makes it worse).",
+    _CAVEATS,
+    enforcement=EnforcementLevel.ADVISORY,
+    companion_of=NAME,
 )
