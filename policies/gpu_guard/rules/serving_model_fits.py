@@ -12,8 +12,8 @@ GPUs. Its advisory twin `serving-model-fits-unseen` says what it could not judge
 memory the matrix lacks, no declared shape: said once) and what would let it; `serving-model-fits-caveats` warns
 when the KV cache left cannot hold one request of --max-model-len tokens (vLLM refuses to start then; the
 activation memory the estimate leaves out only makes it worse).
-A vLLM workload that declares no reachable pools is not judged here: gpu-workload-schedulable and the CUDA
-policies judge its reach once the stack is known.
+A vLLM workload that declares no reachable pools is not judged here, and the -unseen twin says so (its reach is
+judged by gpu-workload-schedulable and the CUDA policies once the stack is known).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from ..base import (
 from ..matrix import load_matrix
 from ..model_fit import fit_findings
 from ..props import get
-from ._reach_annotation import declared_reach
+from ._reach_annotation import REACHABLE_POOLS_ANNOTATION, declared_reach
 from ._serving import MODEL_GIB_ANNOTATION, MODEL_SHAPE_ANNOTATION, serving_containers
 
 NAME = "serving-model-fits"
@@ -66,7 +66,13 @@ def _validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
             report(f"{UNSEEN_MARK}annotation {MODEL_SHAPE_ANNOTATION} is not {{\"kvBytesPerToken\": <int>}}: "
                    f"{raw_shape!r}; the KV cache is not judged. To let the pack judge it: write it as "
                    "InferenceService does (K and V bytes of one token over all layers)", args.urn)
-    for reach in declared_reach(args):
+    reaches = list(declared_reach(args))
+    if not reaches:
+        name = get(args.props, "metadata", "name", default=args.name)
+        report(f"{UNSEEN_MARK}{args.resource_type.rsplit(':', 1)[-1]} {name!r} runs vLLM but declares no GPU pools it "
+               "can reach, so whether its model fits their GPUs is not judged. To let the pack judge it: annotate it "
+               f"with {REACHABLE_POOLS_ANNOTATION} as InferenceService does (rules/_reach_annotation.py)", args.urn)
+    for reach in reaches:
         types = [t for pool in reach.pools for t in pool.instance_types]
         for container in containers:
             tp = int(_number(container.flag("--tensor-parallel-size", "-tp")) or 1)
