@@ -18,6 +18,7 @@ from components.config.issues import CONFIG_FILE_ENV, PROJECT, ConfigError, Path
 from components.config.models import GpuPool, StackConfig
 from components.config.problems import Problem, _problem_from_error, merge_by_key
 from components.config.serving import STARTUP_MAX_SECONDS
+from components.config.vllm_checks import vllm_problems
 from components.inference import budget
 from policies.gpu_guard.calendar import program_day
 from policies.gpu_guard.eks_support import with_support_type
@@ -261,8 +262,9 @@ def _service_problems(stack: StackConfig, region: str | None) -> list[Problem]:
         if service.cuda_version is None and revealed is None:
             problems.append(Problem(
                 (*at, "cudaVersion"), None,
-                f"the CUDA runtime of {service.image} is unknown (the matrix knows nvidia/cuda and NGC release "
-                "tags); the gpu-platform.io/cuda label needs it to judge the service against each pool's driver",
+                f"the CUDA runtime of {service.image} is unknown (the matrix knows nvidia/cuda, NGC release and "
+                "vllm/vllm-openai release tags); the gpu-platform.io/cuda label needs it to judge the service "
+                "against each pool's driver",
                 fix="set cudaVersion to the CUDA version the image is built on"))
         elif (service.cuda_version is not None and revealed is not None
               and not revealed.cuda.startswith(service.cuda_version)):
@@ -272,6 +274,7 @@ def _service_problems(stack: StackConfig, region: str | None) -> list[Problem]:
         read = _instance_read_problem(matrix, stack, service, at)
         if read is not None:
             problems.append(read)
+        problems += vllm_problems(matrix, stack, service, at)
         if service.ingress is None or region is None:
             continue
         # An ALB takes an ACM certificate and a regional web ACL of its own region only.

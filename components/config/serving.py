@@ -40,7 +40,9 @@ from components.config.fields import (
 )
 from components.config.issues import ConfigIssue
 from components.config.promql import check as check_promql
+from components.config.vllm import OidcConfig, VllmConfig
 from components.inference import budget
+from components.inference import vllm as vllm_facts
 from policies.gpu_guard.wakes import wake_message
 
 DEFAULT_MODEL_REPOSITORY = "/models"
@@ -229,6 +231,7 @@ class IngressConfig(_Model):
         default=300, ge=1, le=4000, alias="idleTimeoutSeconds",
         description="ALB idle timeout; long generations keep a connection silent longer than the 60 s default.",
     )
+    oidc: OidcConfig | None = Field(default=None, description="ALB OpenID Connect authentication of every request.")
 
 
 class ModelVolumeConfig(_Model):
@@ -310,9 +313,13 @@ class ModelVolumeConfig(_Model):
 
 
 class InferenceServiceConfig(_Model):
-    """One entry of `gpu-platform:inferenceServices`: a Triton Deployment with autoscaling, ingress and a model."""
+    """One entry of `gpu-platform:inferenceServices`: a Triton or vLLM Deployment with autoscaling, ingress and a
+    model."""
 
     name: ServiceName = Field(description="Service name (Deployment, Service, ScaledObject).")
+    runtime: Literal["triton", "vllm"] = Field(
+        default="triton", description="triton: Triton Inference Server; vllm: vLLM's OpenAI-compatible server.")
+    vllm: VllmConfig | None = Field(default=None, description="The model vLLM serves (runtime: vllm only).")
     namespace: ServiceName = Field(default="inference", description="Namespace the service runs in.")
     image: Image = Field(description="Container image, pinned by tag or digest.")
     cuda_version: CudaVersionStr | None = Field(
@@ -363,6 +370,46 @@ class InferenceServiceConfig(_Model):
         if self.min_replicas > self.max_replicas:
             raise ConfigIssue(f"minReplicas <= maxReplicas must hold (maxReplicas is {self.max_replicas})",
                               value=self.min_replicas, path=("minReplicas",), nearest=[str(self.max_replicas)])
+        return self
+
+    @model_validator(mode="after")
+    def _runtime(self) -> InferenceServiceConfig:
+        """The keys of one runtime are refused on the other; a public vLLM endpoint needs a key or OIDC."""
+        if self.runtime == "triton":
+            if self.vllm is not None:
+                raise ConfigIssue("the vllm section configures runtime: vllm only", value=self.runtime,
+                                  path=("runtime",), nearest=["vllm"], fix="set runtime: vllm, or remove vllm")
+            return self
+        if self.vllm is None:
+            raise ConfigIssue("runtime: vllm needs a vllm section naming the model (vllm.modelPath)",
+                              value=self.runtime, path=("runtime",),
+                              fix="add vllm: {modelPath: <model directory on the model volume>, modelGiB: <size>}")
+        if self.model_repository is not None:
+            raise ConfigIssue("modelRepository is Triton's --model-repository; vLLM serves vllm.modelPath",
+                              value=self.model_repository, path=("modelRepository",), fix="remove modelRepository")
+        if not self.vllm.model_path.startswith("/") and self.model_volume is None:
+            raise ConfigIssue("a relative vllm.modelPath is read from the model volume, and the service has none",
+                              value=self.vllm.model_path, path=("vllm", "modelPath"),
+                              fix="add modelVolume (the EBS snapshot of the weights), or give an absolute path "
+                                  "inside the image")
+        ingress = self.ingress
+        if (ingress is not None and ingress.scheme == "internet-facing" and self.vllm.api_key_secret is None
+                and ingress.oidc is None):
+            raise ConfigIssue(
+                "a public OpenAI endpoint with no authentication lets anyone on the internet use the GPUs: give vLLM "
+                "an API key (vllm.apiKeySecret, a Secret clients' Bearer token must match) or put OIDC on the ALB "
+                "(ingress.oidc)", value=None, path=("vllm", "apiKeySecret"),
+                fix="add vllm.apiKeySecret: {name: <secret>, key: api-key}, or ingress.oidc, or ingress.scheme: "
+                    "internal")
+        if self.autoscaling is not None:
+            unknown = vllm_facts.unknown_metrics(self.autoscaling.query)
+            if unknown:
+                raise ConfigIssue(
+                    f"vLLM {vllm_facts.RELEASE} exports no series {', '.join(unknown)} (vllm/v1/metrics/loggers.py at "
+                    "that tag): the query would read nothing and KEDA would never scale on it",
+                    value=self.autoscaling.query, path=("autoscaling", "query"),
+                    nearest=[vllm_facts.nearest_metric(unknown[0])],
+                    fix="use vllm:num_requests_waiting, vllm:num_requests_running or another exported name")
         return self
 
     @model_validator(mode="after")

@@ -7,6 +7,11 @@ Panels, per service and per GPU pool:
   collides with its own target labels to `exported_namespace`/`exported_pod` (honorLabels false).
 - Triton: request rate `nv_inference_request_success`, average latency
   `nv_inference_request_duration_us / nv_inference_count`, and queue time `nv_inference_queue_duration_us`.
+- vLLM (runtime: vllm), by the names of the pinned release (components/inference/vllm.py): token throughput
+  `vllm:prompt_tokens_total` and `vllm:generation_tokens_total`, requests running and waiting, time to first token
+  (p50 and p95 of `vllm:time_to_first_token_seconds_bucket`, histogram_quantile), and KV-cache use
+  `vllm:kv_cache_usage_perc` (1 = 100 percent). Source of histogram_quantile:
+  https://prometheus.io/docs/prometheus/latest/querying/functions/#histogram_quantile
 - The pool comes from the node's `gpu-platform.io/pool` label, which kube-state-metrics exports as
   `kube_node_labels{label_gpu_platform_io_pool=...}` (components.addons.monitoring allows that label), joined
   through `kube_pod_info{node=...}` for Triton and through dcgm-exporter's `Hostname` (the node name) for DCGM.
@@ -46,10 +51,32 @@ def _dcgm(metric: str, config: InferenceServiceConfig) -> str:
     return (f"avg by ({POOL}) ({series} * on (Hostname) group_left({POOL}) {_pool_of_node('Hostname')})")
 
 
-def _triton(expr: str) -> str:
+def _triton(expr: str, *, keep: str = "", agg: str = "sum") -> str:
+    """A series of the service's pods, labelled with the pool of the node each pod runs on."""
     pod_node = "max by (namespace, pod, node) (kube_pod_info)"
-    return (f"sum by ({POOL}) (({expr}) * on (namespace, pod) group_left(node) {pod_node} "
+    by = f"{keep}, {POOL}" if keep else POOL
+    return (f"{agg} by ({by}) (({expr}) * on (namespace, pod) group_left(node) {pod_node} "
             f"* on (node) group_left({POOL}) {_pool_of_node('node')})")
+
+
+def _vllm_queries(config: InferenceServiceConfig) -> dict[str, tuple[str, str]]:
+    own = f'namespace="{config.namespace}", pod=~"{config.name}-.*"'
+
+    def rate(metric: str) -> str:
+        return f"rate({metric}{{{own}}}{WINDOW})"
+
+    def ttft(q: str) -> str:
+        return f"histogram_quantile({q}, {_triton(rate('vllm:time_to_first_token_seconds_bucket'), keep='le')})"
+
+    return {
+        "Generated tokens/s": (_triton(rate("vllm:generation_tokens_total")), "short"),
+        "Prompt tokens/s": (_triton(rate("vllm:prompt_tokens_total")), "short"),
+        "Requests running": (_triton(f"vllm:num_requests_running{{{own}}}"), "short"),
+        "Requests waiting": (_triton(f"vllm:num_requests_waiting{{{own}}}"), "short"),
+        "Time to first token p50": (ttft("0.5"), "s"),
+        "Time to first token p95": (ttft("0.95"), "s"),
+        "KV-cache use": (_triton(f"vllm:kv_cache_usage_perc{{{own}}}", agg="avg"), "percentunit"),
+    }
 
 
 def queries(config: InferenceServiceConfig) -> dict[str, tuple[str, str]]:
@@ -61,11 +88,16 @@ def queries(config: InferenceServiceConfig) -> dict[str, tuple[str, str]]:
 
     per_request = f"{rate('nv_inference_request_duration_us')} / {rate('nv_inference_count')}"
     queued = f"{rate('nv_inference_queue_duration_us')} / {rate('nv_inference_count')}"
-    return {
+    gpu = {
         "GPU utilisation": (_dcgm("DCGM_FI_DEV_GPU_UTIL", config), "percent"),
         "GPU memory used": (_dcgm("DCGM_FI_DEV_FB_USED", config), "decmbytes"),
         "GPU temperature": (_dcgm("DCGM_FI_DEV_GPU_TEMP", config), "celsius"),
         "GPU power": (_dcgm("DCGM_FI_DEV_POWER_USAGE", config), "watt"),
+    }
+    if config.runtime == "vllm":
+        return {**gpu, **_vllm_queries(config)}
+    return {
+        **gpu,
         "Request rate": (_triton(rate("nv_inference_request_success")), "reqps"),
         "Request latency": (_triton(per_request), "µs"),
         "Queue time": (_triton(queued), "µs"),

@@ -22,6 +22,12 @@
   (pkg/ingress/model_build_listener.go:76-84).
 
 Sources:
+- vLLM (runtime: vllm): only the OpenAI routes `/v1/chat/completions`, `/v1/completions`, `/v1/models` and
+  `/health` (all `Exact`) reach the ALB. vLLM serves `/metrics`, `/tokenize`, `/invocations` (which its API key does
+  not guard), LoRA loading and its development endpoints on the same port, so the path list is what keeps them
+  inside the cluster (components/inference/vllm.py cites each route at the pinned release). Health checks on
+  `/health`. With `ingress.oidc` the ALB authenticates every request (`auth-type: oidc`, `auth-idp-oidc`,
+  `auth-on-unauthenticated-request`); it acts on the HTTPS listener only, and HTTP is redirected to it.
 - Annotations: https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/ingress/annotations/
   (every name used here checked against the annotation table of kubernetes-sigs/aws-load-balancer-controller
   docs/guide/ingress/annotations.md at commit 00175c1e2943de94d08ee39fa33b112706573b26)
@@ -37,6 +43,7 @@ import json
 from typing import Any
 
 from components.config import InferenceServiceConfig, IngressConfig
+from components.inference import vllm as vllm_facts
 from components.inference.workload import HEALTH_LIVE, HEALTH_READY, service_labels
 
 PREFIX = "alb.ingress.kubernetes.io/"
@@ -55,7 +62,7 @@ def alb_annotations(config: InferenceServiceConfig, ingress: IngressConfig) -> d
         "ssl-redirect": "443",
         "ssl-policy": SSL_POLICY,
         "backend-protocol": "HTTP",
-        "healthcheck-path": HEALTH_READY,
+        "healthcheck-path": vllm_facts.HEALTH if config.runtime == "vllm" else HEALTH_READY,
         "healthcheck-port": "traffic-port",
         "success-codes": "200",
         "load-balancer-attributes": f"idle_timeout.timeout_seconds={ingress.idle_timeout_seconds}",
@@ -63,6 +70,15 @@ def alb_annotations(config: InferenceServiceConfig, ingress: IngressConfig) -> d
     }
     if ingress.waf_acl_arn is not None:
         out["wafv2-acl-arn"] = ingress.waf_acl_arn
+    if ingress.oidc is not None:
+        oidc = ingress.oidc
+        out["auth-type"] = "oidc"
+        out["auth-idp-oidc"] = json.dumps({
+            "issuer": oidc.issuer, "authorizationEndpoint": oidc.authorization_endpoint,
+            "tokenEndpoint": oidc.token_endpoint, "userInfoEndpoint": oidc.user_info_endpoint,
+            "secretName": oidc.secret_name}, sort_keys=True)
+        out["auth-on-unauthenticated-request"] = oidc.on_unauthenticated
+        out["auth-scope"] = "openid"
     return {PREFIX + key: value for key, value in out.items()}
 
 
@@ -78,6 +94,14 @@ PUBLIC_PATHS: tuple[tuple[str, str], ...] = (
 )
 
 
+VLLM_PUBLIC_PATHS: tuple[tuple[str, str], ...] = tuple((path, "Exact") for path in vllm_facts.PUBLIC_PATHS)
+
+
+def public_paths(config: InferenceServiceConfig) -> tuple[tuple[str, str], ...]:
+    """The routes the ALB forwards for the service's runtime."""
+    return VLLM_PUBLIC_PATHS if config.runtime == "vllm" else PUBLIC_PATHS
+
+
 def ingress_manifest(config: InferenceServiceConfig, ingress: IngressConfig) -> dict[str, Any]:
     return {
         "apiVersion": "networking.k8s.io/v1",
@@ -90,7 +114,7 @@ def ingress_manifest(config: InferenceServiceConfig, ingress: IngressConfig) -> 
             "rules": [{"host": ingress.host, "http": {"paths": [
                 {"path": path, "pathType": path_type,
                  "backend": {"service": {"name": config.name, "port": {"name": "http"}}}}
-                for path, path_type in PUBLIC_PATHS
+                for path, path_type in public_paths(config)
             ]}}],
         },
     }

@@ -14,7 +14,8 @@
   sleep (the advisory scaled-workload-wakes-fallback finds that in any stack). A lost scrape target then reads as 0.
 - A service that scales to zero needs a trigger that can wake it (scaled-workload-wakes): `wakeSchedule`
   adds a cron window; the config refuses a service that cannot wake (components/config/serving.py).
-- The ServiceMonitor selects the service's Service by its labels and scrapes the `metrics` port.
+- The ServiceMonitor selects the service's Service by its labels and scrapes the `metrics` port (Triton), or the
+  `http` port (vLLM serves /metrics on its API port).
 
 Sources:
 - https://keda.sh/docs/2.20/reference/scaledobject-spec/ (fallback, cooldownPeriod, advanced)
@@ -77,6 +78,7 @@ def service_monitor(config: InferenceServiceConfig) -> dict[str, Any]:
         "spec": {
             "selector": {"matchLabels": service_labels(config)},
             "namespaceSelector": {"matchNames": [config.namespace]},
-            "endpoints": [{"port": "metrics", "path": "/metrics", "interval": SCRAPE_INTERVAL}],
+            "endpoints": [{"port": "http" if config.runtime == "vllm" else "metrics", "path": "/metrics",
+                           "interval": SCRAPE_INTERVAL}],
         },
     }

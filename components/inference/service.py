@@ -1,4 +1,4 @@
-"""InferenceService: one configured Triton service as Kubernetes objects (and its EBS Fast Snapshot Restore).
+"""InferenceService: one configured Triton or vLLM service as Kubernetes objects (and its EBS Fast Snapshot Restore).
 
 The manifests come from the pure functions of this package (workload, model_volume, ingress, scaling,
 dashboard); this module only registers them, in dependency order, with the right Pulumi options.
@@ -31,7 +31,8 @@ def _field(manifest: dict[str, Any], key: str) -> Any:
 
 
 class InferenceService(pulumi.ComponentResource):
-    """A Triton inference service: Deployment, Service, PDB, model volume, ALB Ingress, KEDA, monitoring.
+    """A Triton or vLLM inference service (`runtime`): Deployment, Service, PDB, model volume, ALB Ingress, KEDA,
+    monitoring.
 
     Children (named `<name>-<role>`): StorageClass, VolumeSnapshotContent (protected, retained on delete,
     `deletionPolicy: Retain`) and VolumeSnapshot when `modelVolume` is set, plus one

@@ -1,4 +1,6 @@
-"""The Triton workload of an inference service as Kubernetes manifests: Deployment, Service, PodDisruptionBudget.
+"""The workload of an inference service as Kubernetes manifests: Deployment, Service, PodDisruptionBudget.
+
+Triton's container is built here; vLLM's in components/inference/vllm_workload.py (runtime: vllm).
 
 Pure functions of the service config and the pools it may use, so tests read them without mocks.
 
@@ -32,6 +34,7 @@ from typing import Any
 
 from components import labels
 from components.config import GpuPool, InferenceServiceConfig
+from components.inference import vllm_workload
 
 HEALTH_LIVE = "/v2/health/live"
 HEALTH_READY = "/v2/health/ready"
@@ -41,6 +44,10 @@ SERVICE_LABEL = "gpu-platform.io/service"
 # each pool), so the CUDA / driver / GPU-count verdicts can be given from the Deployment's own inputs in
 # a first preview, where stack policies see no Kubernetes properties (policies/.../_reach_annotation.py).
 REACHABLE_POOLS_ANNOTATION = "gpu-platform.io/reachable-pools"
+# What a vLLM Deployment tells serving-model-fits about its model (policies/gpu_guard/rules/serving_model_fits.py):
+# the weights' size in GiB, and the shape that sizes one token's KV cache.
+MODEL_GIB_ANNOTATION = "gpu-platform.io/model-gib"
+MODEL_SHAPE_ANNOTATION = "gpu-platform.io/model-shape"
 # Seconds between the pod leaving the Service's endpoints / the ALB target group starting to deregister it
 # and Triton receiving SIGTERM: endpoint removal propagates asynchronously, so without this pause new
 # requests still arrive at a server that has stopped accepting them.
@@ -60,6 +67,15 @@ CHECKOV_SKIPS = {
                         "does not move, so a scale-out must not wait on or fail with the registry",
     "checkov.io/skip3": "CKV_K8S_40=runs as uid 1000, the user triton-server that Triton's image creates to run "
                         "non-root and owns the server's files with; a uid above 10000 would own none of them",
+}
+
+
+VLLM_CHECKOV_SKIPS = {
+    **{k: v for k, v in CHECKOV_SKIPS.items() if k != "checkov.io/skip3"},
+    "checkov.io/skip2": "CKV_K8S_15=IfNotPresent on purpose: a vLLM image is many GiB and a pinned release tag "
+                        "does not move, so a scale-out must not wait on or fail with the registry",
+    "checkov.io/skip3": "CKV_K8S_40=runs as uid 2000, the user vllm that vLLM's image creates for non-root runs "
+                        "and gives its caches to; a uid above 10000 would own none of them",
 }
 
 
@@ -153,10 +169,23 @@ def triton_container(config: InferenceServiceConfig) -> dict[str, Any]:
     }
 
 
+def container(config: InferenceServiceConfig) -> dict[str, Any]:
+    """The serving container of the service's runtime."""
+    if config.runtime == "vllm":
+        out = vllm_workload.vllm_container(config, MODEL_VOLUME, TMP_VOLUME)
+        out["lifecycle"] = {"preStop": {"sleep": {"seconds": PRE_STOP_SECONDS}}}
+        return out
+    return triton_container(config)
+
+
 def pod_spec(config: InferenceServiceConfig, pools: Sequence[GpuPool],
              model_volume: dict[str, Any] | None) -> dict[str, Any]:
-    volumes: list[dict[str, Any]] = [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": SHM_SIZE}},
-                                     {"name": TMP_VOLUME, "emptyDir": {"sizeLimit": TMP_SIZE}}]
+    vllm = config.runtime == "vllm"
+    shm = vllm_workload.shm_size(config) if vllm else SHM_SIZE
+    tmp = vllm_workload.TMP_SIZE if vllm else TMP_SIZE
+    uid = vllm_workload.VLLM_UID if vllm else TRITON_UID
+    volumes: list[dict[str, Any]] = [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": shm}},
+                                     {"name": TMP_VOLUME, "emptyDir": {"sizeLimit": tmp}}]
     if model_volume is not None:
         volumes.append(model_volume)
     return {
@@ -173,18 +202,18 @@ def pod_spec(config: InferenceServiceConfig, pools: Sequence[GpuPool],
         }],
         "terminationGracePeriodSeconds": termination_grace_seconds(config),
         "automountServiceAccountToken": False,
-        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}, "fsGroup": TRITON_UID,
+        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}, "fsGroup": uid,
                             "fsGroupChangePolicy": "OnRootMismatch"},
-        "containers": [triton_container(config)],
+        "containers": [container(config)],
         "volumes": volumes,
     }
 
 
 def deployment(config: InferenceServiceConfig, pools: Sequence[GpuPool], cuda: str,
                model_volume: dict[str, Any] | None) -> dict[str, Any]:
-    """The Triton Deployment. With autoscaling, `replicas` is left to KEDA's HPA (no second owner)."""
+    """The Deployment. With autoscaling, `replicas` is left to KEDA's HPA (no second owner)."""
     reach = reachable_pools(config, pools)
-    annotations = {REACHABLE_POOLS_ANNOTATION: reachable_pools_annotation(reach)}
+    annotations = {REACHABLE_POOLS_ANNOTATION: reachable_pools_annotation(reach), **model_annotations(config)}
     if config.autoscaling is not None and config.min_replicas == 0:
         # A service that scales to zero is not expected to be Ready at deploy time (no GPU node may be up).
         annotations["pulumi.com/skipAwait"] = "true"
@@ -203,13 +232,44 @@ def deployment(config: InferenceServiceConfig, pools: Sequence[GpuPool], cuda: s
         "apiVersion": "apps/v1",
         "kind": "Deployment",
         "metadata": {"name": config.name, "namespace": config.namespace, "labels": service_labels(config),
-                     "annotations": {**annotations, **CHECKOV_SKIPS}},
+                     "annotations": {**annotations,
+                                     **(VLLM_CHECKOV_SKIPS if config.runtime == "vllm" else CHECKOV_SKIPS)}},
         "spec": spec,
     }
 
 
+def model_annotations(config: InferenceServiceConfig) -> dict[str, str]:
+    """The model facts serving-model-fits reads from the Deployment (vLLM only; none when not declared)."""
+    if config.vllm is None:
+        return {}
+    out: dict[str, str] = {}
+    weights = config.vllm.weights_gib
+    if weights is not None:
+        out[MODEL_GIB_ANNOTATION] = f"{weights:.2f}"
+    shape = config.vllm.shape
+    if shape is not None:
+        out[MODEL_SHAPE_ANNOTATION] = json.dumps(
+            {"kvBytesPerToken": shape.kv_bytes_per_token(config.vllm.precision)}, sort_keys=True)
+    return out
+
+
+def service_ports(config: InferenceServiceConfig) -> list[int]:
+    """The container ports clients and Prometheus reach: vLLM serves its API and /metrics on one port."""
+    if config.runtime == "vllm":
+        return [config.port]
+    return [config.port, config.grpc_port, config.metrics_port]
+
+
 def service(config: InferenceServiceConfig) -> dict[str, Any]:
-    """ClusterIP Service: HTTP and gRPC for clients, metrics for the ServiceMonitor."""
+    """ClusterIP Service: HTTP (and Triton's gRPC) for clients, metrics for the ServiceMonitor."""
+    if config.runtime == "vllm":
+        return {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": config.name, "namespace": config.namespace, "labels": service_labels(config)},
+            "spec": {"type": "ClusterIP", "selector": selector_labels(config),
+                     "ports": [{"name": "http", "port": config.port, "targetPort": "http", "protocol": "TCP"}]},
+        }
     return {
         "apiVersion": "v1",
         "kind": "Service",
@@ -256,6 +316,6 @@ def network_policy(config: InferenceServiceConfig) -> dict[str, Any]:
             "podSelector": {"matchLabels": selector_labels(config)},
             "policyTypes": ["Ingress"],
             "ingress": [{"ports": [{"port": port, "protocol": "TCP"}
-                                   for port in (config.port, config.grpc_port, config.metrics_port)]}],
+                                   for port in service_ports(config)]}],
         },
     }

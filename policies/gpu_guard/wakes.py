@@ -26,6 +26,10 @@ Which series the workload emits itself (the explicit rule):
 - Triton's metric families are all named `nv_*` and are exported only by the server's own metrics port
   (triton-inference-server/server @ v2.62.0 docs/user_guide/metrics.md:33-47, the tables from :97): with no
   Triton pod there is no `nv_*` series at all. So a selector of an `nv_*` metric is the workload's own.
+- vLLM's metric families are all named `vllm:*` (vllm-project/vllm @ v0.34.0 vllm/v1/metrics/loggers.py:528-1104,
+  every `name="vllm:..."`) and are served only by the server's own `/metrics` on its API port
+  (vllm/entrypoints/serve/instrumentator/metrics.py:66-77): with no vLLM pod there is no `vllm:` series. So a
+  selector of a `vllm:` metric is the workload's own.
 - DCGM series (`DCGM_FI_*`, from dcgm-exporter on each GPU node) are the workload's own when the selector keeps
   only its pods (a `pod` / `exported_pod` matcher naming the target): dcgm-exporter labels a GPU with the pod that
   holds it, and no pod of the target holds one at zero. A DCGM selector without such a matcher reads node GPUs.
@@ -44,6 +48,7 @@ from typing import Any
 
 SELF_TRIGGER_TYPES = ("cpu", "memory")
 TRITON_PREFIX = "nv_"
+VLLM_PREFIX = "vllm:"
 DCGM_PREFIX = "DCGM_FI_"
 POD_LABELS = ("pod", "exported_pod")
 WAKE_FIX = ("add a trigger whose input exists while the workload has no pods: a cron window, a queue, the KEDA "
@@ -130,6 +135,8 @@ def own_selector(metric: str, labels: Mapping[str, tuple[str, str]], target: str
     """Why the selector reads only series the target's own pods emit; None when it does not."""
     if metric.startswith(TRITON_PREFIX):
         return f"{metric} is a Triton metric, exported only by the server's own pods"
+    if metric.startswith(VLLM_PREFIX):
+        return f"{metric} is a vLLM metric, exported only by the server's own pods"
     if keeps_only_pods_of(labels, target):
         source = "a DCGM series" if metric.startswith(DCGM_PREFIX) else "a series"
         return f"{metric} is {source} of the workload's own pods"

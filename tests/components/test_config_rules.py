@@ -766,9 +766,9 @@ def test_an_image_of_unknown_cuda_needs_cuda_version():
     del values["inferenceServices"][0]["cudaVersion"]
     assert _service_error(values) == (
         "Pulumi.dev.yaml: inferenceServices[0].cudaVersion = null: the CUDA runtime of "
-        "registry.example.com/team/model:1.0 is unknown (the matrix knows nvidia/cuda and NGC release tags); the "
-        "gpu-platform.io/cuda label needs it to judge the service against each pool's driver; fix: set cudaVersion "
-        "to the CUDA version the image is built on")
+        "registry.example.com/team/model:1.0 is unknown (the matrix knows nvidia/cuda, NGC release and "
+        "vllm/vllm-openai release tags); the gpu-platform.io/cuda label needs it to judge the service against each "
+        "pool's driver; fix: set cudaVersion to the CUDA version the image is built on")
     _service_ok(_set(values, "inferenceServices.0.cudaVersion", "12.4"))  # declared: the image need not be known
     _service_ok(_set(VALID, "inferenceServices.0.cudaVersion", None))  # a known NGC tag tells it
 

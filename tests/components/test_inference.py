@@ -172,7 +172,7 @@ def test_the_scaled_object_is_the_only_autoscaler_and_queries_prometheus():
 
 def test_dev_serves_on_the_karpenter_spot_pool_and_declares_its_pinned_release():
     # Karpenter removes the empty gpu-spot node once KEDA scales the service to zero: no GPU cost while idle.
-    deployment = dev().one(DEPLOYMENT).inputs
+    deployment = dev().one(DEPLOYMENT, "triton-dev").inputs
     terms = deployment["spec"]["template"]["spec"]["affinity"]["nodeAffinity"][
         "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
     assert terms == [{"matchExpressions": [{"key": "gpu-platform.io/pool", "operator": "In", "values": ["gpu-spot"]}]}]
@@ -184,9 +184,10 @@ def test_dev_serves_on_the_karpenter_spot_pool_and_declares_its_pinned_release()
 
 def test_dev_scales_to_zero_and_its_pdb_asks_no_minimum():
     r = dev()
-    assert r.one(SCALED_OBJECT).inputs["spec"]["minReplicaCount"] == 0
-    assert "minAvailable" not in r.one(PDB).inputs["spec"]
-    assert r.one(DEPLOYMENT).inputs["metadata"]["annotations"]["pulumi.com/skipAwait"] == "true"
+    for service in ("triton-dev", "vllm-dev"):
+        assert r.one(SCALED_OBJECT, service).inputs["spec"]["minReplicaCount"] == 0
+        assert "minAvailable" not in r.one(PDB, service).inputs["spec"]
+        assert r.one(DEPLOYMENT, service).inputs["metadata"]["annotations"]["pulumi.com/skipAwait"] == "true"
     assert r.of_type(INGRESS) == []
 
 

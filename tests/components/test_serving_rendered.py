@@ -42,7 +42,7 @@ def test_prod_storage_class_reads_the_150_gib_snapshot_at_512_mibps():
 
 
 def test_dev_storage_class_keeps_gp3_baseline_for_its_20_gib_volume():
-    parameters = dev().one(STORAGE_CLASS).inputs["parameters"]
+    parameters = dev().one(STORAGE_CLASS, "triton-dev").inputs["parameters"]
     assert (parameters["throughput"], parameters["iops"]) == ("125", "3000")
 
 
@@ -102,7 +102,7 @@ def test_dev_wakes_on_its_cron_window_and_sleeps_outside_it():
     # minReplicas 0: no fallback and ignoreNullValues "true". At zero the nv_* query is empty; as an error it
     # would count toward fallback, and KEDA v2.20.2 treats an active fallback as an active trigger in the
     # polling loop (pkg/scaling/scale_handler.go:1003), so the service would wake minutes after each scale-in.
-    spec = dev().one(SCALED_OBJECT).inputs["spec"]
+    spec = dev().one(SCALED_OBJECT, "triton-dev").inputs["spec"]
     triggers = spec["triggers"]
     assert triggers[0] == {"type": "cron", "metadata": {"timezone": "UTC", "start": "0 7 * * 1-5",
                                                         "end": "0 19 * * 1-5", "desiredReplicas": "1"}}
@@ -245,13 +245,13 @@ def test_bad_volume_and_schedule_input_is_refused_with_its_key(changes: dict[str
 
 @pytest.mark.parametrize("start", ["0 7 * * MON-FRI", "*/15 7-18 ? * *", "30 6 1,15 jan-jun 0", "0 0/2 * * *"])
 def test_robfig_cron_expressions_are_accepted(start: str):
-    assert run(_dev(autoscaling__wakeSchedule__start=start)).one(SCALED_OBJECT)
+    assert run(_dev(autoscaling__wakeSchedule__start=start)).one(SCALED_OBJECT, "triton-dev")
 
 
 def test_a_customer_managed_key_encrypts_the_volumes_and_the_driver_may_use_it():
     key = "arn:aws:kms:us-west-2:210987654321:key/1234abcd-12ab-34cd-56ef-1234567890ab"
     r = run(_dev(modelVolume__kmsKeyArn=key))
-    assert r.one(STORAGE_CLASS).inputs["parameters"]["kmsKeyId"] == key
+    assert r.one(STORAGE_CLASS, "triton-dev").inputs["parameters"]["kmsKeyId"] == key
     policy = r.one(ROLE_POLICY, "ebs-csi").inputs["policy"]
     assert '"Resource": ["' + key + '"]' in policy
     assert "kms:CreateGrant" in policy and "kms:Decrypt" in policy and "kms:GenerateDataKeyWithoutPlaintext" in policy

@@ -99,7 +99,8 @@ TWIN_FINDINGS = _twin_findings()
 def test_every_policy_that_cannot_see_part_of_its_subject_has_an_advisory_unseen_twin() -> None:
     twins = {name for name, m in META.items() if name.endswith(UNSEEN_SUFFIX)}
     assert twins == {"alb-https-only-unseen", "alb-waf-attached-unseen", "ebs-encrypted-unseen",
-                     "gpu-workload-cuda-declared-unseen", "imdsv2-required-unseen", "karpenter-gpu-limits-unseen"}
+                     "gpu-workload-cuda-declared-unseen", "imdsv2-required-unseen", "karpenter-gpu-limits-unseen",
+                     "serving-model-fits-unseen"}
     for twin in twins:
         assert META[twin].default.value == META[twin].prod.value == "advisory", twin
         assert META[twin].companion_of == twin.removesuffix(UNSEEN_SUFFIX)

@@ -74,9 +74,6 @@ NOT_REACHABLE: dict[tuple[str, str], str] = {
         "the resource part leaves precompiled drivers to the stack policy and passes no kernel",
     ("cuda-driver-compatible-resource", "only through minor version compatibility"):
         "an advisory finding: the resource part reports mandatory findings only (the -caveats twin reports it)",
-    ("cuda-driver-compatible-resource", "cannot start on driver"):
-        "the NVIDIA_REQUIRE_CUDA refusal depends on the toolkit mode, read from the GPU Operator release by the "
-        "stack policy; the resource part judges the workload alone and leaves it to cuda-driver-compatible",
     ("cuda-driver-compatible-resource", "runs only through forward compatibility"):
         "an advisory finding: the resource part reports mandatory findings only (the -caveats twin reports it)",
     ("cuda-architecture-compatible", "is not a size of the"):

@@ -15,9 +15,10 @@ from .findings import (
 )
 from .images import ImageQueries
 from .results import ImageDriver, InstanceType
+from .serving_images import ServingImageQueries
 
 
-class Matrix(ImageQueries):
+class Matrix(ImageQueries, ServingImageQueries):
     """Queries over the validated matrix. Construct through `load_matrix()`."""
 
     # ---------------------------------------------------------------- aggregate

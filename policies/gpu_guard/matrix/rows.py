@@ -414,6 +414,44 @@ class CudaImageRepository(_Row):
     forward_compat: bool = Field(description="Images carry the cuda-compat package")
 
 
+class ServingImage(_Row):
+    """One published tag family of a serving image (vLLM's OpenAI server): the CUDA it is built on and the GPU
+    architectures its kernels are compiled for (TORCH_CUDA_ARCH_LIST), per CPU architecture of the image."""
+
+    repository: str = Field(description="Image repository, e.g. vllm/vllm-openai")
+    release: str = Field(description="Release tag as the image is tagged, e.g. v0.34.0 (vLLM), 3.3.7 (TGI)")
+    variant: str = Field(description="Tag suffix of the variant: empty for the default image, e.g. cu129")
+    cuda: str = Field(description="CUDA toolkit the image is built with (the release build's CUDA_VERSION)")
+    arch_x86_64: str = Field(description="TORCH_CUDA_ARCH_LIST of the x86_64 image (space-separated, +PTX kept)")
+    arch_arm64: str = Field(description="TORCH_CUDA_ARCH_LIST of the aarch64 image; empty: no aarch64 image")
+    released: date = Field(description="Release date (the PyPI upload of that release)")
+    base: str = Field(description="Repository of the runtime stage's base image (its NVIDIA_REQUIRE_CUDA, cuda-compat)")
+
+    _strict = field_validator("cuda", mode="before")(_strict_str)
+
+    @field_validator("release")
+    @classmethod
+    def _release_tag(cls, value: str) -> str:
+        if not re.fullmatch(r"v?\d+\.\d+\.\d+(\.\d+)?", value):
+            raise ValueError(f"release {value!r} is not a tag like v0.34.0 or 3.3.7")
+        return value
+
+    @field_validator("arch_x86_64", "arch_arm64")
+    @classmethod
+    def _arch_list(cls, value: str) -> str:
+        for entry in value.split():
+            if not re.fullmatch(r"\d+\.\d+a?(\+PTX)?", entry):
+                raise ValueError(f"arch list entry {entry!r} is not a compute capability like 8.0 or 12.0+PTX")
+        return value
+
+
+class GpuMemory(_Row):
+    """Memory of one GPU of a model, as AWS lists it per instance type (GiB per GPU)."""
+
+    model: str = Field(description="GPU model (a row of `gpus`)")
+    memory_gib: int = Field(gt=0, description="GiB of memory per GPU")
+
+
 class ImageRequireCuda(_Row):
     """The driver branches one `nvidia/cuda` tag's NVIDIA_REQUIRE_CUDA admits besides `cuda>=x.y` (its image
     environment): a `brand=...,driver>=N,driver<N+1` clause per branch. NGC framework images differ (forward_compat)."""
@@ -487,6 +525,10 @@ class MatrixData(BaseModel):
     image_require_cuda: tuple[ImageRequireCuda, ...] = Field(
         default=(), description="NVIDIA_REQUIRE_CUDA driver clauses per nvidia/cuda tag"
     )
+    serving_images: tuple[ServingImage, ...] = Field(
+        default=(), description="Serving images (vLLM): CUDA and compiled GPU architectures per release and variant"
+    )
+    gpu_memory: tuple[GpuMemory, ...] = Field(default=(), description="Memory per GPU of a model")
     operators_unconfirmed: tuple[UnconfirmedRelease, ...] = Field(
         default=(), description="GPU Operator releases named second-hand, not confirmed by NVIDIA's notes or tags"
     )

@@ -1,0 +1,125 @@
+"""The vLLM part of an inference service: `inferenceServices[].vllm` and the ingress's OIDC authentication.
+
+A service with `runtime: vllm` runs vLLM's OpenAI-compatible server (components/inference/vllm.py holds the pinned
+release's flags, routes and metric names). Its tensor-parallel size is the service's `gpusPerReplica`: vLLM shards
+the weights over every GPU the replica holds (docs/configuration/conserving_memory.md, "Tensor Parallelism").
+
+Sources (vllm-project/vllm @ v0.34.0):
+- `--max-model-len`, `--gpu-memory-utilization` (0 < x <= 1): vllm/config/cache.py:216-234 (unset: 1.0 with the
+  extensible KV cache, the default on CUDA; 0.92 otherwise), docs/configuration/optimization.md "GPU Memory
+  Utilization".
+- Weight bytes per parameter: fp32 4, bf16/fp16 2, fp8/int8 1, int4 0.5 (the storage size of each dtype;
+  vLLM's `get_dtype_size`, vllm/utils/torch_utils.py).
+- KV cache per token and layer: K and V of `num_kv_heads` heads of `head_size` each, at the KV dtype's size
+  (vllm/v1/kv_cache_interface.py:590-601, `(head_size + head_size_v) * get_dtype_size(dtype)` per head).
+- ALB OIDC authentication (`auth-type: oidc`, `auth-idp-oidc` JSON with issuer, authorizationEndpoint,
+  tokenEndpoint, userInfoEndpoint, secretName; the Secret holds clientID and clientSecret in the Ingress's
+  namespace; only on HTTPS listeners):
+  https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/ingress/annotations/#authentication
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from components.config.base import _Model
+from components.config.fields import ServiceName
+from components.config.issues import ConfigIssue
+
+Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
+KvDtype = Literal["auto", "bf16", "fp16", "fp8"]
+BYTES_PER_PARAMETER: dict[str, float] = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
+KV_BYTES: dict[str, int] = {"bf16": 2, "fp16": 2, "fp8": 1}
+GIB = 1024**3
+
+
+class SecretKeyConfig(_Model):
+    """A key of a Kubernetes Secret in the service's namespace (created outside the stack: its value is no config)."""
+
+    name: ServiceName = Field(description="Secret name.")
+    key: str = Field(default="api-key", min_length=1, max_length=253, description="Key inside the Secret.")
+
+
+class ModelShapeConfig(_Model):
+    """`vllm.shape`: what sizes the KV cache of one token (the model's config.json)."""
+
+    layers: int = Field(ge=1, le=1024, description="num_hidden_layers.")
+    kv_heads: int = Field(ge=1, le=1024, alias="kvHeads", description="num_key_value_heads (num_attention_heads "
+                                                                        "without grouped-query attention).")
+    head_dim: int = Field(ge=1, le=4096, alias="headDim", description="head_dim (hidden_size / num_attention_heads).")
+    kv_cache_dtype: KvDtype = Field(default="auto", alias="kvCacheDtype",
+                                    description="vLLM --kv-cache-dtype; auto: the model's dtype (precision).")
+
+    def kv_bytes_per_token(self, precision: Precision) -> int:
+        """K and V of every layer's KV heads for one token (all GPUs together)."""
+        dtype = precision if self.kv_cache_dtype == "auto" else self.kv_cache_dtype
+        size = KV_BYTES.get(dtype, 2)
+        return 2 * self.layers * self.kv_heads * self.head_dim * size
+
+
+class VllmConfig(_Model):
+    """`inferenceServices[].vllm`: the model vLLM serves and how it fits its GPUs."""
+
+    model_path: str = Field(
+        alias="modelPath", min_length=1, pattern=r"^[A-Za-z0-9._/-]+$",
+        description="The model directory (Hugging Face layout: config.json, *.safetensors, tokenizer) on the model "
+                    "volume: relative to modelVolume.mountPath, or absolute.",
+    )
+    served_model_name: str | None = Field(
+        default=None, alias="servedModelName", pattern=r"^[A-Za-z0-9._/:-]{1,128}$",
+        description="The model name clients send (--served-model-name); default: the last part of modelPath.",
+    )
+    max_model_len: int | None = Field(default=None, ge=16, le=10_000_000, alias="maxModelLen",
+                                      description="--max-model-len; unset: the model's own context length.")
+    gpu_memory_utilization: float | None = Field(
+        default=None, gt=0, le=1, alias="gpuMemoryUtilization",
+        description="--gpu-memory-utilization; unset: vLLM's default (1.0 with its extensible KV cache).")
+    model_gib: float | None = Field(default=None, gt=0, le=100_000, alias="modelGiB",
+                                    description="Size of the weights in GiB (what the GPUs must hold; the snapshot's "
+                                                "size is the volume's, not the weights').")
+    parameters_billions: float | None = Field(default=None, gt=0, le=100_000, alias="parametersBillions",
+                                              description="Parameter count in billions, with precision, instead of "
+                                                          "modelGiB.")
+    precision: Precision = Field(default="bf16", description="Storage precision of the weights.")
+    shape: ModelShapeConfig | None = Field(default=None, description="Model shape for the KV-cache check.")
+    api_key_secret: SecretKeyConfig | None = Field(
+        default=None, alias="apiKeySecret",
+        description="Secret key holding the API key clients send as a Bearer token (VLLM_API_KEY).")
+
+    @model_validator(mode="after")
+    def _one_size(self) -> VllmConfig:
+        if self.model_gib is not None and self.parameters_billions is not None:
+            raise ConfigIssue("give the weights' size once: modelGiB, or parametersBillions with precision",
+                              value=self.parameters_billions, path=("parametersBillions",),
+                              fix="remove parametersBillions (modelGiB wins)")
+        return self
+
+    @property
+    def weights_gib(self) -> float | None:
+        """The weights' size in GiB: modelGiB, else parameters x bytes per parameter; None when not declared."""
+        if self.model_gib is not None:
+            return self.model_gib
+        if self.parameters_billions is not None:
+            return self.parameters_billions * 1e9 * BYTES_PER_PARAMETER[self.precision] / GIB
+        return None
+
+    def served_name(self) -> str:
+        return self.served_model_name or self.model_path.rstrip("/").rsplit("/", 1)[-1]
+
+
+class OidcConfig(_Model):
+    """`inferenceServices[].ingress.oidc`: the ALB authenticates every request with an OpenID Connect provider."""
+
+    issuer: str = Field(pattern=r"^https://\S+$", description="The provider's issuer URL.")
+    authorization_endpoint: str = Field(alias="authorizationEndpoint", pattern=r"^https://\S+$",
+                                        description="Authorization endpoint URL.")
+    token_endpoint: str = Field(alias="tokenEndpoint", pattern=r"^https://\S+$", description="Token endpoint URL.")
+    user_info_endpoint: str = Field(alias="userInfoEndpoint", pattern=r"^https://\S+$",
+                                    description="User info endpoint URL.")
+    secret_name: ServiceName = Field(alias="secretName",
+                                     description="Secret in the service's namespace with clientID and clientSecret.")
+    on_unauthenticated: Literal["authenticate", "deny"] = Field(
+        default="deny", alias="onUnauthenticatedRequest",
+        description="deny (401 for API clients without a session), or authenticate (redirect browsers to log in).")

@@ -1,0 +1,259 @@
+"""runtime: vllm: the shipped dev service, the manifests it renders, and the broken variants of issue 48, each refused
+with exactly its finding naming the key to change (the config check; the pack's fixtures are under
+tests/policies/fixtures/serving-model-fits, serving-image-architecture and cuda-driver-compatible-resource)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from datetime import date
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components.config import InferenceServiceConfig
+from components.config.loader import check_stack
+from components.config.problems import Problem
+from components.inference import dashboard, ingress, scaling, vllm, vllm_workload, workload
+
+REPO = Path(__file__).resolve().parents[2]
+TODAY = date(2026, 12, 5)
+ACM = "arn:aws:acm:us-west-2:111122223333:certificate/0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
+
+
+@cache
+def _dev_values() -> dict[str, Any]:
+    config = yaml.safe_load((REPO / "Pulumi.dev.yaml").read_text())["config"]
+    return {k.split(":", 1)[1]: v for k, v in config.items() if k.startswith("gpu-platform:")}
+
+
+def _vllm_index(values: dict[str, Any]) -> int:
+    return next(i for i, s in enumerate(values["inferenceServices"]) if s.get("runtime") == "vllm")
+
+
+def _dev(**changes: Any) -> dict[str, Any]:
+    """The dev stack with the vLLM service changed: `key__sub=value` sets, `key__sub=None` deletes."""
+    values = copy.deepcopy(_dev_values())
+    svc = values["inferenceServices"][_vllm_index(values)]
+    for key, value in changes.items():
+        *parents, last = key.split("__")
+        target = svc
+        for part in parents:
+            target = target.setdefault(part, {})
+        if value is None:
+            target.pop(last, None)
+        else:
+            target[last] = value
+    return values
+
+
+def _problems(values: dict[str, Any]) -> list[Problem]:
+    config, problems, _ = check_stack(values, region="us-west-2", today=TODAY)
+    assert (config is None) == bool(problems)
+    return problems
+
+
+def _only(values: dict[str, Any]) -> Problem:
+    problems = _problems(values)
+    assert len(problems) == 1, [p.render("Pulumi.dev.yaml") for p in problems]
+    return problems[0]
+
+
+def _service(**changes: Any) -> InferenceServiceConfig:
+    values = _dev(**changes)
+    return InferenceServiceConfig.model_validate(values["inferenceServices"][_vllm_index(values)])
+
+
+def test_the_shipped_dev_stack_with_its_vllm_service_passes_every_check():
+    assert _problems(_dev()) == []
+
+
+# ----------------------------------------------------------------------- the broken variants of "Done when"
+
+def test_a_70b_fp16_model_on_one_l4_is_refused_naming_the_weights_size():
+    problem = _only(_dev(vllm__parametersBillions=70, vllm__precision="fp16", nodePools=["gpu-spot"]))
+    assert problem.path == ("inferenceServices", 1, "vllm", "parametersBillions")
+    assert problem.rule.startswith("the weights alone (130.4 GiB) cannot fit 1 x L4 (24 GiB each) on g6.xlarge at "
+                                   "--gpu-memory-utilization 0.9: 21.6 GiB in all")
+
+
+def test_a_declared_model_size_is_the_key_named():
+    problem = _only(_dev(vllm__parametersBillions=None, vllm__modelGiB=140))
+    assert problem.path == ("inferenceServices", 1, "vllm", "modelGiB")
+
+
+def test_tensor_parallel_4_on_one_gpu_instance_types_is_refused_naming_gpus_per_replica():
+    problem = _only(_dev(gpusPerReplica=4))
+    assert problem.path == ("inferenceServices", 1, "gpusPerReplica")
+    assert problem.rule.startswith("--tensor-parallel-size 4 needs 4 GPUs on one node, and g6.xlarge has 1")
+
+
+def test_a_keda_trigger_on_a_metric_vllm_does_not_export_is_refused_naming_the_query():
+    query = 'sum(vllm:num_requests_queued{namespace="inference"})'
+    problem = _only(_dev(autoscaling__query=query))
+    assert problem.path == ("inferenceServices", 1, "autoscaling", "query")
+    assert "vLLM v0.34.0 exports no series vllm:num_requests_queued" in problem.rule
+    assert problem.nearest == ("vllm:num_requests_running",) or problem.nearest == ("vllm:num_requests_waiting",)
+
+
+def test_a_public_vllm_service_with_neither_api_key_nor_oidc_is_refused_naming_the_api_key():
+    public = {"host": "llm.dev.example.com", "certificateArn": ACM, "scheme": "internet-facing"}
+    problem = _only(_dev(ingress=public))
+    assert problem.path == ("inferenceServices", 1, "vllm", "apiKeySecret")
+    assert problem.rule.startswith("a public OpenAI endpoint with no authentication lets anyone on the internet use "
+                                   "the GPUs")
+
+
+@pytest.mark.parametrize("auth", [
+    {"vllm__apiKeySecret": {"name": "vllm-api-key"}},
+    {"ingress__oidc": {"issuer": "https://id.example.com", "authorizationEndpoint": "https://id.example.com/auth",
+                       "tokenEndpoint": "https://id.example.com/token",
+                       "userInfoEndpoint": "https://id.example.com/userinfo", "secretName": "llm-oidc"}},
+])
+def test_a_public_vllm_service_with_a_key_or_oidc_passes(auth):
+    values = _dev(ingress={"host": "llm.dev.example.com", "certificateArn": ACM, "scheme": "internet-facing"})
+    svc = values["inferenceServices"][_vllm_index(values)]
+    for key, value in auth.items():
+        first, second = key.split("__")
+        svc.setdefault(first, {})[second] = value
+    assert _problems(values) == []
+
+
+def test_a_vllm_image_on_a_pool_whose_gpu_it_was_not_built_for_is_refused_naming_node_pools():
+    values = _dev(nodePools=["arm"])
+    values["gpuNodeGroups"].append({"name": "arm", "instanceTypes": ["g5g.xlarge"], "os": "ubuntu-24.04",
+                                    "minSize": 0, "desiredSize": 0, "maxSize": 1, "diskSizeGiB": 100})
+    problem = _only(values)
+    assert problem.path == ("inferenceServices", 1, "nodePools")
+    assert problem.rule.startswith("vllm/vllm-openai:v0.34.0 is compiled for 8.0 8.7 8.9 9.0 10.0 11.0 12.0 only "
+                                   "(TORCH_CUDA_ARCH_LIST of its arm64 image at v0.34.0)")
+
+
+def test_an_unrecorded_vllm_tag_must_declare_its_cuda():
+    problem = _only(_dev(image="vllm/vllm-openai:v0.34.0-efa"))
+    assert problem.path == ("inferenceServices", 1, "cudaVersion")
+
+
+# ----------------------------------------------------------------------- the keys of one runtime
+
+def test_runtime_vllm_needs_its_section():
+    problem = _only(_dev(vllm=None))
+    assert problem.path == ("inferenceServices", 1, "runtime")
+
+
+def test_the_vllm_section_is_refused_on_triton():
+    values = _dev()
+    values["inferenceServices"][0]["vllm"] = {"modelPath": "m"}
+    problem = _only(values)
+    assert problem.path == ("inferenceServices", 0, "runtime")
+
+
+def test_a_relative_model_path_needs_the_model_volume():
+    problem = _only(_dev(modelVolume=None))
+    assert problem.path == ("inferenceServices", 1, "vllm", "modelPath")
+
+
+# ----------------------------------------------------------------------- the manifests
+
+def test_vllm_serve_arguments_follow_the_config():
+    svc = _service()
+    assert vllm_workload.vllm_args(svc) == [
+        "/models/Qwen2.5-1.5B-Instruct", "--served-model-name", "qwen2.5-1.5b-instruct", "--port", "8000",
+        "--tensor-parallel-size", "1", "--max-model-len", "8192", "--gpu-memory-utilization", "0.9",
+        "--shutdown-timeout", str(svc.drain_seconds)]
+
+
+def test_tensor_parallel_size_is_the_gpus_per_replica_and_shm_grows_with_it():
+    svc = _service(gpusPerReplica=4)
+    args = vllm_workload.vllm_args(svc)
+    assert args[args.index("--tensor-parallel-size") + 1] == "4"
+    pod = workload.pod_spec(svc, [], None)
+    shm = next(v for v in pod["volumes"] if v["name"] == "dshm")
+    assert shm["emptyDir"] == {"medium": "Memory", "sizeLimit": "8Gi"}
+    assert pod["containers"][0]["resources"]["limits"]["memory"] == "16Gi"  # 8Gi + the in-memory /dev/shm
+
+
+def test_the_container_is_offline_probes_health_and_takes_the_key_from_a_secret():
+    svc = _service(vllm__apiKeySecret={"name": "vllm-api-key", "key": "token"})
+    container = workload.container(svc)
+    env = {e["name"]: e for e in container["env"]}
+    assert env["HF_HUB_OFFLINE"]["value"] == "1"
+    assert env["VLLM_API_KEY"]["valueFrom"] == {"secretKeyRef": {"name": "vllm-api-key", "key": "token"}}
+    assert not any("key" in a for a in container["args"] if a.startswith("--api"))
+    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+        assert container[probe]["httpGet"] == {"path": "/health", "port": "http"}
+    assert container["startupProbe"]["failureThreshold"] * container["startupProbe"]["periodSeconds"] >= (
+        svc.startup_seconds)
+    assert [p["containerPort"] for p in container["ports"]] == [8000]
+
+
+def test_the_service_and_network_policy_open_the_api_port_only():
+    svc = _service()
+    assert [p["port"] for p in workload.service(svc)["spec"]["ports"]] == [8000]
+    assert [p["port"] for p in workload.network_policy(svc)["spec"]["ingress"][0]["ports"]] == [8000]
+    assert scaling.service_monitor(svc)["spec"]["endpoints"][0]["port"] == "http"
+
+
+def test_the_alb_forwards_the_openai_routes_only():
+    svc = _service(ingress={"host": "llm.dev.example.com", "certificateArn": ACM, "scheme": "internal"})
+    assert svc.ingress is not None
+    manifest = ingress.ingress_manifest(svc, svc.ingress)
+    paths = [(p["path"], p["pathType"]) for p in manifest["spec"]["rules"][0]["http"]["paths"]]
+    assert paths == [("/v1/chat/completions", "Exact"), ("/v1/completions", "Exact"), ("/v1/models", "Exact"),
+                     ("/health", "Exact")]
+    annotations = manifest["metadata"]["annotations"]
+    assert annotations["alb.ingress.kubernetes.io/healthcheck-path"] == "/health"
+    assert "alb.ingress.kubernetes.io/auth-type" not in annotations
+
+
+def test_oidc_puts_the_alb_authentication_annotations():
+    oidc = {"issuer": "https://id.example.com", "authorizationEndpoint": "https://id.example.com/auth",
+            "tokenEndpoint": "https://id.example.com/token", "userInfoEndpoint": "https://id.example.com/userinfo",
+            "secretName": "llm-oidc"}
+    svc = _service(ingress={"host": "llm.dev.example.com", "certificateArn": ACM, "scheme": "internet-facing",
+                            "oidc": oidc})
+    assert svc.ingress is not None
+    annotations = ingress.ingress_manifest(svc, svc.ingress)["metadata"]["annotations"]
+    assert annotations["alb.ingress.kubernetes.io/auth-type"] == "oidc"
+    assert json.loads(annotations["alb.ingress.kubernetes.io/auth-idp-oidc"]) == {
+        "issuer": "https://id.example.com", "authorizationEndpoint": "https://id.example.com/auth",
+        "tokenEndpoint": "https://id.example.com/token", "userInfoEndpoint": "https://id.example.com/userinfo",
+        "secretName": "llm-oidc"}
+    assert annotations["alb.ingress.kubernetes.io/auth-on-unauthenticated-request"] == "deny"
+
+
+def test_the_deployment_tells_the_pack_the_model_size_and_kv_bytes_per_token():
+    svc = _service()
+    annotations = workload.model_annotations(svc)
+    assert annotations[workload.MODEL_GIB_ANNOTATION] == "2.87"  # 1.54e9 parameters x 2 bytes, in GiB
+    # 28 layers x 2 KV heads x 128 x 2 (K and V) x 2 bytes (bf16)
+    assert json.loads(annotations[workload.MODEL_SHAPE_ANNOTATION]) == {"kvBytesPerToken": 28672}
+
+
+def test_every_vllm_series_the_dashboard_and_the_dev_query_read_is_exported_by_the_pinned_release():
+    svc = _service()
+    assert svc.autoscaling is not None
+    exprs = [expr for expr, _unit in dashboard.queries(svc).values()] + [svc.autoscaling.query]
+    read = {name for expr in exprs for name in vllm._METRIC.findall(expr)}
+    assert {"vllm:generation_tokens_total", "vllm:time_to_first_token_seconds_bucket",
+            "vllm:kv_cache_usage_perc", "vllm:num_requests_waiting"} <= read
+    assert [name for name in read if not vllm.exported(name)] == []
+
+
+def test_a_counter_read_without_its_total_suffix_is_not_exported():
+    assert vllm.unknown_metrics("rate(vllm:generation_tokens[1m])") == ["vllm:generation_tokens"]
+    assert vllm.unknown_metrics("rate(vllm:generation_tokens_total[1m])") == []
+
+
+def test_bf16_weights_on_a_pool_with_a_t4_are_refused_naming_node_pools():
+    # Dev's gpu-spot pool allows g4dn (T4, compute capability 7.5): vLLM refuses bf16 there.
+    problem = _only(_dev(nodePools=["gpu-spot"]))
+    assert problem.path == ("inferenceServices", 1, "nodePools")
+    assert problem.rule.startswith("vLLM refuses bf16 weights on the T4 of g4dn.xlarge (compute capability 7.5")
+
+
+def test_fp16_weights_may_run_on_a_t4():
+    assert _problems(_dev(nodePools=["gpu-spot"], vllm__precision="fp16")) == []
