@@ -154,8 +154,8 @@ def estimate(shape: Shape, *, limit_hours: float, expected_hours: float) -> Esti
     est.lines.append((f"{addresses} public IPv4 addresses", addresses * PUBLIC_IPV4, h))
     est.lines.append((f"{shape.ebs_gib} GiB gp3", shape.ebs_gib * GP3_GB_MONTH / HOURS_PER_MONTH, h))
     if shape.snapshot_gib:
-        est.lines.append((f"{shape.snapshot_gib} GiB snapshot", shape.snapshot_gib * SNAPSHOT_GB_MONTH / HOURS_PER_MONTH,
-                          h))
+        snapshot_rate = shape.snapshot_gib * SNAPSHOT_GB_MONTH / HOURS_PER_MONTH
+        est.lines.append((f"{shape.snapshot_gib} GiB snapshot", snapshot_rate, h))
     est.peak_gpu_vcpus = gpu_vcpus
     est.peak_standard_vcpus = shape.system_nodes * INSTANCES[shape.system_type][1] + 2  # + the snapshot writer
     return est
