@@ -1,5 +1,6 @@
 """`python -m tools.e2e`: the end-to-end run in a real AWS account, and its sweeper.
 
+    python -m tools.e2e check
     python -m tools.e2e run [--out out/e2e] [--run-suffix ID] [--limit-minutes 240]
     python -m tools.e2e sweep --run-id e2e-YYYYmmddHHMM-ID [--protect snap-...]
     python -m tools.e2e sweep --older-than-hours 12 [--protect snap-...]
@@ -58,6 +59,24 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def _check(_: argparse.Namespace) -> int:
+    """What `run` needs and lacks; creates nothing (STS GetCallerIdentity is the only AWS call)."""
+    from tools.e2e import preflight  # noqa: PLC0415
+
+    try:
+        import boto3  # noqa: F401, PLC0415
+    except ImportError:
+        print("make e2e needs boto3 (requirements-e2e.txt; `make e2e` installs it). Nothing was created.",
+              file=sys.stderr)
+        return 2
+    needs = preflight.check(os.environ, session_factory=_session)
+    if not needs.ok:
+        print(needs.message(), file=sys.stderr)
+        return 2
+    print("make e2e has what it needs: " + ", ".join(f"{k} {v}" for k, v in sorted(needs.found.items())))
+    return 0
+
+
 def _sweep(args: argparse.Namespace) -> int:
     from tools.e2e.runid import Selector  # noqa: PLC0415
     from tools.e2e.sweeper import Sweeper  # noqa: PLC0415
@@ -98,6 +117,7 @@ def _estimate(_: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.e2e", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("check", help="say what `run` needs and lacks; creates nothing")
     run = commands.add_parser("run", help="one end-to-end run in the account of the current credentials")
     run.add_argument("--out", default="out/e2e")
     run.add_argument("--run-suffix", default=None, help="the run id's suffix (CI: the GitHub run id and attempt)")
@@ -117,6 +137,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run(args)
     if args.command == "sweep":
         return _sweep(args)
+    if args.command == "check":
+        return _check(args)
     return _estimate(args)
 
 
