@@ -186,20 +186,21 @@ class FakeSSM:
 
     def get_paginator(self, operation: str) -> _Pages:
         if operation == "get_parameter_history":
-            return self._Pages([{"Parameters": [{"Version": 1, "Value": "ami-0old"}, {"Version": 2, "Value": "ami-0new"}]}])
+            history = [{"Version": 1, "Value": "ami-0old"}, {"Version": 2, "Value": "ami-0new"}]
+            return self._Pages([{"Parameters": history}])
         base = "/aws/service/bottlerocket/aws-k8s-1.35-nvidia/x86_64/"
         return self._Pages([{"Parameters": [{"Name": f"{base}{v}/image_id"} for v in ("1.66.0", "1.67.1", "1.68.0")]}])
 
 
 class FakeQuotas:
-    class exceptions:  # noqa: N801  # boto3's spelling
+    class exceptions:  # boto3's spelling
         class NoSuchResourceException(Exception):
             pass
 
     def __init__(self, value: float) -> None:
         self.value = value
 
-    def get_service_quota(self, ServiceCode: str, QuotaCode: str) -> dict[str, Any]:  # noqa: N803
+    def get_service_quota(self, ServiceCode: str, QuotaCode: str) -> dict[str, Any]:
         return {"Quota": {"Value": self.value}}
 
 
