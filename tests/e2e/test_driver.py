@@ -5,10 +5,10 @@ runs before), and the fakes' signatures against the installed `pulumi.automation
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import boto3
 import pulumi.automation as auto
@@ -28,6 +28,7 @@ from tests.e2e.fakes import (
     fake_infer,
 )
 from tools.e2e.driver import CLEANUP_STEPS, CREATES_FROM, MAIN_STEPS, Deps, Driver, deployer_arn
+from tools.e2e.kube import Kube
 from tools.e2e.runid import RUN_TAG
 from tools.e2e.stack import PROJECT
 
@@ -60,7 +61,7 @@ class Harness:
         self.env = base_env(**env)
         deps = Deps(automation=self.automation,
                     session=lambda region: FakeSession(region, aws, self.services, quota),
-                    kube=lambda _: self.kube, infer=fake_infer(self.kube, self.calls),
+                    kube=lambda _: cast(Kube, self.kube), infer=fake_infer(self.kube, self.calls),
                     which=lambda tool: f"/usr/bin/{tool}", run=completed, clock=self.clock, sleep=self.clock.sleep,
                     now=lambda: NOW, log=lambda _: None, public_ip=lambda: "198.51.100.7")
         self.driver = Driver(self.env, deps, repo=REPO, out=tmp, run_suffix="test1")
@@ -198,8 +199,9 @@ def test_each_fake_has_the_real_signature(fake: Any, real: Any, module_function:
 def test_every_call_the_driver_made_binds_to_the_real_api(aws: Any, tmp_path: Path, user_snapshot: str) -> None:
     h = Harness(aws, tmp_path, fail=set(), E2E_SNAPSHOT_ID=user_snapshot)
     h.driver.run()
-    real = {"create_stack": auto.create_stack, "up": auto.Stack.up, "up-roll": auto.Stack.up,
-            "destroy": auto.Stack.destroy, "remove_stack": auto.LocalWorkspace.remove_stack}
+    real: dict[str, Callable[..., Any]] = {
+        "create_stack": auto.create_stack, "up": auto.Stack.up, "up-roll": auto.Stack.up,
+        "destroy": auto.Stack.destroy, "remove_stack": auto.LocalWorkspace.remove_stack}
     checked = 0
     for name, kwargs in h.calls.log:
         if name in real:
