@@ -28,7 +28,7 @@ GATE_TODAY := 2026-11-30
 .DEFAULT_GOAL := help
 .PHONY: help venv program-venv upstream upstream-if-reachable pack-venv preview preview-json gate lint test mutants bench clean
 .PHONY: mutants-chunks mutants-pack mutants-merge
-.PHONY: test-calendar test-fresh-clone e2e
+.PHONY: test-calendar test-fresh-clone e2e e2e-cleanup e2e-sweep
 
 help:
 	@echo "make preview        offline preview of the dev stack (STACK=prod for prod): no cloud account, no Pulumi CLI"
@@ -201,6 +201,15 @@ e2e: $(E2E_STAMP)
 	MAX_USD="$(MAX_USD)" $(PY) -m tools.e2e check
 	$(MAKE) pack-venv
 	MAX_USD="$(MAX_USD)" $(PY) -m tools.e2e run
+
+# What a run left when its own cleanup could not run (the e2e workflow's always() job): E2E_RUN_ID=e2e-... ;
+# and the scheduled sweep of every run older than E2E_TTL_HOURS.
+E2E_TTL_HOURS ?= 12
+e2e-cleanup: $(E2E_STAMP)
+	$(PY) -m tools.e2e cleanup
+
+e2e-sweep: $(E2E_STAMP)
+	$(PY) -m tools.e2e sweep --older-than-hours $(E2E_TTL_HOURS)
 
 clean:
 	rm -rf out .pytest_cache .mypy_cache .ruff_cache $(PACK_VENV) mutants

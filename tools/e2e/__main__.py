@@ -1,6 +1,8 @@
 """`python -m tools.e2e`: the end-to-end run in a real AWS account, and its sweeper.
 
     python -m tools.e2e check
+    python -m tools.e2e new-id [--suffix ID]
+    python -m tools.e2e cleanup --run-id e2e-YYYYmmddHHMM-ID
     python -m tools.e2e run [--out out/e2e] [--run-suffix ID] [--limit-minutes 240]
     python -m tools.e2e sweep --run-id e2e-YYYYmmddHHMM-ID [--protect snap-...]
     python -m tools.e2e sweep --older-than-hours 12 [--protect snap-...]
@@ -40,23 +42,51 @@ def _session(region: str | None) -> Any:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from pulumi import automation  # noqa: PLC0415
+    from tools.e2e.driver import Driver  # noqa: PLC0415
 
-    from tools.e2e.driver import Deps, Driver  # noqa: PLC0415
-    from tools.e2e.inference import infer  # noqa: PLC0415
-    from tools.e2e.kube import Kube  # noqa: PLC0415
-    from tools.e2e.preflight import _run as run_command  # noqa: PLC0415
-
-    deps = Deps(automation=automation, session=_session, kube=Kube, infer=infer,
-                which=shutil.which, run=run_command)
+    deps = _deps()
     driver = Driver(os.environ, deps, repo=REPO, out=Path(args.out), run_suffix=args.run_suffix,
-                    limit_minutes=args.limit_minutes)
+                    limit_minutes=args.limit_minutes, run_id=os.environ.get("E2E_RUN_ID") or None)
     report = driver.run()
     print(report.markdown())
     print(f"report: {driver.out / 'report.json'}")
     if report.rows and report.rows[0].step == "preflight" and report.rows[0].result == "failed":
         return 2
     return 0 if report.ok else 1
+
+
+def _deps() -> Any:
+    from pulumi import automation  # noqa: PLC0415
+
+    from tools.e2e.driver import Deps  # noqa: PLC0415
+    from tools.e2e.inference import infer  # noqa: PLC0415
+    from tools.e2e.kube import Kube  # noqa: PLC0415
+    from tools.e2e.preflight import _run as run_command  # noqa: PLC0415
+
+    return Deps(automation=automation, session=_session, kube=Kube, infer=infer, which=shutil.which, run=run_command)
+
+
+def _cleanup(args: argparse.Namespace) -> int:
+    from tools.e2e.driver import cleanup_run  # noqa: PLC0415
+
+    region = args.region or os.environ.get("E2E_REGION") or os.environ.get("AWS_REGION")
+    run_id = args.run_id or os.environ.get("E2E_RUN_ID")
+    if not region or not run_id:
+        print("cleanup needs --run-id (or E2E_RUN_ID) and a region (--region, E2E_REGION or AWS_REGION)",
+              file=sys.stderr)
+        return 2
+    protect = frozenset(p for p in [*args.protect, os.environ.get("E2E_SNAPSHOT_ID", "")] if p)
+    report = cleanup_run(run_id, _deps(), repo=REPO, region=region, protect=protect)
+    report.write(Path(args.out) / run_id / "cleanup")
+    print(report.markdown())
+    return 0 if all(r.result != "failed" for r in report.rows) else 1
+
+
+def _new_id(args: argparse.Namespace) -> int:
+    from tools.e2e.runid import new_run_id  # noqa: PLC0415
+
+    print(new_run_id(datetime.now(UTC), args.suffix))
+    return 0
 
 
 def _check(_: argparse.Namespace) -> int:
@@ -118,6 +148,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.e2e", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("check", help="say what `run` needs and lacks; creates nothing")
+    new_id = commands.add_parser("new-id", help="print a new run id (the workflow hands it to run and cleanup)")
+    new_id.add_argument("--suffix", default=None)
+    cleanup = commands.add_parser("cleanup", help="pre-destroy, destroy, stack rm and sweep one run (CI's always())")
+    cleanup.add_argument("--run-id")
+    cleanup.add_argument("--region")
+    cleanup.add_argument("--out", default="out/e2e")
+    cleanup.add_argument("--protect", action="append", default=[])
     run = commands.add_parser("run", help="one end-to-end run in the account of the current credentials")
     run.add_argument("--out", default="out/e2e")
     run.add_argument("--run-suffix", default=None, help="the run id's suffix (CI: the GitHub run id and attempt)")
@@ -139,6 +176,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _sweep(args)
     if args.command == "check":
         return _check(args)
+    if args.command == "new-id":
+        return _new_id(args)
+    if args.command == "cleanup":
+        return _cleanup(args)
     return _estimate(args)
 
 

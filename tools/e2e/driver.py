@@ -31,7 +31,7 @@ from tools.e2e import cost, images, model_snapshot, preflight
 from tools.e2e.inference import Answer
 from tools.e2e.kube import Kube, longest_gap
 from tools.e2e.report import Report, Row
-from tools.e2e.runid import Selector, new_run_id, run_tags
+from tools.e2e.runid import RUN_ID_RE, Selector, new_run_id, run_tags
 from tools.e2e.stack import Inputs, e2e_config, load_dev, shape
 from tools.e2e.sweeper import Sweeper
 
@@ -101,13 +101,15 @@ def deployer_arn(caller: str) -> str:
 
 class Driver:
     def __init__(self, env: Mapping[str, str], deps: Deps, *, repo: Path, out: Path,
-                 run_suffix: str | None = None, limit_minutes: int = LIMIT_MINUTES) -> None:
+                 run_suffix: str | None = None, limit_minutes: int = LIMIT_MINUTES, run_id: str | None = None) -> None:
         self.env = env
         self.deps = deps
         self.repo = repo
         self.started = deps.clock()
         self.limit = limit_minutes * 60
-        self.state = State(run_id=new_run_id(deps.now(), run_suffix))
+        if run_id is not None and not RUN_ID_RE.match(run_id):
+            raise ValueError(f"not a run id: {run_id!r} (e2e-<YYYYmmddHHMM>-<suffix>)")
+        self.state = State(run_id=run_id or new_run_id(deps.now(), run_suffix))
         self.out = out / self.state.run_id
         self.report = Report(self.state.run_id)
 
@@ -432,6 +434,58 @@ class Driver:
             raise StepError(f"{len(result.left)} resource(s) still tagged with the run, {len(result.failed)} "
                             f"error(s); removed {len(result.removed)}")
         return f"removed {len(result.removed)} resource(s); the tagging API finds nothing tagged with the run"
+
+
+def cleanup_run(run_id: str, deps: Deps, *, repo: Path, region: str, protect: frozenset[str]) -> Report:
+    """The workflow's cleanup job (under `always()`), for a run whose own job may have been killed before its
+    cleanup: pre-destroy where the cluster still answers, destroy (continue-on-error) and stack rm where the stack
+    exists, then the sweep. Each step is reported; none stops the next."""
+    report = Report(run_id)
+    clients_cache: dict[str, Any] = {}
+    session = deps.session(region)
+
+    def clients(service: str) -> Any:
+        if service not in clients_cache:
+            clients_cache[service] = session.client(service)
+        return clients_cache[service]
+
+    def step(name: str, fn: Callable[[], str]) -> None:
+        start = deps.clock()
+        try:
+            report.rows.append(Row(name, deps.clock() - start, "passed", fn()))
+        except Exception as error:  # noqa: BLE001  # reported; the next step runs
+            report.rows.append(Row(name, deps.clock() - start, "failed", f"{type(error).__name__}: {error}"))
+
+    stack: Any = None
+    try:
+        stack = deps.automation.select_stack(stack_name=run_id, work_dir=str(repo))
+    except Exception as error:  # noqa: BLE001  # no stack: nothing for destroy, the sweep still runs
+        report.rows.append(Row("destroy", 0.0, "skipped", f"no stack {run_id}: {error}"))
+    if stack is not None:
+        def pre_destroy() -> str:
+            kubeconfig = stack.outputs().get("kubeconfig")
+            if kubeconfig is None:
+                return "no kubeconfig output"
+            path = repo / "out" / "e2e" / run_id / "kubeconfig"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            value = kubeconfig.value
+            path.write_text(value if isinstance(value, str) else yaml.safe_dump(value), encoding="utf-8")
+            path.chmod(0o600)
+            return "; ".join(deps.kube(path).empty_cluster(PRE_DESTROY_BUDGET)) or "nothing to delete"
+        step("pre-destroy", pre_destroy)
+        step("destroy", lambda: str(stack.destroy(on_output=deps.log, color="never", continue_on_error=True)
+                                    and "destroyed (continue-on-error)"))
+        if report.rows[-1].result == "passed":
+            step("stack-rm", lambda: str(stack.workspace.remove_stack(run_id)) and f"stack {run_id} removed")
+
+    def sweep() -> str:
+        result = Sweeper(clients, Selector(run_id=run_id, protect=protect), log=deps.log).sweep()
+        report.sweep = result.as_dict()
+        if not result.ok:
+            raise StepError(f"{len(result.left)} left, {len(result.failed)} error(s)")
+        return f"removed {len(result.removed)}; nothing tagged with the run is left"
+    step("sweep", sweep)
+    return report
 
 
 def stack_cooldown(config: dict[str, Any]) -> int:
