@@ -115,7 +115,7 @@ def _sweep(args: argparse.Namespace) -> int:
     if not region:
         print("sweep needs a region: --region, E2E_REGION or AWS_REGION", file=sys.stderr)
         return 2
-    protect = frozenset(args.protect)
+    protect = frozenset(p for p in [*args.protect, os.environ.get("E2E_SNAPSHOT_ID", "")] if p)
     if args.run_id:
         selector = Selector(run_id=args.run_id, protect=protect)
     else:
