@@ -88,7 +88,7 @@ def check(env: Mapping[str, str], *, which: Callable[[str], str | None] = shutil
         session = session_factory(region or None)
         if session.get_credentials() is None:
             needs.missing.append("AWS credentials: a profile (AWS_PROFILE), environment keys, SSO, or in CI the "
-                                 "OIDC role docs/e2e.md describes (E2E role, iam/e2e-role-policy.json)")
+                                 "OIDC role docs/e2e.md describes (E2E role, tools/e2e/iam/e2e-role-policy.json)")
         elif region:
             try:
                 identity = session.client("sts").get_caller_identity()
