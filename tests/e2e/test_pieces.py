@@ -126,3 +126,12 @@ def test_make_e2e_checks_before_it_installs_the_pack_or_runs() -> None:
     lines = [line for line in proc.stdout.splitlines() if "tools.e2e" in line or "pack-venv" in line]
     assert [("check" in lines[0]), ("pack-venv" in lines[1]), (" run" in lines[2])] == [True, True, True], lines
     assert 'MAX_USD="25"' in lines[0]
+
+
+def test_every_pin_of_requirements_e2e_is_imported_by_the_driver() -> None:
+    from tests.test_requirements import _unused, requirement_names  # noqa: PLC0415
+
+    path = REPO / "requirements-e2e.txt"
+    assert requirement_names(path) == ["boto3", "botocore"]
+    assert _unused(path, REPO / "tools" / "e2e") == []
+    assert "-r requirements-e2e.txt" in (REPO / "requirements-dev.txt").read_text().splitlines()
