@@ -161,6 +161,9 @@ class FakeKube:
     def disrupted_nodes(self) -> int:
         return 0
 
+    def nodeclaims_older_than(self, stamp: str) -> int:
+        return 0
+
     def empty_cluster(self, budget: float) -> list[str]:
         self.calls.record("empty_cluster")
         return ["deleted 1 Ingress(es)"]

@@ -13,7 +13,7 @@ import pytest
 from moto import mock_aws
 
 from tools.e2e import images, inference, model_snapshot
-from tools.e2e.kube import longest_gap, node_ready_with_gpu
+from tools.e2e.kube import Kube, longest_gap, node_ready_with_gpu
 from tools.e2e.report import Report, Row
 from tools.e2e.runid import RUN_TAG, run_tags
 
@@ -135,3 +135,47 @@ def test_every_pin_of_requirements_e2e_is_imported_by_the_driver() -> None:
     assert requirement_names(path) == ["boto3", "botocore"]
     assert _unused(path, REPO / "tools" / "e2e") == []
     assert "-r requirements-e2e.txt" in (REPO / "requirements-dev.txt").read_text().splitlines()
+
+
+def _kube_with(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, objects: dict[str, list[dict[str, object]]]) -> tuple[
+        Kube, Path]:
+    state, log = tmp_path / "state.json", tmp_path / "kubectl.log"
+    state.write_text(json.dumps({"objects": objects}))
+    log.write_text("")
+    monkeypatch.setenv("FAKE_KUBECTL_STATE", str(state))
+    monkeypatch.setenv("FAKE_KUBECTL_LOG", str(log))
+    script = tmp_path / "kubectl"
+    script.write_text(f"#!/bin/sh\nexec {sys.executable} {REPO / 'tests' / 'e2e' / 'fake_kubectl.py'} \"$@\"\n")
+    script.chmod(0o755)
+    return Kube(tmp_path / "kubeconfig", kubectl=str(script), sleep=lambda _: None, log=lambda _: None), log
+
+
+def _meta(name: str, namespace: str = "inference", **extra: object) -> dict[str, object]:
+    return {"metadata": {"name": name, "namespace": namespace, **extra}}
+
+
+def test_the_cluster_is_emptied_in_order_waiting_for_each_kind(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    kube, log = _kube_with(tmp_path, monkeypatch, {
+        "ingress": [_meta("triton-dev")], "scaledobjects.keda.sh": [_meta("triton-dev")],
+        "persistentvolumeclaims": [_meta("triton-dev-0-models")],
+        "nodepools.karpenter.sh": [_meta("gpu-spot", "")], "nodeclaims.karpenter.sh": [_meta("gpu-spot-abcde", "")]})
+    done = kube.empty_cluster(budget=600)
+    assert len(done) == 4
+    commands = log.read_text().splitlines()
+    first = {verb: next(i for i, c in enumerate(commands) if c.startswith(verb)) for verb in (
+        "delete ingress", "delete scaledobjects.keda.sh", "scale deployments", "delete persistentvolumeclaims",
+        "delete nodepools.karpenter.sh")}
+    assert list(first) == sorted(first, key=first.__getitem__), commands
+    # each deletion is waited for: the Ingress (its ALB) gone before anything else is deleted
+    gone = max(i for i, c in enumerate(commands) if c.startswith("get ingress"))
+    assert gone < first["delete scaledobjects.keda.sh"]
+    assert commands[-1].startswith("get nodeclaims.karpenter.sh")
+
+
+def test_drift_is_done_when_no_nodeclaim_predates_the_roll(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    kube, _ = _kube_with(tmp_path, monkeypatch, {"nodeclaims.karpenter.sh": [
+        _meta("old", "", creationTimestamp="2026-12-05T06:00:00Z"),
+        _meta("new", "", creationTimestamp="2026-12-05T07:10:00Z")]})
+    assert kube.nodeclaims_older_than("2026-12-05T07:00:00Z") == 1
+    assert kube.nodeclaims_older_than("2026-12-05T05:00:00Z") == 0

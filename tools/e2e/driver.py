@@ -385,13 +385,15 @@ class Driver:
                     disrupted.append(kube.disrupted_nodes())
                 stop.wait(SAMPLE_EVERY)
         sampler = threading.Thread(target=sample, daemon=True)
+        rolled_at = self.deps.now().strftime("%Y-%m-%dT%H:%M:%SZ")
         sampler.start()
         try:
+            # `up` returns once the managed node group's rolling update is done; Karpenter's drift follows it.
             self.state.stack.up(on_output=self.deps.log, color="never", config_file=str(path), **self._policy_args())
             self.state.config_file = path
             kube.until("Karpenter's drifted nodes replaced",
-                       lambda: kube.disrupted_nodes() == 0 and kube.ready_replicas(namespace, name) >= 1,
-                       self._budget(ROLL_BUDGET))
+                       lambda: kube.nodeclaims_older_than(rolled_at) == 0 and kube.disrupted_nodes() == 0
+                       and kube.ready_replicas(namespace, name) >= 1, self._budget(ROLL_BUDGET))
         finally:
             stop.set()
             sampler.join(timeout=SAMPLE_EVERY * 3)

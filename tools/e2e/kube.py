@@ -107,6 +107,11 @@ class Kube:
         ingress = json.loads(out).get("status", {}).get("loadBalancer", {}).get("ingress", [])
         return str(ingress[0].get("hostname", "")) if ingress else ""
 
+    def nodeclaims_older_than(self, stamp: str) -> int:
+        """Karpenter NodeClaims created before `stamp` (RFC 3339, UTC): the drifted ones not replaced yet."""
+        return sum(1 for c in self.items("nodeclaims.karpenter.sh")
+                   if str(c.get("metadata", {}).get("creationTimestamp", "")) < stamp)
+
     def disrupted_nodes(self) -> int:
         """Nodes Karpenter is disrupting now (its `karpenter.sh/disrupted` taint)."""
         return sum(1 for n in self.items("nodes")
@@ -127,6 +132,13 @@ class Kube:
             done.append(f"deleted {len(ingresses)} Ingress(es); the load balancer controller removed their ALBs")
         for kind in ("scaledobjects.keda.sh", "persistentvolumeclaims"):
             found = self.items(kind, "-A")
+            if kind == "persistentvolumeclaims":
+                # A PVC in use stays (kubernetes.io/pvc-protection) until its pods are gone: with the ScaledObjects
+                # gone nothing scales the workloads, so stop them first.
+                # https://kubernetes.io/docs/concepts/storage/persistent-volumes/#storage-object-in-use-protection
+                for namespace in sorted({i["metadata"]["namespace"] for i in found}):
+                    for workload in ("deployments", "statefulsets"):
+                        self.run("scale", workload, "--all", "-n", namespace, "--replicas=0", check=False)
             for item in found:
                 meta = item["metadata"]
                 self.run("delete", kind, meta["name"], "-n", meta["namespace"], "--wait=false", check=False)
