@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.e2e import cost
+from tools.e2e.cap import cost
 from tools.e2e.runid import new_run_id
 from tools.e2e.stack import Inputs, e2e_config, load_dev, shape
 

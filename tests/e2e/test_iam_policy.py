@@ -41,7 +41,7 @@ def _calls() -> set[str]:
     """`client("svc").operation(` and `ctx.clients("svc").operation` calls, and `ec2.x(` on a variable bound to a
     client, in tools/e2e: as IAM actions."""
     actions: set[str] = set()
-    for path in sorted((REPO / "tools" / "e2e").glob("*.py")):
+    for path in sorted((REPO / "tools" / "e2e").rglob("*.py")):
         tree = ast.parse(path.read_text())
         # A parameter named after its service (`ebs`, `ec2`, `quotas`, ...) is that service's client.
         bound: dict[str, str] = {a.arg: ALIASES.get(a.arg, a.arg) for a in ast.walk(tree) if isinstance(a, ast.arg)

@@ -3,8 +3,8 @@ the issue's fixed order kept, and every kind of the order swept by a finder and 
 
 from __future__ import annotations
 
-from tools.e2e.kinds import KINDS
-from tools.e2e.order import BLOCKS, ISSUE_ORDER, SWEEP_ORDER, Block, violations
+from tools.e2e.sweep.kinds import KINDS
+from tools.e2e.sweep.order import BLOCKS, ISSUE_ORDER, SWEEP_ORDER, Block, violations
 
 
 def test_every_dependant_goes_before_what_it_depends_on() -> None:

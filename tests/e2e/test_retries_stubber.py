@@ -11,11 +11,11 @@ import pytest
 from botocore.exceptions import ClientError
 from botocore.stub import Stubber
 
-from tools.e2e import cost
-from tools.e2e.kinds import Context, Found, delete_eks_addon, delete_security_group, find_eks_addons
-from tools.e2e.retry import Retry
+from tools.e2e.cap import cost
 from tools.e2e.runid import RUN_TAG, Selector, new_run_id
-from tools.e2e.sweeper import Sweeper
+from tools.e2e.sweep.kinds import Context, Found, delete_eks_addon, delete_security_group, find_eks_addons
+from tools.e2e.sweep.retry import Retry
+from tools.e2e.sweep.sweeper import Sweeper
 
 RUN = "e2e-202612050600-stub1"
 REGION = "us-west-2"

@@ -13,11 +13,11 @@ import pytest
 from moto import mock_aws
 
 from tests.e2e.aws_fixtures import REGION, build_run
-from tools.e2e.kinds import KINDS, Context, find_vpcs
-from tools.e2e.order import SWEEP_ORDER
-from tools.e2e.retry import Retry
 from tools.e2e.runid import RUN_TAG, Selector, new_run_id
-from tools.e2e.sweeper import Sweeper
+from tools.e2e.sweep.kinds import KINDS, Context, find_vpcs
+from tools.e2e.sweep.order import SWEEP_ORDER
+from tools.e2e.sweep.retry import Retry
+from tools.e2e.sweep.sweeper import Sweeper
 
 NOW = datetime(2026, 12, 5, 6, 0, tzinfo=UTC)
 RUN_A = new_run_id(NOW - timedelta(hours=20), "aaaa1111")

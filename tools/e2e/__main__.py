@@ -58,10 +58,10 @@ def _run(args: argparse.Namespace) -> int:
 def _deps() -> Any:
     from pulumi import automation  # noqa: PLC0415
 
+    from tools.e2e.cap.preflight import _run as run_command  # noqa: PLC0415
     from tools.e2e.driver import Deps  # noqa: PLC0415
     from tools.e2e.inference import infer  # noqa: PLC0415
     from tools.e2e.kube import Kube  # noqa: PLC0415
-    from tools.e2e.preflight import _run as run_command  # noqa: PLC0415
 
     return Deps(automation=automation, session=_session, kube=Kube, infer=infer, which=shutil.which, run=run_command)
 
@@ -91,7 +91,7 @@ def _new_id(args: argparse.Namespace) -> int:
 
 def _check(_: argparse.Namespace) -> int:
     """What `run` needs and lacks; creates nothing (STS GetCallerIdentity is the only AWS call)."""
-    from tools.e2e import preflight  # noqa: PLC0415
+    from tools.e2e.cap import preflight  # noqa: PLC0415
 
     try:
         import boto3  # noqa: F401, PLC0415
@@ -109,7 +109,7 @@ def _check(_: argparse.Namespace) -> int:
 
 def _sweep(args: argparse.Namespace) -> int:
     from tools.e2e.runid import Selector  # noqa: PLC0415
-    from tools.e2e.sweeper import Sweeper  # noqa: PLC0415
+    from tools.e2e.sweep.sweeper import Sweeper  # noqa: PLC0415
 
     region = args.region or os.environ.get("E2E_REGION") or os.environ.get("AWS_REGION")
     if not region:
@@ -127,7 +127,8 @@ def _sweep(args: argparse.Namespace) -> int:
 
 
 def _estimate(_: argparse.Namespace) -> int:
-    from tools.e2e import cost, driver, model_snapshot  # noqa: PLC0415
+    from tools.e2e import driver, model_snapshot  # noqa: PLC0415
+    from tools.e2e.cap import cost  # noqa: PLC0415
     from tools.e2e.runid import new_run_id  # noqa: PLC0415
     from tools.e2e.stack import Inputs, e2e_config, load_dev, shape  # noqa: PLC0415
 

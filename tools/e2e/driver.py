@@ -27,13 +27,14 @@ from typing import Any
 import yaml
 
 from components.inference.budget import POD_START_SECONDS
-from tools.e2e import cost, images, model_snapshot, preflight
+from tools.e2e import images, model_snapshot
+from tools.e2e.cap import cost, preflight
 from tools.e2e.inference import Answer
 from tools.e2e.kube import Kube, longest_gap
 from tools.e2e.report import Report, Row
 from tools.e2e.runid import RUN_ID_RE, Selector, new_run_id, run_tags
 from tools.e2e.stack import Inputs, e2e_config, load_dev, shape
-from tools.e2e.sweeper import Sweeper
+from tools.e2e.sweep.sweeper import Sweeper
 
 MAIN_STEPS = ("preflight", "estimate", "quota", "snapshot", "stack", "up", "probe", "inference", "sleep-and-wake",
               "roll")

@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from tools.e2e.cost import Shape, cheapest
+from tools.e2e.cap.cost import Shape, cheapest
 from tools.e2e.runid import run_tags
 
 PROJECT = "gpu-platform"

@@ -15,10 +15,10 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from tools.e2e.kinds import KINDS, Context, Found, find_vpcs, revoke_group_references
-from tools.e2e.order import SWEEP_ORDER
-from tools.e2e.retry import Retry
 from tools.e2e.runid import RUN_TAG, Selector, runs_named, tag_dict
+from tools.e2e.sweep.kinds import KINDS, Context, Found, find_vpcs, revoke_group_references
+from tools.e2e.sweep.order import SWEEP_ORDER
+from tools.e2e.sweep.retry import Retry
 
 
 @dataclass

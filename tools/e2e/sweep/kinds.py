@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from tools.e2e.retry import Retry
 from tools.e2e.runid import Selector, tag_dict
+from tools.e2e.sweep.retry import Retry
 
 Clients = Callable[[str], Any]
 

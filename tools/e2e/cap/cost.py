@@ -25,7 +25,9 @@ VCPU_SOURCE = ("https://github.com/aws/karpenter-provider-aws/blob/v1.14.1/websi
                "instance-types.md")
 HOURS_PER_MONTH = 730  # AWS's own conversion of monthly prices to hours (EBS pricing page, "Pricing examples")
 
-# Linux on-demand, USD per hour, us-west-2; vCPUs from Karpenter's instance-type reference.
+# Linux on-demand, USD per hour, us-west-2, as this project recorded them on PRICES_READ from EC2_SOURCE (g5.xlarge
+# agrees with Pulumi.dev.yaml's cost note); vCPUs from Karpenter's instance-type reference. Prices move: re-read the
+# pages and update this table (and docs/e2e.md's) before trusting a cap close to the estimate.
 INSTANCES: dict[str, tuple[float, int]] = {
     "g4dn.xlarge": (0.526, 4),
     "g6.xlarge": (0.8048, 4),
@@ -57,7 +59,7 @@ class CostError(Exception):
 
 def price(instance_type: str) -> float:
     if instance_type not in INSTANCES:
-        raise CostError(f"no published on-demand price recorded for {instance_type} (tools/e2e/cost.py INSTANCES, "
+        raise CostError(f"no published on-demand price recorded for {instance_type} (tools/e2e/cap/cost.py INSTANCES, "
                         f"{EC2_SOURCE}); the e2e run uses only the types it can price: {', '.join(INSTANCES)}")
     return INSTANCES[instance_type][0]
 
@@ -130,7 +132,7 @@ class Estimate:
 def estimate(shape: Shape, *, limit_hours: float, expected_hours: float) -> Estimate:
     if shape.region != PRICES_REGION:
         raise CostError(f"aws:region {shape.region}: the recorded prices are {PRICES_REGION}'s; run the e2e stack "
-                        f"in {PRICES_REGION} (E2E_REGION) or add that region's prices to tools/e2e/cost.py")
+                        f"in {PRICES_REGION} (E2E_REGION) or add that region's prices to tools/e2e/cap/cost.py")
     est = Estimate(limit_hours=limit_hours, expected_hours=expected_hours)
     h = limit_hours
     est.lines.append(("EKS control plane", EKS_CONTROL_PLANE, h))
