@@ -119,13 +119,13 @@ def kubernetes_labels(tags: Mapping[str, str]) -> Callable[[pulumi.ResourceTrans
             own = meta.get("labels") or {}
             if not isinstance(own, Mapping):
                 return None
-            props = {**args.props, "metadata": {**meta, "labels": {**tags, **own}}}
+            props: dict[str, Any] = {**args.props, "metadata": {**meta, "labels": {**tags, **own}}}
         elif isinstance(meta, k8s.meta.v1.ObjectMetaArgs):
             own = meta.labels or {}
             if not isinstance(own, Mapping):
                 return None
-            meta.labels = {**tags, **own}  # type: ignore[assignment]  # Input[str] values
-            props = args.props
+            meta.labels = {**tags, **own}
+            props = dict(args.props)
         else:
             return None
         return pulumi.ResourceTransformationResult(props, args.opts)
