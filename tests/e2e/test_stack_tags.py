@@ -85,3 +85,24 @@ def test_a_tag_that_is_not_also_a_label_is_refused(tags: dict[str, str], path: t
 def test_a_stack_without_tags_is_unchanged() -> None:
     config, problems = parse_stack_config({"cluster": {"name": "gpu-dev", "kubernetesVersion": "1.35"}})
     assert problems == [] and config is not None and config.tags == {}
+
+
+def _transform(type_: str, props: dict[str, Any]) -> Any:
+    import pulumi  # noqa: PLC0415
+
+    from components.program import kubernetes_labels  # noqa: PLC0415
+
+    args = pulumi.ResourceTransformationArgs(None, type_, "x", props, pulumi.ResourceOptions())  # type: ignore[arg-type]
+    return kubernetes_labels({RUN_TAG: RUN, "team": "gpu"})(args)
+
+
+def test_the_labels_transformation_adds_the_tags_and_keeps_an_object_s_own_labels() -> None:
+    import pulumi_kubernetes as k8s  # noqa: PLC0415
+
+    result = _transform("kubernetes:core/v1:Namespace", {"metadata": {"name": "n", "labels": {"team": "serving"}}})
+    assert result.props["metadata"]["labels"] == {RUN_TAG: RUN, "team": "serving"}
+    meta = k8s.meta.v1.ObjectMetaArgs(name="n", labels={"app": "triton"})
+    result = _transform("kubernetes:apps/v1:Deployment", {"metadata": meta})
+    assert result.props["metadata"].labels == {RUN_TAG: RUN, "team": "gpu", "app": "triton"}
+    assert _transform("aws:ec2/vpc:Vpc", {"tags": {}}) is None
+    assert _transform("kubernetes:helm.sh/v3:Release", {"values": {}}) is None
