@@ -111,6 +111,13 @@ class FakeAutomation:
         self.calls = calls
         self.stacks: list[FakeStack] = []
 
+    def select_stack(self, stack_name: str, project_name: str | None = None, program: Any = None,
+                     work_dir: str | None = None, opts: auto.LocalWorkspaceOptions | None = None) -> FakeStack:
+        self.calls.record("select_stack", stack_name=stack_name, work_dir=work_dir, opts=opts)
+        stack = FakeStack(self.calls, stack_name)
+        self.stacks.append(stack)
+        return stack
+
     def create_stack(self, stack_name: str, project_name: str | None = None, program: Any = None,
                      work_dir: str | None = None, opts: auto.LocalWorkspaceOptions | None = None) -> FakeStack:
         self.calls.record("create_stack", stack_name=stack_name, work_dir=work_dir, opts=opts)

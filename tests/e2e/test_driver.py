@@ -27,7 +27,7 @@ from tests.e2e.fakes import (
     completed,
     fake_infer,
 )
-from tools.e2e.driver import CLEANUP_STEPS, CREATES_FROM, MAIN_STEPS, Deps, Driver, deployer_arn
+from tools.e2e.driver import CLEANUP_STEPS, CREATES_FROM, MAIN_STEPS, Deps, Driver, cleanup_run, deployer_arn
 from tools.e2e.kube import Kube
 from tools.e2e.runid import RUN_TAG
 from tools.e2e.stack import PROJECT
@@ -179,6 +179,7 @@ def test_the_deployer_is_the_role_behind_the_session() -> None:
 
 FAKES_AND_REAL = [
     (FakeAutomation.create_stack, auto.create_stack, True),
+    (FakeAutomation.select_stack, auto.select_stack, True),
     (FakeStack.up, auto.Stack.up, False),
     (FakeStack.destroy, auto.Stack.destroy, False),
     (FakeStack.outputs, auto.Stack.outputs, False),
@@ -213,3 +214,20 @@ def test_every_call_the_driver_made_binds_to_the_real_api(aws: Any, tmp_path: Pa
     assert "workspace" in inspect.signature(auto.Stack.__init__).parameters
     assert "self.workspace = workspace" in inspect.getsource(auto.Stack.__init__)
     assert isinstance(h.automation.stacks[0].workspace, FakeWorkspace)
+
+
+@pytest.mark.parametrize("stack_exists", [True, False])
+def test_the_workflow_cleanup_destroys_the_stack_when_it_exists_and_always_sweeps(
+        aws: Any, tmp_path: Path, stack_exists: bool) -> None:
+    h = Harness(aws, tmp_path, fail=set() if stack_exists else {"select_stack"})
+    run_id = h.driver.state.run_id
+    aws.client("ec2").create_vpc(CidrBlock="10.9.0.0/16", TagSpecifications=[
+        {"ResourceType": "vpc", "Tags": [{"Key": RUN_TAG, "Value": run_id}]}])
+    report = cleanup_run(run_id, h.driver.deps, repo=tmp_path, region="us-west-2", protect=frozenset())
+    rows = {r.step: r.result for r in report.rows}
+    if stack_exists:
+        assert rows == {"pre-destroy": "passed", "destroy": "passed", "stack-rm": "passed", "sweep": "passed"}
+        assert dict(h.calls.log)["destroy"]["continue_on_error"] is True
+    else:
+        assert rows == {"destroy": "skipped", "sweep": "passed"}
+    assert len(report.sweep["removed"]) == 1

@@ -475,11 +475,20 @@ def cleanup_run(run_id: str, deps: Deps, *, repo: Path, region: str, protect: fr
             path.write_text(value if isinstance(value, str) else yaml.safe_dump(value), encoding="utf-8")
             path.chmod(0o600)
             return "; ".join(deps.kube(path).empty_cluster(PRE_DESTROY_BUDGET)) or "nothing to delete"
+        def destroy() -> str:
+            stack.destroy(on_output=deps.log, color="never", continue_on_error=True)
+            return "destroyed (continue-on-error)"
+
+        def stack_rm() -> str:
+            stack.workspace.remove_stack(run_id)
+            return f"stack {run_id} removed"
+
         step("pre-destroy", pre_destroy)
-        step("destroy", lambda: str(stack.destroy(on_output=deps.log, color="never", continue_on_error=True)
-                                    and "destroyed (continue-on-error)"))
+        step("destroy", destroy)
         if report.rows[-1].result == "passed":
-            step("stack-rm", lambda: str(stack.workspace.remove_stack(run_id)) and f"stack {run_id} removed")
+            step("stack-rm", stack_rm)
+        else:
+            report.rows.append(Row("stack-rm", 0.0, "skipped", "kept: destroy failed"))
 
     def sweep() -> str:
         result = Sweeper(clients, Selector(run_id=run_id, protect=protect), log=deps.log).sweep()
