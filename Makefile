@@ -52,7 +52,7 @@ help:
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP): requirements.txt requirements-dev.txt $(RUNTIME_STAMP) | $(PY)
+$(STAMP): requirements.txt requirements-dev.txt requirements-e2e.txt $(RUNTIME_STAMP) | $(PY)
 	@echo "== installing the development tools into $(VENV) (requirements-dev.txt: pytest, mypy, ruff, hypothesis, mutmut, zizmor, ...; about 300 MB more)"
 	$(PIP_INSTALL) -r requirements-dev.txt
 	@touch $(STAMP)
