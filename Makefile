@@ -32,7 +32,7 @@ GATE_TODAY := 2026-11-30
 .DEFAULT_GOAL := help
 .PHONY: help venv program-venv upstream upstream-if-reachable pack-venv preview preview-json gate lint test mutants bench clean
 .PHONY: mutants-chunks mutants-pack mutants-merge
-.PHONY: test-calendar test-fresh-clone
+.PHONY: test-calendar test-fresh-clone e2e e2e-cleanup e2e-sweep
 
 help:
 	@echo "make preview        offline preview of the dev stack (STACK=prod for prod): no cloud account, no Pulumi CLI"
@@ -53,13 +53,15 @@ help:
 	@echo "                    (PHASE=update|up for the other engine moments of make preview)"
 	@echo "make mutants        mutation testing of the rule core with mutmut (on demand, not in CI; CPU-heavy)"
 	@echo "                    in chunks: make mutants-chunks CHUNKS=N, make mutants-pack PACK=F, make mutants-merge FROM='F ...'"
+	@echo "make e2e MAX_USD=N the end-to-end proof in your AWS account: up, probe, one request, sleep and wake, image roll,"
+	@echo "                    destroy and a tag sweep, refused above MAX_USD (docs/e2e.md; needs an account and the Pulumi CLI)"
 	@echo "make bench          preview + gate wall time and memory against the import floor and checkov: bench/results.md"
 
 $(PY):
 	@echo "== creating $(VENV) ($(PYTHON) -m venv)" >&2
 	@$(PYTHON) -m venv $(VENV) >&2
 
-$(STAMP): requirements.txt requirements-dev.txt $(RUNTIME_STAMP) | $(PY)
+$(STAMP): requirements.txt requirements-dev.txt requirements-e2e.txt $(RUNTIME_STAMP) | $(PY)
 	@echo "== installing the development tools into $(VENV) (requirements-dev.txt: pytest, mypy, ruff, hypothesis, mutmut, zizmor, ...; about 300 MB more)" >&2
 	@$(PIP_INSTALL) -r requirements-dev.txt >&2
 	@touch $(STAMP)
@@ -204,6 +206,28 @@ BENCH_RUNS ?= 5
 BENCH_ARGS ?=
 bench: $(STAMP)
 	$(PY) bench/preview.py --runs $(BENCH_RUNS) $(BENCH_ARGS)
+
+# The end-to-end proof in a real AWS account (docs/e2e.md): `make e2e MAX_USD=25`. It first says everything it
+# needs and lacks (credentials, region, Pulumi CLI and backend, MAX_USD, ...) and stops there having created
+# nothing; then the pack's venv, then the run (tools/e2e). requirements-e2e.txt adds boto3 to the runtime.
+E2E_STAMP := $(VENV)/.e2e-installed
+$(E2E_STAMP): requirements-e2e.txt $(RUNTIME_STAMP) | $(PY)
+	$(PIP_INSTALL) -r requirements-e2e.txt
+	@touch $(E2E_STAMP)
+
+e2e: $(E2E_STAMP)
+	MAX_USD="$(MAX_USD)" $(PY) -m tools.e2e check
+	$(MAKE) pack-venv
+	MAX_USD="$(MAX_USD)" $(PY) -m tools.e2e run
+
+# What a run left when its own cleanup could not run (the e2e workflow's always() job): E2E_RUN_ID=e2e-... ;
+# and the scheduled sweep of every run older than E2E_TTL_HOURS.
+E2E_TTL_HOURS ?= 12
+e2e-cleanup: $(E2E_STAMP)
+	$(PY) -m tools.e2e cleanup
+
+e2e-sweep: $(E2E_STAMP)
+	$(PY) -m tools.e2e sweep --older-than-hours $(E2E_TTL_HOURS)
 
 clean:
 	rm -rf out .pytest_cache .mypy_cache .ruff_cache $(PACK_VENV) mutants

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pulumi
+import pulumi_kubernetes as k8s
 
 from components.cluster import Cluster
 from components.config import StackConfig
@@ -69,6 +71,8 @@ def build(config: StackConfig) -> Platform:
     from components.inference.serving import build_serving, monitoring_stack  # noqa: PLC0415
 
     refuse_documentation_values(config.cluster, services=config.inference_services)
+    if config.tags:
+        pulumi.runtime.register_stack_transformation(kubernetes_labels(config.tags))
     check_spot_service_linked_role(config.karpenter)
     cluster = Cluster(config.cluster.name, config.cluster, config.system_node_group)
     platform = Platform(cluster=cluster)
@@ -83,7 +87,8 @@ def build(config: StackConfig) -> Platform:
         for karpenter_pool in config.karpenter.pools:
             platform.karpenter_pools[karpenter_pool.name] = KarpenterGpuPool(
                 f"{config.cluster.name}-{karpenter_pool.name}", karpenter_pool, pools[karpenter_pool.name], cluster,
-                platform.karpenter, cluster_name=config.cluster.name, existing_cluster=config.cluster.existing)
+                platform.karpenter, cluster_name=config.cluster.name, existing_cluster=config.cluster.existing,
+                tags=config.tags)
     monitoring = monitoring_stack(config.addons, cluster) if config.inference_services else None
     if config.gpu_operator is not None:
         platform.gpu_operator = GpuOperatorRelease(
@@ -97,8 +102,34 @@ def build(config: StackConfig) -> Platform:
         gpu_dependencies = [*platform.gpu_node_groups.values(), *platform.karpenter_pools.values(),
                             *([platform.gpu_operator] if platform.gpu_operator is not None else [])]
         platform.serving = build_serving(config.inference_services, config.addons, list(pools.values()), cluster,
-                                         monitoring, gpu_dependencies=gpu_dependencies)
+                                         monitoring, gpu_dependencies=gpu_dependencies, tags=config.tags)
     return platform
+
+
+def kubernetes_labels(tags: Mapping[str, str]) -> Callable[[pulumi.ResourceTransformationArgs],
+                                                             pulumi.ResourceTransformationResult | None]:
+    """A stack transformation that adds the stack's `tags` as labels to every Kubernetes object the program
+    registers with literal metadata (a mapping or ObjectMetaArgs); a label the object sets itself wins.
+    Helm releases are not objects: what a chart renders is labelled by the chart."""
+    def transform(args: pulumi.ResourceTransformationArgs) -> pulumi.ResourceTransformationResult | None:
+        if not args.type_.startswith("kubernetes:") or "metadata" not in args.props:
+            return None
+        meta = args.props["metadata"]
+        if isinstance(meta, Mapping):
+            own = meta.get("labels") or {}
+            if not isinstance(own, Mapping):
+                return None
+            props: dict[str, Any] = {**args.props, "metadata": {**meta, "labels": {**tags, **own}}}
+        elif isinstance(meta, k8s.meta.v1.ObjectMetaArgs):
+            own = meta.labels or {}
+            if not isinstance(own, Mapping):
+                return None
+            meta.labels = {**tags, **own}
+            props = dict(args.props)
+        else:
+            return None
+        return pulumi.ResourceTransformationResult(props, args.opts)
+    return transform
 
 
 def export(platform: Platform) -> None:

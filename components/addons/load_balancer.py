@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pulumi
@@ -21,7 +21,8 @@ NAMESPACE = "kube-system"
 SERVICE_ACCOUNT = "aws-load-balancer-controller"
 
 
-def helm_values(cluster_name: pulumi.Input[str], region: str, vpc_id: pulumi.Input[str]) -> dict[str, Any]:
+def helm_values(cluster_name: pulumi.Input[str], region: str, vpc_id: pulumi.Input[str],
+                tags: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Chart values; every key exists in the chart's values.yaml (.upstream-cache/charts, v3.5.0, pinned in
     upstream.lock.json).
 
@@ -32,6 +33,8 @@ def helm_values(cluster_name: pulumi.Input[str], region: str, vpc_id: pulumi.Inp
       pod with a readiness gate, so one replica down must not stop admissions.
     - `enableServiceMutatorWebhook: false`: the controller would otherwise take over every
       `type: LoadBalancer` Service in the cluster; the platform asks it only for Ingresses.
+    - `defaultTags` (stack key `tags`, only when set): on every ALB, target group, listener and security group
+      the controller creates.
     Source: https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/deploy/installation/
     Source: https://github.com/kubernetes-sigs/aws-load-balancer-controller/blob/v3.5.0/helm/aws-load-balancer-controller/values.yaml
     """
@@ -44,6 +47,7 @@ def helm_values(cluster_name: pulumi.Input[str], region: str, vpc_id: pulumi.Inp
         "serviceAccount": {"create": True, "name": SERVICE_ACCOUNT},
         "nodeSelector": labels.system_node_selector(),
         "enableServiceMutatorWebhook": False,
+        **({"defaultTags": dict(tags)} if tags else {}),
     }
 
 
@@ -72,6 +76,7 @@ class AwsLoadBalancerController(pulumi.ComponentResource):
         region: str,
         vpc_id: pulumi.Input[str],
         provider: k8s.Provider,
+        tags: Mapping[str, str] | None = None,
         depends_on: Sequence[pulumi.Resource] = (),
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
@@ -79,7 +84,7 @@ class AwsLoadBalancerController(pulumi.ComponentResource):
         _, _, association = pod_identity(
             f"{name}-identity", parent=self, cluster_name=cluster_name, namespace=NAMESPACE,
             service_account=SERVICE_ACCOUNT, policy=POLICY)
-        self.values = helm_values(cluster_name, region, vpc_id)
+        self.values = helm_values(cluster_name, region, vpc_id, tags)
         self.release = k8s.helm.v3.Release(
             f"{name}-release",
             name=CHART,

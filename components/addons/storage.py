@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pulumi
 import pulumi_aws as aws
@@ -21,7 +21,7 @@ EBS_CSI_POLICY = "service-role/AmazonEBSCSIDriverPolicy"
 ADDON_NAMESPACE = "kube-system"
 
 
-def ebs_csi_configuration() -> dict[str, object]:
+def ebs_csi_configuration(tags: Mapping[str, str] | None = None) -> dict[str, object]:
     """The add-on's configuration: the controller on the system nodes.
 
     The node DaemonSet keeps the add-on default (it tolerates every taint), since it must run on the
@@ -29,8 +29,13 @@ def ebs_csi_configuration() -> dict[str, object]:
     Source: https://github.com/kubernetes-sigs/aws-ebs-csi-driver/blob/master/charts/aws-ebs-csi-driver/values.yaml
     (controller.nodeSelector, node.tolerateAllTaints); the add-on's schema:
     `aws eks describe-addon-configuration --addon-name aws-ebs-csi-driver`.
+    `controller.extraVolumeTags` (stack key `tags`, only when set) tags every volume the driver creates
+    (https://github.com/kubernetes-sigs/aws-ebs-csi-driver/blob/master/docs/tagging.md).
     """
-    return {"controller": {"nodeSelector": labels.system_node_selector()}}
+    controller: dict[str, object] = {"nodeSelector": labels.system_node_selector()}
+    if tags:
+        controller["extraVolumeTags"] = dict(tags)
+    return {"controller": controller}
 
 
 def kms_policy(key_arns: Sequence[str]) -> dict[str, object] | None:
@@ -90,6 +95,7 @@ class EbsSnapshotStorage(pulumi.ComponentResource):
         *,
         cluster_name: pulumi.Input[str],
         kms_key_arns: Sequence[str] = (),
+        tags: Mapping[str, str] | None = None,
         depends_on: Sequence[pulumi.Resource] = (),
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
@@ -103,7 +109,7 @@ class EbsSnapshotStorage(pulumi.ComponentResource):
             cluster_name=cluster_name,
             addon_name=EBS_CSI_ADDON,
             addon_version=config.ebs_csi_driver.version,
-            configuration_values=json.dumps(ebs_csi_configuration(), sort_keys=True),
+            configuration_values=json.dumps(ebs_csi_configuration(tags), sort_keys=True),
             pod_identity_associations=[aws.eks.AddonPodIdentityAssociationArgs(
                 role_arn=role.arn, service_account=EBS_CSI_SERVICE_ACCOUNT)],
             resolve_conflicts_on_create="OVERWRITE",

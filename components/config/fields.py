@@ -309,3 +309,36 @@ Host = Annotated[str, AfterValidator(_host)]
 Image = Annotated[str, AfterValidator(_image)]
 NumberString = Annotated[str, AfterValidator(_number_string)]
 MountPath = Annotated[str, AfterValidator(_mount_path)]
+
+
+# `gpu-platform:tags`: each pair is an AWS tag on what the controllers create and a label on every Kubernetes
+# object, so it must be valid as both; the label rules are the narrower (63-character name and value, a DNS
+# subdomain prefix). Reserved prefixes: `aws:` (AWS refuses user tags with it) and the Kubernetes and Karpenter
+# prefixes the controllers set themselves (Karpenter's EC2NodeClass CRD rejects them in spec.tags).
+# Sources: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#syntax-and-character-set
+# https://docs.aws.amazon.com/tag-editor/latest/userguide/tagging.html (tag naming limits)
+# https://karpenter.sh/docs/concepts/nodeclasses/#spectags (restricted tags)
+_LABEL_NAME = r"[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
+_TAG_KEY_RE = re.compile(rf"^(?:[a-z0-9](?:[-a-z0-9.]{{0,251}}[a-z0-9])?/)?{_LABEL_NAME}$")
+_TAG_VALUE_RE = re.compile(rf"^(?:{_LABEL_NAME})?$")
+_RESERVED_TAG_PREFIXES = ("aws:", "kubernetes.io/", "k8s.io/", "karpenter.sh/", "karpenter.k8s.aws/", "eks:",
+                          "eks.amazonaws.com/", "elbv2.k8s.aws/", "ebs.csi.aws.com/")
+
+
+def _resource_tags(value: dict[str, str]) -> dict[str, str]:
+    for key, tag in value.items():
+        if key.startswith(_RESERVED_TAG_PREFIXES) or not _TAG_KEY_RE.match(key):
+            raise ConfigIssue(
+                "a tag key is also a Kubernetes label key: an optional DNS-subdomain prefix and '/', then 1-63 "
+                f"letters, digits, '-', '_' or '.'; not under {', '.join(_RESERVED_TAG_PREFIXES)}",
+                value=key, path=(key,), nearest=[re.sub(r"[^A-Za-z0-9_.-]", "-", key.rpartition("/")[2])[:63]
+                                                 .strip("-_.") or "team"])
+        if not _TAG_VALUE_RE.match(tag):
+            raise ConfigIssue(
+                "a tag value is also a Kubernetes label value: at most 63 letters, digits, '-', '_' or '.', "
+                "starting and ending with a letter or digit",
+                value=tag, path=(key,), nearest=[re.sub(r"[^A-Za-z0-9_.-]", "-", tag)[:63].strip("-_.")])
+    return value
+
+
+ResourceTags = Annotated[dict[str, str], AfterValidator(_resource_tags)]

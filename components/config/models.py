@@ -23,6 +23,7 @@ from components.config.fields import (
     PoolName,
     PrincipalArn,
     PublicCidr,
+    ResourceTags,
     VpcCidr,
     _unique,
 )
@@ -446,6 +447,12 @@ class StackConfig(_Model):
     addons: AddonsConfig = Field(
         default_factory=AddonsConfig,
         description="Pinned versions of the add-ons inference services need (installed only when one does).",
+    )
+    tags: ResourceTags = Field(
+        default_factory=dict,
+        description="Tags the controllers stamp on what they create (Karpenter's EC2NodeClass spec.tags, the load "
+                    "balancer controller's defaultTags, the EBS CSI driver's extraVolumeTags), also set as labels "
+                    "on every Kubernetes object; the provider's own resources take `aws:defaultTags`.",
     )
 
     @model_validator(mode="after")

@@ -10,7 +10,7 @@ controllers its objects need.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pulumi
@@ -69,7 +69,8 @@ def monitoring_stack(addons: AddonsConfig, cluster: Cluster) -> MonitoringStack:
 
 def build_serving(services: Sequence[InferenceServiceConfig], addons: AddonsConfig, pools: Sequence[GpuPool],
                   cluster: Cluster, monitoring: MonitoringStack, *,
-                  gpu_dependencies: Sequence[pulumi.Resource] = ()) -> Serving:
+                  gpu_dependencies: Sequence[pulumi.Resource] = (),
+                  tags: Mapping[str, str] | None = None) -> Serving:
     """The add-ons the services need and one InferenceService each; `services` is not empty."""
     base = list(cluster.workload_dependencies)
     provider = cluster.provider
@@ -81,13 +82,14 @@ def build_serving(services: Sequence[InferenceServiceConfig], addons: AddonsConf
     if any(s.ingress is not None for s in services):
         serving.load_balancer = AwsLoadBalancerController(
             "aws-load-balancer-controller", addons, cluster_name=cluster.cluster_name,
-            region=aws.get_region().region, vpc_id=cluster.vpc_id, provider=provider, depends_on=base)
+            region=aws.get_region().region, vpc_id=cluster.vpc_id, provider=provider, tags=tags,
+            depends_on=base)
         needed.append(serving.load_balancer)
     if any(s.model_volume is not None for s in services):
         keys = [s.model_volume.kms_key_arn for s in services
                 if s.model_volume is not None and s.model_volume.kms_key_arn is not None]
         serving.storage = EbsSnapshotStorage("ebs-storage", addons, cluster_name=cluster.cluster_name,
-                                             kms_key_arns=keys, depends_on=base)
+                                             kms_key_arns=keys, tags=tags, depends_on=base)
         needed.append(serving.storage)
 
     namespaces: dict[str, k8s.core.v1.Namespace] = {}

@@ -3,6 +3,7 @@ after it when the pool falls back)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pulumi
@@ -199,6 +200,7 @@ class KarpenterGpuPool(pulumi.ComponentResource):
         *,
         cluster_name: str,
         existing_cluster: bool,
+        tags: Mapping[str, str] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("gpu-platform:components:KarpenterGpuPool", name, None, opts)
@@ -218,7 +220,8 @@ class KarpenterGpuPool(pulumi.ComponentResource):
             "securityGroupSelectorTerms": groups,
             "metadataOptions": metadata_options(),
             "blockDeviceMappings": block_device_mappings(pool.os, config.disk_size_gib),
-            "tags": {labels.POOL_LABEL: pool.name},
+            # spec.tags: on the instances, volumes and launch templates Karpenter creates (stack key `tags`).
+            "tags": {**(tags or {}), labels.POOL_LABEL: pool.name},
         }
         ignore: list[str] = []
         if config.ami_alias is not None:

@@ -1,0 +1,62 @@
+"""The cost cap: the estimate's arithmetic from the recorded prices, the refusal above MAX_USD, the cheapest type
+of each pool, and what it refuses to guess."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from tools.e2e.cap import cost
+from tools.e2e.runid import new_run_id
+from tools.e2e.stack import Inputs, e2e_config, load_dev, shape
+
+REPO = Path(__file__).resolve().parents[2]
+NOW = datetime(2026, 12, 5, 6, 0, tzinfo=UTC)
+
+
+def dev_shape(region: str = "us-west-2") -> cost.Shape:
+    inputs = Inputs(run_id=new_run_id(NOW, "cost"), region=region, snapshot_id="snap-0123456789abcdef1",
+                    snapshot_gib=1, ingress_host="e2e.example.com",
+                    certificate_arn="arn:aws:acm:us-west-2:123456789012:certificate/x",
+                    endpoint_cidrs=("198.51.100.7/32",), deployer_arn="arn:aws:iam::123456789012:role/e2e")
+    return shape(e2e_config(load_dev(REPO), inputs, NOW), own_snapshot_gib=1)
+
+
+def test_the_shape_of_dev_as_the_e2e_stack_runs_it() -> None:
+    s = dev_shape()
+    assert s.zones == 2 and s.nat_gateways == 1  # dev: two zones, one NAT gateway
+    assert s.mng_gpu == {"g6.xlarge": 1}        # the cheapest of l4-spot's [g6.xlarge, g5.xlarge]
+    assert s.karpenter_gpu == {"g4dn.xlarge": 1}  # the cheapest of gpu-spot's three
+    assert (s.system_type, s.system_nodes) == ("m7i.large", 3)
+
+
+def test_the_estimate_adds_every_line_for_the_limit() -> None:
+    est = cost.estimate(dev_shape(), limit_hours=4, expected_hours=3)
+    by_item = {item.split(" (")[0]: rate for item, rate, _ in est.lines}
+    assert by_item["EKS control plane"] == pytest.approx(0.10)
+    assert by_item["5 x g6.xlarge"] == pytest.approx(5 * 0.8048)  # 1 node + 2 per zone x 2 zones of surge
+    assert by_item["2 x g4dn.xlarge"] == pytest.approx(2 * 0.526)
+    assert by_item["1 NAT gateway(s)"] == pytest.approx(0.045)
+    hourly = sum(rate for _, rate, _ in est.lines)
+    assert est.worst_usd == pytest.approx(round(hourly * 4, 2))
+    assert est.expected_usd == pytest.approx(round(est.worst_usd * 3 / 4, 2))
+    assert est.peak_gpu_vcpus == 5 * 4 + 2 * 4
+    table = est.table()
+    assert cost.EC2_SOURCE in table and cost.PRICES_READ in table and cost.GPU_QUOTA_CODE in table
+
+
+def test_a_cap_below_the_worst_case_is_refused() -> None:
+    est = cost.estimate(dev_shape(), limit_hours=4, expected_hours=3)
+    cost.refuse_above(est, est.worst_usd)
+    with pytest.raises(cost.CostError, match=r"up to USD .* above MAX_USD=5\.00"):
+        cost.refuse_above(est, 5)
+
+
+def test_another_region_or_an_unpriced_type_is_refused_not_guessed() -> None:
+    with pytest.raises(cost.CostError, match="recorded prices are us-west-2's"):
+        cost.estimate(dev_shape("eu-west-1"), limit_hours=4, expected_hours=3)
+    with pytest.raises(cost.CostError, match=r"none of .*p5\.48xlarge.* has a recorded price"):
+        cost.cheapest(["p5.48xlarge"])
+    assert cost.cheapest(["g5.xlarge", "g6.xlarge", "p5.48xlarge"]) == "g6.xlarge"

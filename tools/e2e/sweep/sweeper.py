@@ -1,0 +1,150 @@
+"""The sweeper: after `destroy`, whatever still carries a run's tags goes, kind by kind in `order.SWEEP_ORDER`,
+and the resource-groups tagging API must then find nothing with the run tag.
+
+Errors do not stop the sweep: a kind that fails is recorded and the next kind runs (Karpenter's sweeper does the
+same, aws/karpenter-provider-aws test/hack/resource/clean/main.go); the result says what was removed, what
+failed and what is left, and `ok` is true only when nothing is left.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from tools.e2e.runid import RUN_TAG, Selector, runs_named, tag_dict
+from tools.e2e.sweep.kinds import KINDS, Context, Found, find_vpcs, revoke_group_references
+from tools.e2e.sweep.order import SWEEP_ORDER
+from tools.e2e.sweep.retry import Retry
+
+
+@dataclass
+class SweepResult:
+    removed: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    left: list[str] = field(default_factory=list)
+    scheduled: list[str] = field(default_factory=list)  # KMS keys pending deletion: as gone as AWS allows
+
+    @property
+    def ok(self) -> bool:
+        return not self.left and not self.failed
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "removed": self.removed, "failed": self.failed, "left": self.left,
+                "scheduled": self.scheduled}
+
+
+@dataclass
+class Sweeper:
+    clients: Callable[[str], Any]
+    selector: Selector
+    retry: Retry = field(default_factory=Retry)
+    wait_budget: float = 1800.0   # how long an asynchronous deletion (cluster, NAT gateway) may take
+    poll: float = 15.0
+    sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], float] = time.monotonic
+    log: Callable[[str], None] = print
+
+    def sweep(self, order: tuple[str, ...] = SWEEP_ORDER) -> SweepResult:
+        result = SweepResult()
+        ctx = Context(self.clients, self.selector, self.retry)
+        try:
+            ctx.vpcs = {f.id for f in find_vpcs(ctx)}
+        except (ClientError, BotoCoreError) as error:
+            result.failed.append(f"ec2-vpc (listing the run's VPCs): {error}")
+        for kind_name in order:
+            kind = KINDS[kind_name]
+            try:
+                items = kind.find(ctx)
+            except (ClientError, BotoCoreError) as error:
+                result.failed.append(f"{kind_name} (listing): {error}")
+                continue
+            if kind_name == "ec2-security-group" and items:
+                try:
+                    revoke_group_references(ctx, items)
+                except (ClientError, BotoCoreError) as error:
+                    result.failed.append(f"{kind_name} (revoking cross references): {error}")
+            for item in items:
+                try:
+                    kind.delete(ctx, item)
+                except (ClientError, BotoCoreError) as error:
+                    result.failed.append(f"{item.describe()}: {error}")
+                    continue
+                self.log(f"sweep: deleted {item.describe()}")
+                result.removed.append(item.describe())
+            if items and not kind.gone_when_deleted:
+                self._wait_gone(ctx, kind_name, items, result)
+        result.left, result.scheduled = self.leftovers()
+        return result
+
+    def _wait_gone(self, ctx: Context, kind_name: str, items: list[Found], result: SweepResult) -> None:
+        deadline = self.clock() + self.wait_budget
+        wanted = {i.id for i in items}
+        while True:
+            try:
+                still = {f.id for f in KINDS[kind_name].find(ctx)} & wanted
+            except (ClientError, BotoCoreError) as error:
+                result.failed.append(f"{kind_name} (waiting): {error}")
+                return
+            if not still:
+                return
+            if self.clock() + self.poll > deadline:
+                result.failed.extend(f"{kind_name} {i}: still there after {self.wait_budget:.0f} s"
+                                     for i in sorted(still))
+                return
+            self.sleep(self.poll)
+
+    def leftovers(self) -> tuple[list[str], list[str]]:
+        """What the resource-groups tagging API still finds with the run tag, less the KMS keys pending deletion;
+        and those keys. The API lags behind deletions, so it is asked again until it agrees or the wait is over."""
+        deadline = self.clock() + min(self.wait_budget, 600.0)
+        while True:
+            left, scheduled = self._tagging_query()
+            if not left or self.clock() + self.poll > deadline:
+                return left, scheduled
+            self.sleep(self.poll)
+
+    def _tagging_query(self) -> tuple[list[str], list[str]]:
+        tagging = self.clients("resourcegroupstaggingapi")
+        if self.selector.run_id is not None:
+            filters = [{"Key": RUN_TAG, "Values": [self.selector.run_id]}]
+        else:
+            filters = [{"Key": RUN_TAG}]
+        left: list[str] = []
+        scheduled: list[str] = []
+        for page in tagging.get_paginator("get_resources").paginate(TagFilters=filters):
+            for mapping in page.get("ResourceTagMappingList", []):
+                arn = mapping["ResourceARN"]
+                tags = tag_dict(mapping.get("Tags", []))
+                if not any(self.selector.takes_run(r) for r in runs_named(tags)):
+                    continue
+                if arn.rsplit("/", 1)[-1] in self.selector.protect:
+                    continue
+                if ":kms:" in arn and self._kms_pending(arn):
+                    scheduled.append(arn)
+                    continue
+                if self._gone_but_listed(arn):
+                    continue
+                left.append(arn)
+        return sorted(left), sorted(scheduled)
+
+    def _gone_but_listed(self, arn: str) -> bool:
+        """EC2 keeps a terminated instance and a deleted NAT gateway visible for about an hour; neither costs
+        anything (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/terminating-instances.html,
+        https://docs.aws.amazon.com/vpc/latest/userguide/nat-gateway-working-with.html#nat-gateway-deleting)."""
+        ident = arn.rsplit("/", 1)[-1]
+        ec2 = self.clients("ec2")
+        if ":instance/" in arn:
+            reservations = ec2.describe_instances(InstanceIds=[ident]).get("Reservations", [])
+            return {i["State"]["Name"] for r in reservations for i in r["Instances"]} == {"terminated"}
+        if ":natgateway/" in arn:
+            gateways = ec2.describe_nat_gateways(NatGatewayIds=[ident]).get("NatGateways", [])
+            return {g["State"] for g in gateways} <= {"deleted"}
+        return False
+
+    def _kms_pending(self, arn: str) -> bool:
+        meta = self.clients("kms").describe_key(KeyId=arn)["KeyMetadata"]
+        return meta.get("KeyState") in ("PendingDeletion", "PendingReplicaDeletion")
