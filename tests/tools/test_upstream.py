@@ -12,8 +12,10 @@ import os
 import socket
 import subprocess
 import sys
+import time
 import urllib.parse
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,7 +23,7 @@ from tests.policies.conftest_registry import fake_server
 from tests.shared import upstream
 from tools.matrix.cli import main as matrix_main
 from tools.upstream.__main__ import main
-from tools.upstream.fill import missing
+from tools.upstream.fill import fill, missing
 from tools.upstream.lock import LOCK_PATH, LockError, Pin, cache_dir, dump, load, sha256_of
 
 REPO = Path(__file__).resolve().parents[2]
@@ -367,8 +369,13 @@ def test_fill_if_reachable_remembers_a_source_that_did_not_answer_for_an_hour(tm
     assert (tmp_path / "cache.unreachable").is_file()
 
     tried: list[int] = []
-    real_fill = command.fill
-    monkeypatch.setattr(command, "fill", lambda *a, **k: tried.append(1) or real_fill(*a, **k))
+    real_fill = fill
+
+    def counting_fill(*a: Any, **k: Any) -> Any:
+        tried.append(1)
+        return real_fill(*a, **k)
+
+    monkeypatch.setattr(command, "fill", counting_fill)
     assert main([*args, "--if-reachable"]) == 0
     second = capsys.readouterr().err.strip()
     assert not tried
@@ -379,8 +386,8 @@ def test_fill_if_reachable_remembers_a_source_that_did_not_answer_for_an_hour(tm
     assert main(args) == 1  # `make upstream` always tries
     assert len(tried) == 2
     capsys.readouterr()
-    later = command.time.time() + command.UNREACHABLE_TTL_S + 1
-    monkeypatch.setattr(command.time, "time", lambda: later)
+    later = time.time() + command.UNREACHABLE_TTL_S + 1
+    monkeypatch.setattr(time, "time", lambda: later)
     assert main([*args, "--if-reachable"]) == 0  # an hour on: tried again
     assert len(tried) == 3
 
