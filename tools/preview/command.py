@@ -225,6 +225,12 @@ def run_program(project: Project, stack: str, config: StackConfig, phase: Phase 
     def program() -> None:
         runpy.run_path(str(project.main), run_name="__main__")
 
+    # The caller's event loop comes back afterwards (a caller in process, such as tools.ci_roles, may run
+    # Pulumi's mocks on it next); None where it had none.
+    try:
+        previous: asyncio.AbstractEventLoop | None = asyncio.get_event_loop_policy().get_event_loop()
+    except RuntimeError:
+        previous = None
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     try:
@@ -236,7 +242,7 @@ def run_program(project: Project, stack: str, config: StackConfig, phase: Phase 
         for task in asyncio.all_tasks(loop):
             task.cancel()
         loop.close()
-        asyncio.set_event_loop(None)
+        asyncio.set_event_loop(previous)
 
     errors = [e for e in engine.entries if e.severity == "error"]
     if errors:
