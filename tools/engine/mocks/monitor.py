@@ -51,7 +51,13 @@ from tools.engine.mocks.eks_children import Child, construct_cluster, uncovered
 from tools.engine.mocks.eks_nodegroups import MANAGED_NODE_GROUP, construct_managed_node_group, uncovered_mng
 from tools.engine.mocks.invokes import INVOKES, MockValueError, eks_cluster_description
 from tools.engine.mocks.methods import answer_method
-from tools.engine.mocks.outputs import RESOURCE_OUTPUTS, models_outputs, outputs_for, register_outputs
+from tools.engine.mocks.outputs import (
+    RESOURCE_OUTPUTS,
+    models_outputs,
+    outputs_for,
+    register_outputs,
+    state_chosen_unknown,
+)
 from tools.engine.mocks.values import (
     ACCOUNT_ID,
     DEFAULT_EKS_VERSION,
@@ -236,6 +242,8 @@ class RecordingMocks(Mocks):
         preview of UpdateStep and CreateStep/ReplaceStep).
         """
         outputs = outputs_for(req)
+        if self.dry_run and not self.unknown_outputs:  # `update`: what the cloud chose at create is in the state
+            outputs = state_chosen_unknown(req, outputs, UNKNOWN)
         changed = self.is_changed(req)
         if (self.unknown_outputs or changed) and not req.type.startswith("pulumi:providers:"):
             # The engine previews a create without calling the provider's Create: what the program sent is
