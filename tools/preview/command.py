@@ -63,7 +63,13 @@ from tools.engine.mocks.monitor import (
 )
 from tools.engine.policy_config import GateError
 from tools.engine.records import Violation
-from tools.engine.unseen import answered_by, pending_offline, stack_policy_names, unseen_sources
+from tools.engine.unseen import (
+    answered_by,
+    name_stack_outputs,
+    pending_offline,
+    stack_policy_names,
+    unseen_sources,
+)
 from tools.engine.view import emulated_children, not_seen_offline, stack_tags
 from tools.engine.warm_pack import WarmPack
 from tools.preview.forked import Forked, inert_module, preload_program
@@ -340,8 +346,9 @@ def run_policy_gate(recording: Recording, config: StackConfig, policy_config: Pa
     used = f" with {policy_config}" if policy_config is not None else ""
     # What the offline gate did not see (remote components not emulated, other stacks' outputs not given) makes the
     # verdicts that could read it pending: tools/engine/unseen.py.
-    violations = pending_offline(result.violations, stack_policy_names(result.policies), recording.resources,
-                                 unseen_sources(recording.resources, answered_by(config.other_stacks)))
+    unseen = unseen_sources(recording.resources, answered_by(config.other_stacks, ORGANIZATION, recording.project))
+    violations = name_stack_outputs(pending_offline(result.violations, stack_policy_names(result.policies),
+                                                    recording.resources, unseen), recording.resources, unseen)
     return GateReport(
         ran=True,
         detail=f"policy pack {result.pack_name} ran{used}",
