@@ -495,8 +495,9 @@ def _parser() -> argparse.ArgumentParser:
                              "policies act only after every step; without (the CLI default) a preview with the pack "
                              "comes first and stops a mandatory violation before anything is created")
     parser.add_argument("--stack-outputs", action="append", default=[], metavar="NAME=FILE",
-                        help="another stack's outputs, for the program's StackReference to NAME (as the program names "
-                             "it: org/project/stack, or a shorter form); FILE as `pulumi stack output --json` writes "
+                        help="another stack's outputs, for the program's StackReference to NAME (names resolve as "
+                             "the engine resolves them: stack is <this org>/<this project>/stack, org/stack is "
+                             "org/<this project>/stack); FILE as `pulumi stack output --json --show-secrets` writes "
                              "it. Without it, what depends on that reference is pending. Repeat for several stacks")
     parser.add_argument("--today", type=_iso_date, metavar="YYYY-MM-DD",
                         help="judge every lifecycle at this date (default: the policy config's today, else the "
