@@ -323,20 +323,23 @@ def resource_policy_with_unseen(
     enforcement: EnforcementLevel = EnforcementLevel.MANDATORY,
     prod: EnforcementLevel | None = None,
     config_schema: PolicyConfigSchema | None = None,
+    unseen_prod: EnforcementLevel | None = None,
 ) -> Policy:
     """Register a resource policy and its advisory twin `<name>-unseen`: cannot see, cannot block.
 
     A mandatory finding states a fact the pack saw. What a rule cannot see from the stack (an account
     setting, the content of an image built elsewhere) it still reports, marked with `UNSEEN_MARK` and
     naming what would let it judge; that finding goes to the advisory twin (mark removed), never to the
-    policy itself. Both take the same config properties.
+    policy itself. Both take the same config properties. The twin is advisory by default; `unseen_prod` is the
+    level `policies/config/prod.json` raises it to, where prod demands that the stack state what the pack cannot
+    see (a prod ALB's web ACL on the Ingress itself), and a stack can keep it advisory by not raising it.
     """
 
     seen, unseen = _split_by_mark(UNSEEN_MARK, validate, validate)
 
     main = resource_policy(name, description, seen, enforcement=enforcement, prod=prod, config_schema=config_schema)
     resource_policy(f"{name}{UNSEEN_SUFFIX}", unseen_description, unseen, enforcement=EnforcementLevel.ADVISORY,
-                    config_schema=config_schema, companion_of=name)
+                    prod=unseen_prod, config_schema=config_schema, companion_of=name)
     return main
 
 

@@ -12,7 +12,12 @@ value, instead of a policy passing on a value it never saw. Two values of a node
 unknown in a first preview and needed by few rules: the kubelet `version` (derived from the control
 plane) and a generated `nodeGroupName`. They are `Deferred`: the error is kept and raised only when
 a rule reads them (`Pool.kubelet_version`, a selector on `eks.amazonaws.com/nodegroup`), so the
-verdict waits only where it depends on them. Resources are linked the way the engine
+verdict waits only where it depends on them. The same holds for the whole stack: a cluster's `version` (unknown
+in a first preview of a cluster that sets none: EKS picks its default at create) is `Deferred` in
+`cluster_versions`, and a resource whose view cannot be read for an unknown value leaves its collection
+(`pools`, `releases`, `workloads`, `nvidia_drivers`) unread: reading that collection raises the error that
+names the value and the resource; a policy that reads none of them judges (issue 45: a cluster with no version
+blocked nothing before create). Resources are linked the way the engine
 can tell at preview: through URNs, parents and property dependencies (`PolicyResource.
 property_dependencies`), never through ids, which are unknown until a resource exists. A launch
 template is found from a node group through the `launchTemplate` property's dependencies, else by
@@ -32,6 +37,8 @@ import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from pulumi_policy.proxy import UnknownValueError
 
 from .node_labels import (
     GPU_PRESENT_LABEL,
@@ -187,15 +194,15 @@ def _node_group_pool(urn: str, name: str, props: Any, templates: Mapping[str, An
         urn=urn, name=labels.get(POOL_LABEL, name), kind="managed-node-group", labels=labels, label_domain=domain,
         taints=taints, instance_types=instance_types, min_size=to_int(get(props, "scalingConfig", "minSize")),
         ami_type=str(ami_type) if ami_type else None,
-        kubelet=_kubelet(props), image_version=_opt_str(get(props, "releaseVersion")),
+        kubelet=_kubelet(props, name), image_version=_opt_str(get(props, "releaseVersion")),
         os_hint=_BAKED_AMI_TYPES.get(str(ami_type)) if ami_type else None, props=props, resource=resource,
     )
 
 
-def _kubelet(props: Any) -> str | Deferred | None:
+def _kubelet(props: Any, name: str = "") -> str | Deferred | None:
     version = deferred_get(props, "version")
     if isinstance(version, Deferred):
-        return version
+        return Deferred(_unknown_in(version.error, NODE_GROUP, name, _KUBELET_HINT))
     return _opt_str(version) or _opt_str(get(props, "tags", KUBELET_VERSION_TAG))
 
 
@@ -353,16 +360,45 @@ def _workload(urn: str, name: str, rtype: str, props: Any) -> Workload | None:
 
 @dataclass
 class Inventory:
-    """Everything the stack policies correlate, read once from the stack's resources."""
+    """Everything the stack policies correlate, read once from the stack's resources.
 
-    pools: list[Pool] = field(default_factory=list)
-    workloads: list[Workload] = field(default_factory=list)
-    releases: list[HelmRelease] = field(default_factory=list)
-    nvidia_drivers: list[DriverSpec] = field(default_factory=list)
-    cluster_versions: list[tuple[str, str]] = field(default_factory=list)  # (urn, version)
+    A collection one of whose resources holds an unknown value a view needs is unread (`unread`): reading it
+    raises that value's `UnknownValueError`, so only a policy that reads it waits ("can't run ... during
+    preview"), and the error names the value and its resource.
+    """
+
+    _pools: list[Pool] = field(default_factory=list)
+    _workloads: list[Workload] = field(default_factory=list)
+    _releases: list[HelmRelease] = field(default_factory=list)
+    _nvidia_drivers: list[DriverSpec] = field(default_factory=list)
+    # (urn, version): a Deferred while the engine does not know the cluster's version (it sets none: EKS's default).
+    cluster_versions: list[tuple[str, str | Deferred]] = field(default_factory=list)
     node_classes: dict[str, Any] = field(default_factory=dict)
     launch_templates: dict[str, Any] = field(default_factory=dict)
     pending: list[Pending] = field(default_factory=list)  # `props.properties_pending`: present, not yet known
+    unread: dict[str, Exception] = field(default_factory=dict)  # collection -> the first unknown it met
+
+    def _read(self, collection: str, items: list[Any]) -> list[Any]:
+        error = self.unread.get(collection)
+        if error is not None:
+            raise error
+        return items
+
+    @property
+    def pools(self) -> list[Pool]:
+        return self._read("pools", self._pools)
+
+    @property
+    def workloads(self) -> list[Workload]:
+        return self._read("workloads", self._workloads)
+
+    @property
+    def releases(self) -> list[HelmRelease]:
+        return self._read("releases", self._releases)
+
+    @property
+    def nvidia_drivers(self) -> list[DriverSpec]:
+        return self._read("nvidia_drivers", self._nvidia_drivers)
 
     def pending_of(self, types: Iterable[str]) -> list[Pending]:
         """The pending objects of these types: a verdict that reads them waits instead of judging them absent."""
@@ -375,7 +411,11 @@ class Inventory:
 
     @property
     def control_plane_version(self) -> str | None:
-        return self.cluster_versions[0][1] if self.cluster_versions else None
+        """The first cluster's version; reading it waits (raises) while the engine does not know it."""
+        if not self.cluster_versions:
+            return None
+        version = self.cluster_versions[0][1]
+        return version.value() if isinstance(version, Deferred) else version
 
     def gpu_pools(self, gpu_instance: Any) -> list[Pool]:
         return [p for p in self.pools if p.is_gpu(gpu_instance)]
@@ -441,48 +481,86 @@ def build_inventory(resources: Iterable[Any]) -> Inventory:
     return _build_inventory(resources)
 
 
+def _unknown_in(error: Exception, rtype: str, name: str, hint: str = "") -> Exception:
+    """`error`, its message naming the resource whose value it is (and what would let the pack judge)."""
+    if not isinstance(error, UnknownValueError):
+        return error
+    named = UnknownValueError(error.unknown_type_sentinel, list(error.props))
+    named.message = f"{error.message} ({rtype} {name!r}{': ' + hint if hint else ''})"
+    return named
+
+
+# The collection a resource type's view belongs to (`Inventory.unread`).
+_COLLECTIONS = {NODE_GROUP: "pools", AUTOSCALING_GROUP: "pools", NODE_POOL: "pools", NVIDIA_DRIVER: "nvidia_drivers",
+                **dict.fromkeys(HELM_RELEASE_TYPES, "releases"), **dict.fromkeys(POD_TEMPLATE_PATHS, "workloads")}
+_KUBELET_HINT = "a node group that sets no `version` takes its cluster's when EKS creates it"
+_VERSION_HINT = ("a cluster that sets no `version` gets the EKS default at create, which a preview does not know; "
+                 "pin `version` to have it judged now")
+
+
 def _build_inventory(resources: Iterable[Any]) -> Inventory:
     items = list(resources)
     inv = Inventory()
     for r in items:
-        if r.resource_type == LAUNCH_TEMPLATE:
-            inv.launch_templates[r.name] = r.props
-            value = get(r.props, "name")
-            if value is not None:
-                inv.launch_templates[str(value)] = r.props
-        elif r.resource_type == EC2_NODE_CLASS:
-            inv.node_classes[str(get(r.props, "metadata", "name", default=r.name))] = r.props
+        try:
+            if r.resource_type == LAUNCH_TEMPLATE:
+                inv.launch_templates[r.name] = r.props
+                value = get(r.props, "name")
+                if value is not None:
+                    inv.launch_templates[str(value)] = r.props
+            elif r.resource_type == EC2_NODE_CLASS:
+                inv.node_classes[str(get(r.props, "metadata", "name", default=r.name))] = r.props
+        except UnknownValueError as err:
+            # A template or node class whose name is not known: found through dependencies, or never, so the pools
+            # that might use it wait rather than be judged without it.
+            inv.unread.setdefault("pools", _unknown_in(err, r.resource_type, r.name))
     for r in items:
         rtype, props = r.resource_type, r.props
         if properties_pending(rtype, props):
             inv.pending.append(Pending(r.urn, rtype, r.name))
             continue
-        if rtype == NODE_GROUP:
-            inv.pools.append(_node_group_pool(r.urn, r.name, props, inv.launch_templates, r))
-        elif rtype == AUTOSCALING_GROUP:
-            inv.pools.append(_asg_pool(r.urn, r.name, props, inv.launch_templates, r))
-        elif rtype == NODE_POOL:
-            inv.pools.append(_nodepool_pool(r.urn, r.name, props, inv.node_classes))
-        elif rtype in EKS_CLUSTER_TYPES:
-            version = get(props, "version")
-            if version is not None:
-                inv.cluster_versions.append((r.urn, str(version)))
-        elif rtype in HELM_RELEASE_TYPES:
-            inv.releases.append(HelmRelease(r.urn, r.name, str(get(props, "chart", default="")).rsplit("/", 1)[-1],
-                                             _opt_str(get(props, "version")), _opt_str(get(props, "namespace")),
-                                             get(props, "values", default={})))
-        elif rtype == NVIDIA_DRIVER:
-            spec = get(props, "spec", default={})
-            inv.nvidia_drivers.append(DriverSpec(
-                r.urn, str(get(props, "metadata", "name", default=r.name)), str(get(spec, "version", default="")),
-                as_str_map(get(spec, "nodeSelector")), get(spec, "usePrecompiled", default=False) is True,
-                "nvidiadriver"))
-        else:
-            workload = _workload(r.urn, r.name, rtype, props)
-            if workload is not None:
-                inv.workloads.append(workload)
-    if gfd_runs(inv.releases):  # GPU Feature Discovery labels every GPU node nvidia.com/gpu.present=true
-        for pool in inv.pools:
+        try:
+            _read_resource(inv, r)
+        except UnknownValueError as err:
+            inv.unread.setdefault(_COLLECTIONS.get(rtype, "workloads"), _unknown_in(err, rtype, r.name))
+    gfd: bool | Deferred
+    try:
+        gfd = gfd_runs(inv._releases)
+    except UnknownValueError as err:  # a release's values not known: whether GFD labels the GPU nodes waits
+        gfd = Deferred(err)
+    if gfd:  # GPU Feature Discovery labels every GPU node nvidia.com/gpu.present=true
+        for pool in inv._pools:
             if definitely_gpu(pool.label_domain, pool.instance_types):
-                pool.label_domain.setdefault(GPU_PRESENT_LABEL, frozenset({"true"}))
+                pool.label_domain.setdefault(GPU_PRESENT_LABEL, gfd if isinstance(gfd, Deferred) else
+                                             frozenset({"true"}))
     return inv
+
+
+def _read_resource(inv: Inventory, r: Any) -> None:
+    rtype, props = r.resource_type, r.props
+    if rtype == NODE_GROUP:
+        inv._pools.append(_node_group_pool(r.urn, r.name, props, inv.launch_templates, r))
+    elif rtype == AUTOSCALING_GROUP:
+        inv._pools.append(_asg_pool(r.urn, r.name, props, inv.launch_templates, r))
+    elif rtype == NODE_POOL:
+        inv._pools.append(_nodepool_pool(r.urn, r.name, props, inv.node_classes))
+    elif rtype in EKS_CLUSTER_TYPES:
+        version = deferred_get(props, "version")
+        if isinstance(version, Deferred):
+            inv.cluster_versions.append((r.urn, Deferred(_unknown_in(version.error, rtype, r.name, _VERSION_HINT))))
+        elif version is not None:
+            inv.cluster_versions.append((r.urn, str(version)))
+    elif rtype in HELM_RELEASE_TYPES:
+        inv._releases.append(HelmRelease(r.urn, r.name, str(get(props, "chart", default="")).rsplit("/", 1)[-1],
+                                         _opt_str(get(props, "version")), _opt_str(get(props, "namespace")),
+                                         get(props, "values", default={})))
+    elif rtype == NVIDIA_DRIVER:
+        spec = get(props, "spec", default={})
+        inv._nvidia_drivers.append(DriverSpec(
+            r.urn, str(get(props, "metadata", "name", default=r.name)), str(get(spec, "version", default="")),
+            as_str_map(get(spec, "nodeSelector")), get(spec, "usePrecompiled", default=False) is True,
+            "nvidiadriver"))
+    else:
+        workload = _workload(r.urn, r.name, rtype, props)
+        if workload is not None:
+            inv._workloads.append(workload)

@@ -99,6 +99,47 @@ def test_an_unknown_node_group_name_waits_only_when_a_selector_reads_it():
     assert pool.name == "gpu"
 
 
+def test_an_unknown_cluster_version_waits_only_where_a_rule_reads_it():
+    """Issue 45: a cluster that sets no `version` (its version unknown in a first preview) used to abort the whole
+    inventory; now the pools are read and only the control-plane version waits, naming the value and the cluster."""
+    cluster = _res("aws:eks/cluster:Cluster", "gpu",
+                   unknown_checking_proxy({"name": "gpu", "version": UNKNOWN_STRING_VALUE}))
+    group = _res("aws:eks/nodeGroup:NodeGroup", "a10g", {"instanceTypes": ["g5.xlarge"], "version": "1.35"})
+    inv = build_inventory([cluster, group])
+    assert [p.name for p in inv.pools] == ["a10g"]
+    with pytest.raises(UnknownValueError) as err:
+        _ = inv.control_plane_version
+    assert err.value.message.startswith("string value at .version can't be known during preview "
+                                        "(aws:eks/cluster:Cluster 'gpu': a cluster that sets no `version`")
+    assert "pin `version`" in err.value.message
+
+
+def test_an_unknown_value_of_one_view_leaves_only_its_collection_unread():
+    """A node group whose taints are not known: reading the pools waits, naming the value and the group; the
+    releases and workloads, which need nothing of it, are read."""
+    group = _res("aws:eks/nodeGroup:NodeGroup", "a10g",
+                 unknown_checking_proxy({"instanceTypes": ["g5.xlarge"], "taints": UNKNOWN_STRING_VALUE}))
+    release = _res("kubernetes:helm.sh/v3:Release", "keda", {"chart": "keda", "version": "2.20.2", "values": {}})
+    inv = build_inventory([group, release])
+    assert [r.name for r in inv.releases] == ["keda"]
+    assert inv.workloads == [] and inv.control_plane_version is None
+    with pytest.raises(UnknownValueError) as err:
+        _ = inv.pools
+    assert err.value.message == ("string value at .taints can't be known during preview "
+                                 "(aws:eks/nodeGroup:NodeGroup 'a10g')")
+
+
+def test_unknown_operator_values_defer_only_the_gpu_present_label():
+    """Whether GPU Feature Discovery labels the GPU nodes depends on the release's values; while they are unknown,
+    a selector on `nvidia.com/gpu.present` waits, and the pools are still read."""
+    group = _res("aws:eks/nodeGroup:NodeGroup", "a10g", {"instanceTypes": ["g5.xlarge"]})
+    release = _res("kubernetes:helm.sh/v3:Release", "gpu-operator", unknown_checking_proxy(
+        {"chart": "gpu-operator", "version": "v26.7.0", "values": {"gfd": {"enabled": UNKNOWN_STRING_VALUE}}}))
+    inv = build_inventory([group, release])
+    (pool,) = inv.pools
+    assert isinstance(pool.label_domain["nvidia.com/gpu.present"], Deferred)
+
+
 # --- self-managed groups -----------------------------------------------------------------------------
 
 def test_a_self_managed_group_reads_tags_template_and_overrides():

@@ -68,3 +68,27 @@ def test_prod_control_plane_needs_deletion_protection_and_standard_support():
     entry = _prod()["eks-control-plane-hardened"]
     assert entry["requireDeletionProtection"] is True
     assert entry["requireStandardSupport"] is True
+
+
+def test_prod_keeps_its_waf_promise_a_public_alb_without_a_web_acl_blocks_in_prod():
+    """Issue 45: prod.json raised alb-waf-attached, but an ALB with no WAF annotation lands on the advisory twin, so a
+    prod stack with a public ALB and no web ACL passed. Prod raises the twin too; never a -pending/-caveats twin,
+    which fire in every first preview."""
+    import yaml  # noqa: PLC0415
+
+    from policies.gpu_guard.base import companions_of  # noqa: PLC0415
+    from tests.policies.harness import FIXTURES, apply_patch, run_policy  # noqa: PLC0415
+
+    prod = _prod()
+    assert not [name for name in prod if name.endswith(("-pending", "-caveats"))]
+    folder = FIXTURES / "alb-waf-attached"
+    baseline = yaml.safe_load((folder / "baseline.yaml").read_text())
+    patch = yaml.safe_load((folder / "fail_without_waf.yaml").read_text())["patch"]
+    resources = apply_patch(baseline["resources"], patch)
+    policies = {p.name: p for p in all_policies()}
+    found = [v for p in (policies["alb-waf-attached"], *companions_of("alb-waf-attached"))
+             for v in run_policy(p, resources, prod.get(p.name)).violations]
+    assert [(v.policy, v.level) for v in found] == [("alb-waf-attached-unseen", "mandatory")]
+    assert "sets no alb.ingress.kubernetes.io/wafv2-acl-arn" in found[0].message
+    assert [v for p in (policies["alb-waf-attached"], *companions_of("alb-waf-attached"))
+            for v in run_policy(p, baseline["resources"], prod.get(p.name)).violations] == []

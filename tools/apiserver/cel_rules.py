@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from tools.apiserver import cel_go, cel_library, regex
+from tools.apiserver import cel_go, cel_library, regex, unknown_reads
 
 # CEL keywords and reserved words a property name is escaped from (model/escaping.go, `celReservedSymbols`).
 RESERVED = frozenset({
@@ -218,6 +218,7 @@ class RuleResult:
     path: str
     rule: str
     message: str
+    reads_unknown: bool = True  # the outcome may depend on a value unknown in this phase (`unknown_reads`)
 
 
 def _path_join(path: str, key: str) -> str:
@@ -411,7 +412,9 @@ def _one(rule: Mapping[str, Any], self_value: Any, old_value: Any, *, path: str,
         yield RuleResult("uncovered", where, text, str(exc))
         return
     except CelError as exc:
-        yield RuleResult("error", where, text, f"{exc} evaluating rule: {message}")
+        yield RuleResult("error", where, text, f"{exc} evaluating rule: {message}",
+                         unknown_reads.reads_unknown(text, self_value, variables.get("oldSelf")))
         return
     if result is not True:
-        yield RuleResult("failed", where, text, message)
+        yield RuleResult("failed", where, text, message,
+                         unknown_reads.reads_unknown(text, self_value, variables.get("oldSelf")))

@@ -11,7 +11,8 @@ the schema of the cluster's Kubernetes version or the upstream CRD (`schemas`), 
 (`cel_rules`), and every `kubernetes:helm.sh/v3:Release`'s and helm v4 `Chart`'s values against the chart's
 values.yaml (`helm_values`). A value still unknown in this phase (an output of another resource in a first preview) is
 not judged: the schema errors it causes are dropped and a rule that fails on it is an advisory; `--phase up`
-judges the known values.
+judges the known values. An absent required key, and a rule that reads only known values and the presence of keys
+(`tools.apiserver.unknown_reads`), are judged in every phase: an unknown value cannot add a key beside it.
 """
 
 from __future__ import annotations
@@ -130,8 +131,11 @@ def _schema_findings(rule: str, name: str, validator: Any, obj: Any, prefix: str
     unknown: list[str] = []
     blocking = False
     for error in schemas.errors(validator, obj):
-        if has_unknown(error.instance) or has_unknown(_at(obj, list(error.absolute_path))):
-            continue  # unknown in this phase: judged at `up`, when it is known
+        # Unknown in this phase: judged at `up`, when it is known. A `required` key that is absent is a known fact
+        # whatever its siblings hold (an unknown value cannot add a key beside it: issue 45), so it is judged now.
+        if error.validator != "required" and (has_unknown(error.instance)
+                                              or has_unknown(_at(obj, list(error.absolute_path)))):
+            continue
         path = schemas.error_path(error)
         where = f"{prefix}.{path}" if prefix and path else (prefix or path)
         if error.validator == "additionalProperties" and error.validator_value is False:
@@ -235,7 +239,7 @@ def cel_findings(name: str, obj: Mapping[str, Any], schema: Mapping[str, Any], *
                                     f"{result.message}",
                                     fix="run a Kubernetes version whose CEL library has the function (see the "
                                         "message), or a chart/CRD version written for this one"))
-        elif has_unknown(_at(defaulted, _parts(result.path))):
+        elif result.reads_unknown and has_unknown(_at(defaulted, _parts(result.path))):
             findings.append(Finding("crd-cel", name, result.path,
                                     f"{result.message} (the value is not known here, so the rule is not judged; "
                                     "the API server judges it when `pulumi up` sends the object with the value known)",

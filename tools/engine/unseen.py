@@ -9,8 +9,8 @@ The real engine sees what the offline gate does not in two cases:
   pkg/resource/deploy/source_eval.go lines 2826-2882), and offline it does not run.
 - A StackReference to a stack whose outputs were not given (`--stack-outputs`): the engine reads the referenced
   stack in every phase (pkg/resource/deploy/builtins.go lines 278-284, 371), offline its outputs are not known
-  (tools/engine/mocks/monitor.py, `stack_reference_outputs`), so every value read from it is unknown in a dry run
-  and absent in an update.
+  (tools/engine/mocks/monitor.py, `stack_reference_outputs`), so every value read from it is unknown, in every
+  phase; a "can't run" advisory it may cause names `--stack-outputs` (`name_stack_outputs`).
 
 A verdict that could read what was not seen does not block. A mandatory finding of a stack policy, when an unseen
 component may hold a type the stack policies read (`SUBJECT_TYPES`), or of any policy on a resource that depends
@@ -29,6 +29,7 @@ from tools.engine.coverage.subjects import reads
 from tools.engine.mocks.eks_children import not_emulated, uncovered
 from tools.engine.mocks.eks_nodegroups import MANAGED_NODE_GROUP, uncovered_mng
 from tools.engine.mocks.outputs import models_outputs
+from tools.engine.mocks.stack_refs import outputs_for_reference
 from tools.engine.records import RecordedResource, Violation
 
 PENDING_SUFFIX = "-pending"  # the pack's own pending twins carry it too (policies/gpu_guard/base.py)
@@ -151,7 +152,8 @@ def unseen_sources(resources: Sequence[RecordedResource],
             if not answered(name):
                 found.append(Unseen(r.urn, r.type, ("",), f"stack {name!r}'s outputs were not given",
                                     f"pass them with `--stack-outputs {name}=FILE` (`pulumi stack output --json "
-                                    f"--stack {name} > FILE`), or run `pulumi preview`, which reads that stack"))
+                                    f"--show-secrets --stack {name} > FILE`), or run `pulumi preview`, which reads "
+                                    "that stack"))
     return found
 
 
@@ -206,6 +208,41 @@ def pending_offline(violations: Sequence[Violation], stack_policies: Iterable[st
     return tuple(out)
 
 
+CANT_RUN = "can't run policy"  # pulumi-policy's advisory for a policy that read an unknown (policy.py 1012-1021)
+
+
+def name_stack_outputs(violations: Sequence[Violation], resources: Sequence[RecordedResource],
+                       unseen: Sequence[Unseen]) -> tuple[Violation, ...]:
+    """`violations`, each "can't run" advisory a StackReference not answered may cause naming `--stack-outputs`.
+
+    A resource policy's advisory is on the resource it analyzed: it names the references that resource reads from. A
+    stack policy's is on the stack (pulumi-policy sends no URN): it names every reference not answered that something
+    in the stack reads from, since it may have read any of them.
+    """
+    references = {u.urn: u for u in unseen if source_is_reference(u)}
+    if not references:
+        return tuple(violations)
+    reach = dependents(resources, references)
+    read = [references[urn] for urn in references if any(src == urn and r != urn for r, src in reach.items())]
+    out = []
+    for v in violations:
+        if CANT_RUN not in v.message or "--stack-outputs" in v.message:
+            out.append(v)
+            continue
+        source = reach.get(v.urn)
+        because = [references[source]] if source in references else read if _is_stack(v.urn, resources) else []
+        if not because:
+            out.append(v)
+            continue
+        what = "; ".join(f"{u.why}; {u.judge}" for u in because)
+        out.append(replace(v, message=f"{v.message} (it may read what another stack exports: {what})"))
+    return tuple(out)
+
+
+def _is_stack(urn: str, resources: Sequence[RecordedResource]) -> bool:
+    return any(r.urn == urn and r.type == "pulumi:pulumi:Stack" for r in resources)
+
+
 def source_is_reference(u: Unseen) -> bool:
     return u.type == STACK_REFERENCE
 
@@ -222,6 +259,8 @@ def stack_policy_names(policies: Iterable[object]) -> frozenset[str]:
     return frozenset(str(getattr(p, "name", "")) for p in policies if getattr(p, "kind", "") == "stack")
 
 
-def answered_by(other_stacks: Mapping[str, object]) -> Callable[[str], bool]:
-    """Whether `--stack-outputs` answers the stack a StackReference names (tools/engine/mocks/monitor.py's rule)."""
-    return lambda name: name in other_stacks or any(name.endswith("/" + k) for k in other_stacks)
+def answered_by(other_stacks: Mapping[str, Mapping[str, object]], organization: str,
+                project: str) -> Callable[[str], bool]:
+    """Whether `--stack-outputs` answers the stack a StackReference names: the names resolved as the engine resolves
+    them (tools/engine/mocks/stack_refs.py), never by a suffix."""
+    return lambda name: outputs_for_reference(name, other_stacks, organization, project) is not None

@@ -65,7 +65,13 @@ from tools.engine.mocks.monitor import (
 )
 from tools.engine.policy_config import GateError
 from tools.engine.records import Violation
-from tools.engine.unseen import answered_by, pending_offline, stack_policy_names, unseen_sources
+from tools.engine.unseen import (
+    answered_by,
+    name_stack_outputs,
+    pending_offline,
+    stack_policy_names,
+    unseen_sources,
+)
 from tools.engine.view import emulated_children, not_seen_offline, stack_tags
 from tools.engine.warm_pack import WarmPack
 from tools.preview.forked import Forked, preload_program
@@ -353,8 +359,9 @@ def run_policy_gate(recording: Recording, config: StackConfig, policy_config: Pa
     used = f" with {policy_config}" if policy_config is not None else ""
     # What the offline gate did not see (remote components not emulated, other stacks' outputs not given) makes the
     # verdicts that could read it pending: tools/engine/unseen.py.
-    unseen = unseen_sources(recording.resources, answered_by(config.other_stacks))
-    violations = pending_offline(result.violations, stack_policy_names(result.policies), recording.resources, unseen)
+    unseen = unseen_sources(recording.resources, answered_by(config.other_stacks, ORGANIZATION, recording.project))
+    violations = name_stack_outputs(pending_offline(result.violations, stack_policy_names(result.policies),
+                                                    recording.resources, unseen), recording.resources, unseen)
     # Every component whose children it did not build is unjudged, found or not: a `<policy>-pending` advisory per
     # (component, policy) that could judge them (tools/engine/coverage/unjudged.py).
     unjudged = tuple(unjudged_components(unseen))
@@ -506,8 +513,9 @@ def _parser() -> argparse.ArgumentParser:
                              "policies act only after every step; without (the CLI default) a preview with the pack "
                              "comes first and stops a mandatory violation before anything is created")
     parser.add_argument("--stack-outputs", action="append", default=[], metavar="NAME=FILE",
-                        help="another stack's outputs, for the program's StackReference to NAME (as the program names "
-                             "it: org/project/stack, or a shorter form); FILE as `pulumi stack output --json` writes "
+                        help="another stack's outputs, for the program's StackReference to NAME (names resolve as "
+                             "the engine resolves them: stack is <this org>/<this project>/stack, org/stack is "
+                             "org/<this project>/stack); FILE as `pulumi stack output --json --show-secrets` writes "
                              "it. Without it, what depends on that reference is pending. Repeat for several stacks")
     parser.add_argument("--today", type=_iso_date, metavar="YYYY-MM-DD",
                         help="judge every lifecycle at this date (default: the policy config's today, else the "

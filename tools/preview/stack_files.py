@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from tools.engine.mocks.stack_refs import SECRET_PLACEHOLDER, secret_placeholders
 from tools.preview.model import StackConfig
 
 
@@ -150,7 +151,9 @@ def load_stack_config(path: Path, project: str, program_dir: Path) -> StackConfi
 
 def load_stack_outputs(specs: Sequence[str]) -> dict[str, dict[str, Any]]:
     """`--stack-outputs NAME=FILE`: each FILE in the format of `pulumi stack output --json` (one JSON object, output
-    name -> value), NAME the stack as the program's StackReference names it (`org/project/stack`, or a shorter form).
+    name -> value, written with --show-secrets: a `"[secret]"` stand-in is refused), NAME the stack as
+    `pulumi stack output --stack NAME` names it (`org/project/stack`; `stack` and `org/stack` are in this project:
+    tools/engine/mocks/stack_refs.py).
     Source: https://www.pulumi.com/docs/iac/cli/commands/pulumi_stack_output/ (`--json`: emit output as JSON)."""
     found: dict[str, dict[str, Any]] = {}
     for spec in specs:
@@ -170,6 +173,14 @@ def load_stack_outputs(specs: Sequence[str]) -> dict[str, dict[str, Any]]:
         if not isinstance(doc, dict):
             raise PreviewError(f"--stack-outputs {spec}: {path}: holds a {type(doc).__name__}, not an object of "
                                "outputs; pass the file `pulumi stack output --json` wrote (one JSON object)")
+        hidden = secret_placeholders(doc)
+        if hidden:
+            # A redacted secret is not the stack's value: read as one, an instance type of "[secret]" passed where the
+            # real value blocks (issue 45). The gate cannot judge with it, and the real value is one command away.
+            raise PreviewError(f"--stack-outputs {spec}: {path}: {', '.join(hidden)} hold "
+                               f"{SECRET_PLACEHOLDER!r}, what `pulumi stack output --json` writes for a secret it "
+                               "does not show, not the stack's value; write the file with `pulumi stack output --json "
+                               f"--show-secrets --stack {name} > {file}`")
         if name in found:
             raise PreviewError(f"--stack-outputs {spec}: stack {name!r} is given twice; give each stack once")
         found[name] = doc

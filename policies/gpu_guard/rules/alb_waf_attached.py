@@ -4,6 +4,9 @@ Cannot see, cannot block: without the annotation the web ACL may still come from
 IngressClassParams (`spec.wafv2AclArn`) or from an AWS Firewall Manager policy of the account's organization,
 neither of which a resource policy sees. The advisory twin `alb-waf-attached-unseen` says so and names the
 annotation; an annotation that removes the ACL (`none`) or is not a regional WAFv2 ARN is judged here.
+Prod keeps prod's promise (issue 45): `policies/config/prod.json` raises the twin too, so a prod internet-facing
+ALB must state its web ACL on the Ingress; a team whose WAF comes from Firewall Manager leaves the twin out of its
+prod policy config (docs/policy-pack.md).
 
 Sources:
 - IngressClassParams `spec.wafv2AclArn`: https://github.com/kubernetes-sigs/aws-load-balancer-controller/pull/4312
@@ -55,7 +58,9 @@ POLICY = resource_policy_with_unseen(
     validate,
     unseen_description="Advisory twin of alb-waf-attached: an internet-facing ALB Ingress without the WAF annotation, "
                        "whose web ACL may come from its IngressClassParams or AWS Firewall Manager, which a resource "
-                       "policy cannot see; it names what lets the pack judge.",
+                       "policy cannot see; it names what lets the pack judge. Prod raises it: a prod ALB states its "
+                       "web ACL on the Ingress.",
     enforcement=EnforcementLevel.ADVISORY,
     prod=EnforcementLevel.MANDATORY,
+    unseen_prod=EnforcementLevel.MANDATORY,
 )

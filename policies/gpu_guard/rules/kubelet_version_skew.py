@@ -15,7 +15,7 @@ from __future__ import annotations
 from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs
 
 from ..base import stack_policy
-from ..inventory import EKS_CLUSTER_TYPES, build_inventory, get
+from ..inventory import EKS_CLUSTER_TYPES, Deferred, build_inventory, deferred_get, get
 from ..matrix import load_matrix
 from ._matrix_common import judged, report_findings
 
@@ -27,17 +27,19 @@ def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
     inv = build_inventory(args.resources)
     if inv.control_plane_version is None:
         return
-    by_name: dict[str, str] = {}
+    by_name: dict[str, str | Deferred] = {}  # a version read only for the node groups of that cluster
     for resource in args.resources:
         if resource.resource_type in EKS_CLUSTER_TYPES:
-            name, version = get(resource.props, "name"), get(resource.props, "version")
-            if name is not None and version is not None:
-                by_name[str(name)] = str(version)
+            name, version = deferred_get(resource.props, "name"), deferred_get(resource.props, "version")
+            if isinstance(name, str) and version is not None:
+                by_name[name] = version
     for pool in inv.pools:
         if pool.kind == "karpenter-nodepool" or pool.kubelet_version is None:
             continue
         cluster = get(pool.props, "clusterName")
-        control_plane = by_name.get(str(cluster), inv.control_plane_version)
+        found = by_name.get(str(cluster))
+        control_plane = (found.value() if isinstance(found, Deferred) else str(found)) if found is not None \
+            else inv.control_plane_version
         context = f"node group {pool.name!r} (kubelet {pool.kubelet_version}, control plane {control_plane})"
         report_findings(report, judged(matrix.kubelet_skew, control_plane, pool.kubelet_version), context=context,
                         urn=pool.urn, advisory_prefix=True)

@@ -44,7 +44,7 @@ from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime import rpc
 from pulumi.runtime.mocks import MockCallArgs, MockMonitor, MockResourceArgs, Mocks
 from pulumi.runtime.proto import provider_pb2, resource_pb2
-from pulumi.runtime.settings import get_project, get_stack
+from pulumi.runtime.settings import get_organization, get_project, get_stack
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
 from tools.engine.mocks.eks import RESOURCE_REFERENCE_OUTPUTS, answer_eks_cluster, get_log_groups
@@ -55,7 +55,14 @@ from tools.engine.mocks.kubernetes_yaml import REGISTER_URL as YAML_REGISTER_URL
 from tools.engine.mocks.kubernetes_yaml import YAML_COMPONENTS, NotEmulated
 from tools.engine.mocks.kubernetes_yaml import objects as yaml_objects
 from tools.engine.mocks.methods import answer_method
-from tools.engine.mocks.outputs import RESOURCE_OUTPUTS, models_outputs, outputs_for, register_outputs
+from tools.engine.mocks.outputs import (
+    RESOURCE_OUTPUTS,
+    models_outputs,
+    outputs_for,
+    register_outputs,
+    state_chosen_unknown,
+)
+from tools.engine.mocks.stack_refs import outputs_for_reference
 from tools.engine.mocks.values import (
     ACCOUNT_ID,
     DEFAULT_EKS_VERSION,
@@ -106,30 +113,20 @@ STACK_TYPE = "pulumi:pulumi:Stack"
 STACK_REFERENCE = "pulumi:pulumi:StackReference"
 
 
-def stack_outputs_for(name: str, stack_outputs: Mapping[str, Mapping[str, Any]]) -> Mapping[str, Any] | None:
-    """The outputs given for the stack a StackReference names: `NAME` as the program passes it (`org/project/stack`,
-    `project/stack` or `stack`), or a shorter form of it (`dev` answers `acme/infra/dev`)."""
-    if name in stack_outputs:
-        return stack_outputs[name]
-    return next((v for k, v in stack_outputs.items() if name.endswith("/" + k)), None)
-
-
-def stack_reference_outputs(name: str, stack_outputs: Mapping[str, Mapping[str, Any]], *,
-                            dry_run: bool) -> dict[str, Any]:
+def stack_reference_outputs(name: str, stack_outputs: Mapping[str, Mapping[str, Any]], *, organization: str,
+                            project: str) -> dict[str, Any] | None:
     """What the engine's read of another stack answers: its outputs, known in a preview too (the engine reads the
     referenced stack's state in its Read, which runs in a preview too: pulumi/pulumi@1b5949891b
     pkg/resource/deploy/builtins.go lines 278-284 and 371, `readStackReference`).
 
-    Offline, the outputs are those given with `--stack-outputs`; without them they are not known: unknown in a dry
-    run, and absent in an update (the Python SDK makes an unknown None outside a dry run: rpc.py line 1141), so
-    tools/engine/unseen.py makes what depends on such a reference pending.
+    Offline, the outputs are those given with `--stack-outputs` for the stack the name resolves to as the engine
+    resolves it (tools/engine/mocks/stack_refs.py); None when they were not given: then they are not known, in every
+    phase (`RecordingMonitor.ReadResource`), and tools/engine/unseen.py makes what depends on the reference pending.
     """
-    given = stack_outputs_for(name, stack_outputs)
-    if given is not None:
-        return {"name": name, "outputs": dict(given), "secretOutputNames": []}
-    if dry_run:
-        return {"name": name, "outputs": UNKNOWN, "secretOutputNames": UNKNOWN}
-    return {"name": name, "outputs": {}, "secretOutputNames": []}
+    given = outputs_for_reference(name, stack_outputs, organization, project)
+    if given is None:
+        return None
+    return {"name": name, "outputs": dict(given), "secretOutputNames": []}
 
 
 class UnknownInvokeError(Exception):
@@ -240,6 +237,8 @@ class RecordingMocks(Mocks):
         preview of UpdateStep and CreateStep/ReplaceStep).
         """
         outputs = outputs_for(req)
+        if self.dry_run and not self.unknown_outputs:  # `update`: what the cloud chose at create is in the state
+            outputs = state_chosen_unknown(req, outputs, UNKNOWN)
         changed = self.is_changed(req)
         if (self.unknown_outputs or changed) and not req.type.startswith("pulumi:providers:"):
             # The engine previews a create without calling the provider's Create: what the program sent is
@@ -499,8 +498,13 @@ class RecordingMonitor(MockMonitor):
         outputs = outputs_for(req)
         if request.type == "aws:eks/cluster:Cluster":
             outputs = {**outputs, **eks_cluster_description(request.id, req.ctx)}
+        unanswered = False
         if request.type == STACK_REFERENCE:
-            outputs = stack_reference_outputs(request.id, self.mocks.stack_outputs, dry_run=self.mocks.dry_run)
+            given = stack_reference_outputs(request.id, self.mocks.stack_outputs, organization=get_organization(),
+                                            project=get_project())
+            unanswered = given is None
+            outputs = {"name": request.id, "outputs": UNKNOWN, "secretOutputNames": UNKNOWN} if given is None \
+                else given
         state = {**inputs, **outputs, "id": request.id}
         self._record(
             RecordedResource(
@@ -510,6 +514,13 @@ class RecordingMonitor(MockMonitor):
             )
         )
         self.resources[urn] = MockMonitor.ResourceRegistration(urn, request.id, state)
+        if unanswered and not self.mocks.dry_run:
+            # `up` with no `--stack-outputs` for it: the outputs stay unknown, never the None the SDK makes of an
+            # unknown or a missing output outside a dry run (a program's `apply` calling a string method on one
+            # crashed). A read answered `unknown` resolves what it lacks as unknown (sdk/python/lib/pulumi/runtime/
+            # resource.py in 3.272.0, lines 930-943, `resolve_missing_as_unknown`).
+            known = {k: v for k, v in state.items() if v != UNKNOWN}
+            return resource_pb2.ReadResourceResponse(urn=urn, properties=self._outputs_struct(known), unknown=True)
         return resource_pb2.ReadResourceResponse(urn=urn, properties=self._outputs_struct(state))
 
     def RegisterResourceOutputs(self, request: Any) -> Any:

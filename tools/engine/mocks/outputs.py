@@ -383,6 +383,24 @@ RESOURCE_OUTPUTS: dict[str, OutputHandler] = {
 # ---- end RESOURCE_OUTPUTS
 
 
+# Outputs the cloud chooses at create when the program sets no input, which the state then holds: the version of
+# an EKS cluster created without `version` is the EKS default of that day ("If you don't specify a value here, the
+# default version available in Amazon EKS is used",
+# https://docs.aws.amazon.com/eks/latest/APIReference/API_CreateCluster.html#AmazonEKS-CreateCluster-request-version),
+# and a preview of the existing stack reads it from the state (pulumi/pulumi@1b5949891b pkg/resource/deploy/
+# step_generator.go: an unchanged resource's outputs are its old state's). The offline gate has no state, so in
+# `update` such an output is unknown, never made up (issue 45).
+STATE_CHOSEN: dict[str, tuple[str, ...]] = {
+    "aws:eks/cluster:Cluster": ("version",),
+}
+
+
+def state_chosen_unknown(req: ResourceRequest, outputs: Mapping[str, Any], unknown: Any) -> dict[str, Any]:
+    """`outputs`, with each STATE_CHOSEN output the program did not set as `unknown` (the `update` phase)."""
+    chosen = [k for k in STATE_CHOSEN.get(req.type, ()) if req.inputs.get(k) is None and k in outputs]
+    return {**outputs, **dict.fromkeys(chosen, unknown)} if chosen else dict(outputs)
+
+
 def register_outputs(type_token: str, handler: OutputHandler) -> None:
     """Answer resources of `type_token` with `handler` (one line per type, from any module)."""
     if type_token in RESOURCE_OUTPUTS and RESOURCE_OUTPUTS[type_token] is not handler:

@@ -26,7 +26,9 @@ DEFAULT_REGION = "us-west-2"
 # EKS's creator admin entry.
 DEPLOY_ROLE = "gpu-platform-deploy-{stack}"
 PREVIEW_ROLE = "gpu-platform-preview-{stack}"
-# The EKS version an adopted (`aws.eks.get_cluster`) cluster reports when the stack does not say.
+# The EKS version an adopted (`aws.eks.get_cluster`) cluster reports when the stack does not say, and that of a
+# cluster created without `version` in `up`. Never in `update`: there the version EKS chose at create is in the
+# state, which the offline gate does not have (tools/engine/mocks/outputs.py STATE_CHOSEN).
 DEFAULT_EKS_VERSION = "1.35"
 # A fixed creation time, so outputs stay byte-identical across runs.
 CREATED_AT = "2026-01-01T00:00:00Z"
