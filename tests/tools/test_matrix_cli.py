@@ -44,8 +44,9 @@ def test_check_rejects_driver_535_15_04_with_exit_1_as_a_module():
     assert result.stdout.startswith("verdict: INCOMPATIBLE")
     assert "[mandatory] driver-image-published" in result.stdout
     assert "nvcr.io/nvidia/driver:535.15.04-ubuntu22.04" in result.stdout
-    # R535 reached its end of life in June 2026: the nearest published live versions, never an R535 one (issue 39)
-    assert "nearest valid: 580.178.04, 580.173.02, 580.167.08, 580.159.04, 580.159.03\n" in result.stdout
+    # R535 reached its end of life in June 2026: the nearest published live versions, never an R535 one (issue 39),
+    # and only those GPU Operator v26.3.1 lists (issue 46: 580.178.04 and the other 580s are not in its list)
+    assert "nearest valid: 580.173.02, 595.71.05\n" in result.stdout
 
 
 def test_bad_os_prints_one_error_line_and_exits_2_as_a_module():
@@ -113,7 +114,7 @@ def test_check_json_has_verdict_findings_sources_and_nearest(capsys):
     assert document["input"]["kubelet"] == "1.32"
     image = next(f for f in document["findings"] if f["rule"] == "driver-image-published")
     assert image["level"] == "mandatory"
-    assert image["nearest"][0] == "580.178.04"  # R535 is past its end of life (2026-06): not suggested
+    assert image["nearest"][0] == "580.173.02"  # R535 ended (2026-06); 580.178.04 is not in v26.3.1's list
     assert all(f["source"].startswith("https://") for f in document["findings"])
 
 

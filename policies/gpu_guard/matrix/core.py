@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from datetime import date
 
 from ..versions import DriverVersion, parse_driver_version, parse_kube_minor
@@ -116,8 +117,43 @@ class Matrix(ImageQueries):
         if cuda is not None:
             if toolkit_mode is None and os not in BAKED_DRIVER_OS:
                 toolkit_mode = self.toolkit_mode_for_operator(operator)
-            findings.extend(self._cuda_findings(cuda, driver, inst, toolkit_mode, disable_require))
+            takes = self.pool_takes(os=os, operator=operator, kubernetes=kubernetes, kubelet=kubelet,
+                                    instance_types=(instance_type,), precompiled=precompiled,
+                                    image_version=image_version, today=today, branch_pin=branch_pin,
+                                    pool_kind=pool_kind)
+            findings.extend(self._cuda_findings(cuda, driver, inst, toolkit_mode, disable_require, pool=takes,
+                                                 today=today))
         return findings
+
+    def pool_takes(
+        self, *, os: OsName, operator: str | None, kubernetes: str | None = None, kubelet: str | None = None,
+        instance_types: tuple[str | None, ...] = (None,), precompiled: bool = False, image_version: str | None = None,
+        today: date, branch_pin: str | None = None, pool_kind: str | None = None,
+    ) -> Callable[[str], str | None]:
+        """A driver another rule would suggest (a full version), as this pool would declare it (the version; the
+        branch on a baked image), or None where the pool cannot take it: not among the drivers the pool can
+        declare (`driver_choices`: on Ubuntu those with an image for the OS, in the operator release's list when
+        it lists any), or refused by `check` itself (a mandatory finding) on any of its instance types."""
+        types = instance_types or (None,)
+        choices = {t: self.driver_choices(os, operator, t if t and self.is_gpu_instance(t) else None, image_version,
+                                          today, kubernetes=kubelet or kubernetes, branch_pin=branch_pin)
+                   for t in types}
+        memo: dict[str, str | None] = {}
+
+        def takes(version: str) -> str | None:
+            shown = str(parse_driver_version(version).branch) if os in BAKED_DRIVER_OS else version
+            if shown not in memo:
+                ok = all(shown in choices[t] for t in types) and all(
+                    worst_level(self.check(os=os, driver=shown, operator=operator, kubernetes=kubernetes,
+                                           kubelet=kubelet, instance_type=t if t and self.is_gpu_instance(t) else None,
+                                           precompiled=precompiled, image_version=image_version, today=today,
+                                           branch_pin=branch_pin, pool_kind=pool_kind, suggest=False)) != "mandatory"
+                    for t in types
+                )
+                memo[shown] = shown if ok else None
+            return memo[shown]
+
+        return takes
 
     def _for_instance(self, finding: Finding, inst: InstanceType, today: date) -> Finding:
         """A driver suggestion of another rule (a published image, an operator-listed version) kept only where the
@@ -149,10 +185,7 @@ class Matrix(ImageQueries):
                 return self._baked_candidates(os, instance_type, image_version, today)
             except ValueError:
                 return []
-        published = self.published_versions(os)
-        op = self.operator(operator) if operator is not None else None
-        listed = [v for v in published if op is not None and v in op.drivers]
-        return listed or published
+        return self._declarable(os, operator)
 
     def branches_available(self, os: OsName, operator: str | None = None) -> set[int]:
         """Driver branches a pool of this OS can move to: on Ubuntu those with a published driver image for the OS
@@ -206,6 +239,9 @@ class Matrix(ImageQueries):
         inst: InstanceType | None,
         toolkit_mode: ToolkitMode | None = None,
         disable_require: bool = False,
+        *,
+        pool: Callable[[str], str | None] | None = None,
+        today: date | None = None,
     ) -> list[Finding]:
         image = self.image_cuda(cuda) if (":" in cuda or "/" in cuda) else None
         if image is None and (":" in cuda or "/" in cuda):
@@ -227,6 +263,8 @@ class Matrix(ImageQueries):
             data_center_gpu=inst.data_center if inst else True,
             toolkit_mode=toolkit_mode,
             disable_require=disable_require,
+            pool=pool,
+            today=today,
         )
         if inst is None:
             assumed = "no instance type given: judged as a data-center GPU (forward compatibility needs one)"

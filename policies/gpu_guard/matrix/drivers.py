@@ -109,6 +109,15 @@ class DriverQueries(MatrixState):
         rows = [r for r in self.data.precompiled_builds if r.os_tag == os_tag and r.since <= today]
         return max(rows, key=lambda r: r.since) if rows else None
 
+    def _declarable(self, os: OsName, operator: str | None) -> list[str]:
+        """The versions a pool of an operator-installed OS can declare: those with a published image for the OS, and
+        in the GPU Operator release's driver list when one is given and lists any of them (issue 46: a suggestion
+        the same release would refuse is no suggestion)."""
+        published = self.published_versions(os)
+        op = self.operator(operator) if operator is not None else None
+        listed = [v for v in published if op is not None and v in op.drivers]
+        return listed or published
+
     def driver_image(
         self,
         version: str,
@@ -149,12 +158,12 @@ class DriverQueries(MatrixState):
                     f"driver {version} is a branch, but conventional driver images are tagged with a full version "
                     f"(<version>-{tag}); pin a full version, or set usePrecompiled for branch-tagged images.",
                     source,
-                    self._nearest_versions(parsed, self.published_versions(os), today),
+                    self._nearest_versions(parsed, self._declarable(os, operator), today),
                 )
             ]
         if images is not None and parsed.text in images.versions:
             return [Finding("ok", rule, f"{ref} is published", source)]
-        nearest = self._nearest_versions(parsed, self.published_versions(os), today)
+        nearest = self._nearest_versions(parsed, self._declarable(os, operator), today)
         unpublished = self._unpublished.get(parsed.text)
         withheld = next(
             (o for o in (images.override if images else ()) if o.field == "versions" and parsed.text in o.upstream),
