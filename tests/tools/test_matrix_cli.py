@@ -401,3 +401,17 @@ def test_stale_with_nothing_old_says_so(capsys):
 def test_stale_rejects_a_negative_day_count(capsys):
     assert main(["stale", "--days", "-1"]) == 2
     assert "--days -1 must be zero or more" in capsys.readouterr().err
+
+
+def test_drivers_lists_the_branches_in_support_before_an_ended_one(capsys):
+    """Issue 46: 610.57.04 (R610, end of life August 2026) headed the list for a v26.7.0 pool."""
+    args = ["drivers", "--os", "ubuntu-24.04", "--operator", "v26.7.0", "--today", "2026-12-05"]
+    assert main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "drivers that fit ubuntu-24.04, GPU Operator v26.7.0 (in support first, newest first):"
+    assert [line.split()[0] for line in lines[1:4]] == ["595.91.07", "580.173.02", "610.57.04"]
+    assert "[advisory] R610 reached end of life in August 2026" in lines[3]
+    assert main([*args, "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["drivers"]
+    assert [(r["version"], bool(r["notes"])) for r in rows] == [
+        ("595.91.07", False), ("580.173.02", False), ("610.57.04", True)]

@@ -282,7 +282,7 @@ def drivers(
     today: Annotated[str | None, typer.Option(help="Judge lifecycles at this ISO date (default: today)")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document")] = False,
 ) -> int:
-    """List the driver versions that fit the OS, operator release and instance type, newest first."""
+    """List the driver versions that fit the OS, operator release and instance type: in support first, newest first."""
     matrix = load_matrix()
     os_value = _os(os_name)
     _operator(matrix, operator)
@@ -314,7 +314,7 @@ def drivers(
         if not rows:
             typer.echo(f"no driver fits {target}")
         else:
-            typer.echo(f"drivers that fit {target} (newest first):")
+            typer.echo(f"drivers that fit {target} (in support first, newest first):")
             for row in rows:
                 flags = " (operator default)" if row["default"] else ""
                 notes = f"  [advisory] {row['notes'][0]}" if row["notes"] else ""

@@ -287,7 +287,8 @@ class Matrix(ImageQueries):
         image_version: str | None = None,
         today: date | None = None,
     ) -> list[str]:
-        """Driver versions that fit (no mandatory finding) the OS, operator and instance type, newest first."""
+        """Driver versions that fit (no mandatory finding) the OS, operator and instance type: those on a branch in
+        support at `today` first, then the end-of-life ones, newest first within each."""
         today = today or date.today()
         op = self.operator(operator)
         if op is None:
@@ -312,7 +313,10 @@ class Matrix(ImageQueries):
                     findings += self.driver_kind_findings(inst, os, version)
             if worst_level(findings) != "mandatory":
                 fitting.append(version)
-        return [str(v) for v in sorted((parse_driver_version(v) for v in fitting), reverse=True)]
+        # Branches in support first (issue 46: an end-of-life R610 headed the list), newest first within each.
+        ordered = sorted((parse_driver_version(v) for v in fitting), reverse=True)
+        ordered.sort(key=lambda v: self._branch_ended(v.branch, today))
+        return [str(v) for v in ordered]
 
     def _any_minor_image(
         self, os: OsName, instance_type: str | None, image_version: str | None, today: date
