@@ -22,7 +22,13 @@ def test_ubuntu_drivers_are_the_operator_releases_own_newest_first():
         fitting = MATRIX.drivers(os=os, operator=OPERATOR, today=TODAY)
         assert fitting, os
         assert set(fitting) <= set(op.drivers)
-        assert fitting == sorted(fitting, key=parse_driver_version, reverse=True)
+        newest = sorted(fitting, key=parse_driver_version, reverse=True)
+        # branches in support first, then the ended ones (issue 46), newest first within each
+        def ended(version: str) -> bool:
+            row = MATRIX.branch(parse_driver_version(version).branch)
+            return row is None or row.is_end_of_life(TODAY)
+
+        assert fitting == sorted(newest, key=ended)
 
 
 def test_r535_fits_ubuntu_22_04_but_never_24_04():

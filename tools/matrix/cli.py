@@ -152,13 +152,95 @@ def _finding_json(finding: Finding) -> dict[str, Any]:
     }
 
 
-def _verdict(findings: Sequence[Finding]) -> str:
+def _verdict(findings: Sequence[Finding], not_checked: Sequence[tuple[str, str]] = ()) -> str:
+    """The verdict line: COMPATIBLE only when every check ran; otherwise it names the checks that ran."""
     level = worst_level(findings)
     if level == "mandatory":
         return "INCOMPATIBLE"
-    if level == "advisory":
-        return "COMPATIBLE (with advisories)"
-    return "COMPATIBLE"
+    verdict = "COMPATIBLE (with advisories)" if level == "advisory" else "COMPATIBLE"
+    if not not_checked:
+        return verdict
+    ran = ", ".join(dict.fromkeys(f.rule for f in findings)) or "none"
+    return f"{verdict} for the checks run: {ran}; {len(not_checked)} not run (below)"
+
+
+def _json_verdict(findings: Sequence[Finding], not_checked: Sequence[tuple[str, str]]) -> str:
+    """incompatible; compatible (every check ran); compatible-for-checks-run (some could not run: `not_checked`)."""
+    if worst_level(findings) == "mandatory":
+        return "incompatible"
+    return "compatible-for-checks-run" if not_checked else "compatible"
+
+
+def _variants_shipping(
+    matrix: Matrix, os_value: OsName, driver: str, *, instance_type: str | None, image_version: str | None, today: date
+) -> str:
+    """`; R595 only in its Kubernetes 1.37 variant` where the release ships the branch for some versions only."""
+    branch = parse_driver_version(driver).branch
+    minors = sorted({m for row in matrix.image_releases(os_value) for m in row.drivers if m != "*"},
+                    key=parse_kube_minor)
+    shipping: list[str] = []
+    for minor in minors:
+        image = matrix.driver_for_image(os_value, image_version, instance_type, minor, today=today)
+        if image is None or not image.published:
+            continue
+        loaded = [image.version] if image.version is not None else list(image.drivers)
+        if any(parse_driver_version(v).branch == branch for v in loaded):
+            shipping.append(minor)
+    published = [m for m in minors if (i := matrix.driver_for_image(os_value, image_version, instance_type, m,
+                                                                    today=today)) is not None and i.published]
+    if not published or shipping == published:
+        return ""
+    if not shipping:
+        return ""  # the baked-driver-branch finding says so
+    return f"; R{branch} only in its Kubernetes {', '.join(shipping)} variant{'s' if len(shipping) > 1 else ''}"
+
+
+def _coverage(
+    matrix: Matrix, os_value: OsName, *, driver: str, operator: str | None, kubernetes: str | None,
+    instance_type: str | None, cuda: str | None, image_version: str | None, toolkit_mode: ToolkitMode | None,
+    today: date,
+) -> tuple[list[str], list[tuple[str, str]]]:
+    """What `check` assumed for the inputs it was not given, and the checks it could not run without them."""
+    assumptions: list[str] = []
+    not_checked: list[tuple[str, str]] = []
+    baked = os_value in ("al2023", "bottlerocket")
+    if baked and image_version is None:
+        release = matrix.newest_image_release(os_value, today)
+        assumptions.append(
+            f"no --image-version: judged as {release}, the newest {os_value} release recorded as of {today.isoformat()}"
+            if release is not None
+            else f"no --image-version: judged as the {os_value} image in force on {today.isoformat()} (no recorded "
+                 "release)"
+        )
+    if kubernetes is None:
+        if baked:
+            assumptions.append(
+                "no --kubernetes: the image's driver judged over every Kubernetes version the release publishes (a "
+                "pool's variant, one Kubernetes version, may ship only one of those branches)"
+                + _variants_shipping(matrix, os_value, driver, instance_type=instance_type,
+                                   image_version=image_version, today=today)
+            )
+        not_checked.append(("kubernetes-version-lifecycle", "no --kubernetes: EKS support of the control plane"))
+        not_checked.append(("node-image-published", "no --kubernetes: a node image for the pool's Kubernetes version"))
+        if operator is not None:
+            not_checked.append(
+                ("operator-kubernetes-supported", f"no --kubernetes: the Kubernetes range of GPU Operator {operator}")
+            )
+    if operator is None and not baked:
+        not_checked.append(("driver-branch-supported", "no --operator: whether a GPU Operator release installs this "
+                                                       "driver on the OS"))
+    if instance_type is None:
+        not_checked.append(("gpu-architecture-supported", "no --instance-type: whether the driver runs the GPU"))
+        if cuda is not None:
+            assumptions.append(
+                "no --instance-type: the GPU is assumed to be a data-center GPU (CUDA forward compatibility needs one)"
+            )
+    if cuda is not None and toolkit_mode is None and (baked or operator is None):
+        assumptions.append(
+            "no --toolkit-mode" + ("" if baked else " or --operator")
+            + ": the container toolkit is assumed in legacy mode (it checks the image's NVIDIA_REQUIRE_CUDA)"
+        )
+    return assumptions, not_checked
 
 
 @app.command()
@@ -214,11 +296,7 @@ def check(
     _driver_branch(os_value, driver_branch)
     if pool_kind is not None and pool_kind not in POOL_KINDS:
         raise UsageProblem(f"--pool-kind {pool_kind!r} is not a pool kind; use {', '.join(POOL_KINDS)}")
-    assumptions = (
-        ["no --instance-type: the GPU is assumed to be a data-center GPU (CUDA forward compatibility needs one)"]
-        if cuda is not None and instance_type is None
-        else []
-    )
+    when = _today(today)
     findings = matrix.check(
         os=os_value,
         driver=driver,
@@ -229,16 +307,21 @@ def check(
         cuda=cuda,
         precompiled=precompiled,
         image_version=image_version,
-        today=_today(today),
+        today=when,
         toolkit_mode=mode,
         disable_require=disable_require,
         branch_pin=driver_branch,
         pool_kind=pool_kind,
     )
-    verdict = _verdict(findings)
+    assumptions, not_checked = _coverage(
+        matrix, os_value, driver=driver, operator=operator, kubernetes=kubernetes, instance_type=instance_type,
+        cuda=cuda, image_version=image_version, toolkit_mode=mode, today=when,
+    )
+    verdict = _verdict(findings, not_checked)
     if as_json:
         document = {
-            "verdict": "incompatible" if worst_level(findings) == "mandatory" else "compatible",
+            "verdict": _json_verdict(findings, not_checked),
+            "verdict_text": verdict,
             "level": worst_level(findings),
             "input": {
                 "os": os_value,
@@ -256,6 +339,7 @@ def check(
                 "pool_kind": pool_kind,
             },
             "assumptions": assumptions,
+            "not_checked": [{"check": check, "why": why} for check, why in not_checked],
             "findings": [_finding_json(f) for f in findings],
         }
         typer.echo(json.dumps(document, indent=2))
@@ -263,6 +347,8 @@ def check(
         typer.echo(f"verdict: {verdict}")
         for assumption in assumptions:
             typer.echo(f"  assumes: {assumption}")
+        for check_name, why in not_checked:
+            typer.echo(f"  not checked: {check_name} ({why})")
         order = {"mandatory": 0, "advisory": 1, "ok": 2}
         for finding in sorted(findings, key=lambda f: order[f.level]):
             typer.echo(f"  [{finding.level}] {finding.rule}: {finding.message}")

@@ -73,7 +73,7 @@ class Matrix(ImageQueries):
                                         branch_pin=branch_pin)
                 )
             else:
-                findings.extend(self._baked_driver_findings(os, parsed, today, image_version))
+                findings.extend(self._baked_driver_findings(os, parsed, today, image_version, instance_type))
         else:
             findings.extend(self.driver_image(driver, os, precompiled=precompiled, operator=operator, today=today))
         if operator is not None:
@@ -155,6 +155,14 @@ class Matrix(ImageQueries):
 
         return takes
 
+    def newest_image_release(self, os: OsName, today: date) -> str | None:
+        """The AL2023 / Bottlerocket release a pool that pins none is judged as: the newest recorded as of `today`
+        (None: an OS whose driver is not baked in, or no recorded release yet)."""
+        if os not in BAKED_DRIVER_OS:
+            return None
+        row = self._latest_release(os, today)
+        return row.release if row is not None else None
+
     def _for_instance(self, finding: Finding, inst: InstanceType, today: date) -> Finding:
         """A driver suggestion of another rule (a published image, an operator-listed version) kept only where the
         instance's GPU and family are shown to run it."""
@@ -204,18 +212,23 @@ class Matrix(ImageQueries):
         return branches
 
     def _baked_driver_findings(
-        self, os: OsName, parsed: DriverVersion, today: date, image_version: str | None
+        self, os: OsName, parsed: DriverVersion, today: date, image_version: str | None,
+        instance_type: str | None = None,
     ) -> list[Finding]:
-        """No Kubernetes version given: is the declared branch one the release ships for some version?"""
+        """No Kubernetes version given: is the declared branch one the release loads, for some version, on the
+        instance type (issue 46: v1.68.0 carries R595 only beside R580 in its 1.37 variant, and a g6.xlarge loads
+        R580 there, so "ships R580 and R595" was no answer for a g6.xlarge pool)?"""
         rule = "baked-driver-branch"
-        branches = self._baked_candidates(os, None, image_version, today)
+        inst = instance_type if instance_type is not None and self.is_gpu_instance(instance_type) else None
+        branches = self._baked_candidates(os, inst, image_version, today)
         if not branches:
             return []
-        image = self._any_minor_image(os, None, image_version, today)
+        image = self._any_minor_image(os, inst, image_version, today)
         source = image.source if image is not None else self.data.node_images[0].source
         shipped = " and ".join(f"R{b}" for b in branches)
+        on = f" on {inst}" if inst is not None else ""
         where = (
-            f"{os} {image.release} ships driver branch {shipped}"
+            f"{os} {image.release} {'loads' if inst else 'ships'} driver branch {shipped}{on}"
             if image is not None and image.release is not None
             else f"{os} NVIDIA images ship driver branch {shipped} (as of {today.isoformat()})"
         )
