@@ -14,7 +14,7 @@ from .findings import (
     OS_TAG,
     Finding,
     OsName,
-    fmt_versions,
+    pick,
 )
 from .rows import (
     DriverBranch,
@@ -190,8 +190,10 @@ class DriverQueries(MatrixState):
             Finding(
                 "mandatory",
                 rule,
-                f"driver {parsed.text} has no published image {ref} ({why}); nearest published for {tag}: "
-                f"{fmt_versions(nearest) or 'none'}.",
+                f"driver {parsed.text} has no published image {ref} ({why}); "
+                + pick(nearest, f"nearest published for {tag}:",
+                       f"no published driver for {tag} is one this pool can take (in support, in the operator "
+                       "release's list); change the operator release or the node OS"),
                 source,
                 nearest,
             )
@@ -214,8 +216,10 @@ class DriverQueries(MatrixState):
                         rule,
                         f"precompiled driver R{parsed.branch} is not built for {os} under GPU Operator {op.version} "
                         f"({op.version} builds precompiled drivers for "
-                        f"{', '.join('R' + c for c in choices) or 'no branch'} on {os}); set driver.version to one of "
-                        f"{', '.join(choices) or 'none'} or use a conventional (non-precompiled) driver.",
+                        f"{', '.join('R' + c for c in choices) or 'no branch'} on {os}); "
+                        + (f"set driver.version to one of {', '.join(choices)} or use a conventional "
+                           "(non-precompiled) driver." if choices else
+                           "use a conventional (non-precompiled) driver, or another operator release."),
                         op.source,
                         choices,
                     )

@@ -44,6 +44,13 @@ def worst_level(findings: Iterable[Finding]) -> Level:
     return worst
 
 
+def pick(versions: Iterable[str], lead: str, none: str) -> str:
+    """`<lead> a, b.` naming what to choose, or, where nothing qualifies, `none` (a sentence that says so and what
+    to do): never "choose one of none" (issue 46)."""
+    listed = fmt_versions(versions)
+    return f"{lead} {listed}." if listed else f"{none}."
+
+
 def fmt_versions(versions: Iterable[str]) -> str:
     """`a, b, c`: versions as messages list them."""
     return ", ".join(versions)

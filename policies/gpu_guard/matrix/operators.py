@@ -141,7 +141,7 @@ class OperatorQueries(DriverQueries):
                  or parse_kube_minor(r.kubernetes[os][0]) <= parse_kube_minor(kubernetes)
                  <= parse_kube_minor(r.kubernetes[os][1]))
         ]
-        supported_os = ", ".join(op.branches) or "none"
+        supported_os = ", ".join(op.branches) or "no OS"
         first = next((r.version for r in self.data.operators if os in r.branches), None)
         since = f"; NVIDIA lists {os} from {first} on" if first else ""
         branch_text = f"R{branch} on " if branch is not None else ""
