@@ -47,3 +47,22 @@ def test_an_unpublished_driver_with_no_choice_says_why() -> None:
     assert finding.message.endswith(
         "; no published driver for ubuntu22.04 is one this pool can take (in support, in the operator release's "
         "list); change the operator release or the node OS.")
+
+
+def test_an_operator_range_is_cut_to_the_versions_eks_offers() -> None:
+    """Issue 46: v26.7.0's range read 1.33-1.37 where EKS offers no 1.37 (matrix.yaml eks_versions end at 1.36;
+    1.37 is in eks_pending)."""
+    assert MATRIX.eks_span(("1.33", "1.37")) == ("1.33", "1.36")
+    assert MATRIX.eks_span(("1.37", "1.38")) is None
+    (finding,) = MATRIX.operator_kubernetes("v26.7.0", "1.32", "ubuntu-24.04")
+    assert finding.message.startswith(
+        "GPU Operator v26.7.0 supports Kubernetes 1.33-1.36 on ubuntu-24.04 of the versions Amazon EKS offers (NVIDIA "
+        "lists 1.33-1.37), not 1.32; use Kubernetes 1.33-1.36 or an operator release that supports 1.32: v26.3.3")
+    assert "1.37" not in finding.message.replace("NVIDIA lists 1.33-1.37", "")
+
+
+def test_an_operator_range_with_no_release_for_the_version_says_so() -> None:
+    (finding,) = MATRIX.operator_kubernetes("v26.7.0", "1.20", "ubuntu-24.04")
+    assert finding.nearest == ()
+    assert finding.message.endswith(
+        "not 1.20; no GPU Operator release in the matrix supports 1.20 on ubuntu-24.04; use Kubernetes 1.33-1.36.")
