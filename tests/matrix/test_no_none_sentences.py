@@ -56,8 +56,8 @@ def test_an_operator_range_is_cut_to_the_versions_eks_offers() -> None:
     assert MATRIX.eks_span(("1.37", "1.38")) is None
     (finding,) = MATRIX.operator_kubernetes("v26.7.0", "1.32", "ubuntu-24.04")
     assert finding.message.startswith(
-        "GPU Operator v26.7.0 supports Kubernetes 1.33-1.36 on ubuntu-24.04 of the versions Amazon EKS offers (NVIDIA "
-        "lists 1.33-1.37), not 1.32; use Kubernetes 1.33-1.36 or an operator release that supports 1.32: v26.3.3")
+        "GPU Operator v26.7.0 supports Kubernetes 1.33-1.36 on ubuntu-24.04 (NVIDIA lists 1.33-1.37; the rest is not "
+        "an Amazon EKS version), not 1.32; use Kubernetes 1.33-1.36 or an operator release that supports 1.32: v26.3.3")
     assert "1.37" not in finding.message.replace("NVIDIA lists 1.33-1.37", "")
 
 

@@ -203,12 +203,12 @@ class OperatorQueries(DriverQueries):
         # The range as EKS offers it (issue 46: "1.33-1.37" where EKS has no 1.37), NVIDIA's own where it differs.
         listed = f"{span[0]}-{span[1]}"
         if offered is None:
-            supports = (f"supports Kubernetes {listed} on {where}, none of which Amazon EKS offers (the matrix's EKS "
-                        "versions)")
+            supports = f"supports Kubernetes {listed} on {where} (none of them an Amazon EKS version in the matrix)"
             instead = "use an operator release that supports"
         else:
             shown = offered[0] if offered[0] == offered[1] else f"{offered[0]}-{offered[1]}"
-            cut = "" if offered == (span[0], span[1]) else f" of the versions Amazon EKS offers (NVIDIA lists {listed})"
+            cut = "" if offered == (span[0], span[1]) else (
+                f" (NVIDIA lists {listed}; the rest is not an Amazon EKS version)")
             supports = f"supports Kubernetes {shown} on {where}{cut}"
             instead = f"use Kubernetes {shown} or an operator release that supports"
         releases = pick(fitting[:NEAREST], f"{instead} {wanted}:",
