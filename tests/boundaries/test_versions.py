@@ -241,8 +241,8 @@ def test_operator_supports_kubernetes_from_the_first_to_the_last_version_of_its_
         if offered == span:
             assert f"supports Kubernetes {low}-{high} on" in finding.message
         elif offered is None:
-            assert f"supports Kubernetes {low}-{high} on" in finding.message and "none of them an Amazon EKS version" in (
-                finding.message)
+            assert f"supports Kubernetes {low}-{high} on" in finding.message
+            assert "none of them an Amazon EKS version" in finding.message
         else:
             shown = offered[0] if offered[0] == offered[1] else f"{offered[0]}-{offered[1]}"
             assert f"supports Kubernetes {shown} on" in finding.message
