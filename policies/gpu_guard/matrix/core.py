@@ -120,7 +120,7 @@ class Matrix(ImageQueries):
             takes = self.pool_takes(os=os, operator=operator, kubernetes=kubernetes, kubelet=kubelet,
                                     instance_types=(instance_type,), precompiled=precompiled,
                                     image_version=image_version, today=today, branch_pin=branch_pin,
-                                    pool_kind=pool_kind)
+                                    pool_kind=pool_kind, driver=driver)
             findings.extend(self._cuda_findings(cuda, driver, inst, toolkit_mode, disable_require, pool=takes,
                                                  today=today))
         return findings
@@ -128,27 +128,39 @@ class Matrix(ImageQueries):
     def pool_takes(
         self, *, os: OsName, operator: str | None, kubernetes: str | None = None, kubelet: str | None = None,
         instance_types: tuple[str | None, ...] = (None,), precompiled: bool = False, image_version: str | None = None,
-        today: date, branch_pin: str | None = None, pool_kind: str | None = None,
+        today: date, branch_pin: str | None = None, pool_kind: str | None = None, driver: str | None = None,
     ) -> Callable[[str], str | None]:
         """A driver another rule would suggest (a full version), as this pool would declare it (the version; the
         branch on a baked image), or None where the pool cannot take it: not among the drivers the pool can
         declare (`driver_choices`: on Ubuntu those with an image for the OS, in the operator release's list when
-        it lists any), or refused by `check` itself (a mandatory finding) on any of its instance types."""
+        it lists any), or refused by `check` itself on any of its instance types: a mandatory finding about the
+        driver, or one the pool's own `driver` does not already get (a Kubernetes version past support refuses
+        every driver alike, so it refuses none of them)."""
         types = instance_types or (None,)
         choices = {t: self.driver_choices(os, operator, t if t and self.is_gpu_instance(t) else None, image_version,
                                           today, kubernetes=kubelet or kubernetes, branch_pin=branch_pin)
                    for t in types}
         memo: dict[str, str | None] = {}
 
+        def refused(candidate: str, instance: str | None) -> set[str]:
+            findings = self.check(os=os, driver=candidate, operator=operator, kubernetes=kubernetes, kubelet=kubelet,
+                                  instance_type=instance if instance and self.is_gpu_instance(instance) else None,
+                                  precompiled=precompiled, image_version=image_version, today=today,
+                                  branch_pin=branch_pin, pool_kind=pool_kind, suggest=False)
+            return {f.rule for f in findings if f.level == "mandatory"}
+
+        already: dict[str | None, set[str]] = {}
+        for t in types:
+            try:
+                already[t] = refused(driver, t) - _POOL_DRIVER_RULES if driver is not None else set()
+            except ValueError:
+                already[t] = set()
+
         def takes(version: str) -> str | None:
             shown = str(parse_driver_version(version).branch) if os in BAKED_DRIVER_OS else version
             if shown not in memo:
                 ok = all(shown in choices[t] for t in types) and all(
-                    worst_level(self.check(os=os, driver=shown, operator=operator, kubernetes=kubernetes,
-                                           kubelet=kubelet, instance_type=t if t and self.is_gpu_instance(t) else None,
-                                           precompiled=precompiled, image_version=image_version, today=today,
-                                           branch_pin=branch_pin, pool_kind=pool_kind, suggest=False)) != "mandatory"
-                    for t in types
+                    not (refused(shown, t) - already[t]) for t in types
                 )
                 memo[shown] = shown if ok else None
             return memo[shown]
@@ -362,6 +374,10 @@ class Matrix(ImageQueries):
         chosen = {v for found in images for v in ([found.version] if found.version else found.drivers)}
         return sorted({str(parse_driver_version(v).branch) for v in chosen})
 
+
+# Rules that judge the driver itself: a suggested driver they refuse is no suggestion, whatever the pool's own gets.
+_POOL_DRIVER_RULES = frozenset({"driver-image-published", "driver-branch-supported", "driver-branch-known",
+                                "baked-driver-branch", "gpu-architecture-supported", "gpu-driver-kind"})
 
 # Rules whose suggestions are driver versions or branches.
 _DRIVER_RULES = frozenset({"driver-image-published", "driver-branch-supported", "driver-branch-eol",

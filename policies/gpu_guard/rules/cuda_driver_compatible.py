@@ -134,7 +134,7 @@ def _pool_takes(matrix: Matrix, inv: Inventory, reach: Reach, driver: PoolDriver
     return matrix.pool_takes(
         os=os_name, operator=operator, kubernetes=kubernetes, instance_types=reached or (None,),
         precompiled=driver.precompiled, image_version=reach.pool.image_version, today=today,
-        branch_pin=reach.pool.driver_branch_pin, pool_kind=reach.pool.kind,
+        branch_pin=reach.pool.driver_branch_pin, pool_kind=reach.pool.kind, driver=driver.version,
     )
 
 
