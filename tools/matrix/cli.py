@@ -82,6 +82,9 @@ def _today(value: str | None) -> date:
 
 def _operator(matrix: Matrix, value: str) -> str:
     if matrix.operator(value) is None:
+        newer = matrix.newer_operator(value)
+        if newer is not None:
+            raise UsageProblem(f"--operator {value!r}: {newer}")
         known = ", ".join(reversed(matrix.operators()))
         note = matrix.unconfirmed_operator_note(value)
         raise UsageProblem(

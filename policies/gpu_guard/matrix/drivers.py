@@ -8,6 +8,7 @@ from datetime import date
 
 from ..versions import DriverVersion, parse_driver_version
 from .findings import (
+    ADD_DRIVER,
     BAKED_DRIVER_OS,
     DRIVER_REPOSITORY,
     NEAREST,
@@ -57,6 +58,22 @@ class DriverQueries(MatrixState):
             return driver
         known = self.known_driver_versions(parsed.branch)
         return known[-1] if known else driver
+
+    def newer_driver(self, version_or_branch: str) -> str | None:
+        """The sentence for a driver (or branch) newer than the matrix records (None: it is not): a branch past every
+        recorded one, or a release past the newest recorded of its branch. The matrix was reviewed before it came
+        out, so the fix is to add it, never an older driver."""
+        parsed = parse_driver_version(version_or_branch)
+        newest = parse_driver_version(self.known_driver_versions()[0])
+        what = "driver"
+        if parsed.branch <= newest.branch:
+            in_branch = self.known_driver_versions(parsed.branch)
+            if parsed.is_branch_only or not in_branch or parsed <= parse_driver_version(in_branch[0]):
+                return None
+            newest, what = parse_driver_version(in_branch[0]), f"R{parsed.branch} driver"
+        reviewed = max(r.reviewed for r in (*self.data.driver_images, *self.data.driver_branches))
+        return (f"driver {parsed.text} is newer than the matrix (its newest {what} is {newest.text}; the driver rows "
+                f"were reviewed on {reviewed.isoformat()}). {ADD_DRIVER}.")
 
     def published_versions(self, os: str) -> list[str]:
         """Driver versions with a conventional image for an OS label (or image OS tag), newest first."""
@@ -184,6 +201,8 @@ class DriverQueries(MatrixState):
             )
             if not any(parse_driver_version(v).branch == parsed.branch for v in (images.versions if images else ())):
                 why += f"; R{parsed.branch} was never built for {tag}"
+        elif (newer := self.newer_driver(parsed.text)) is not None:
+            return [Finding("mandatory", rule, f"{newer} Until then {ref} is not known to exist.", source)]
         else:
             why = "not in NVIDIA's driver-container build history; the container would sit in ImagePullBackOff"
         return [
@@ -322,6 +341,8 @@ class DriverQueries(MatrixState):
         parsed = parse_driver_version(version_or_branch)
         row = self.branch(parsed.branch)
         allowed = set(available) if available is not None else None
+        if row is None and (newer := self.newer_driver(str(parsed.branch))) is not None:
+            return [Finding("mandatory", "driver-branch-known", newer, self.data.driver_branches[0].source)]
         if row is None:
             live = self._live_branches(today, allowed)
             return [

@@ -20,6 +20,21 @@ NEAREST = 5
 _LEVEL_ORDER: dict[str, int] = {"ok": 0, "advisory": 1, "mandatory": 2}
 
 
+# What to do about a release newer than the matrix (issue 46: never a downgrade). `refresh --fetch` reads NVIDIA's
+# newest life-cycle-policy.rst and reports a release with no row as a hand edit (tools/matrix/refresh.py
+# _missing_operators, writable=False); driver versions it writes itself (`--write`: driver_images and the operator rows'
+# drivers).
+ADD_OPERATOR = (
+    "Add it: `.venv/bin/python -m tools.matrix refresh --fetch` reads NVIDIA's component matrix and reports the "
+    "release as a row to add to policies/gpu_guard/matrix.yaml by hand (with its source and reviewed date); or pin a "
+    "release the matrix knows"
+)
+ADD_DRIVER = (
+    "Add it: `.venv/bin/python -m tools.matrix refresh --fetch --write` reads NVIDIA's driver images and component "
+    "matrix and writes the new versions into policies/gpu_guard/matrix.yaml (review the diff)"
+)
+
+
 class MatrixError(Exception):
     """matrix.yaml is missing, unreadable or fails validation; the message names file, row and key."""
 

@@ -27,6 +27,9 @@ class OperatorQueries(DriverQueries):
         return f" ({version} is unconfirmed: {row.note}; source {row.source})" if row is not None else ""
 
     def _unknown_operator(self, version: str) -> Finding:
+        newer = self.newer_operator(version)
+        if newer is not None:
+            return Finding("mandatory", "operator-known", f"{newer}.", self.data.operators[-1].source)
         return Finding(
             "mandatory",
             "operator-known",
