@@ -65,7 +65,7 @@ def test_before_any_baked_branch_nothing_fits():
 
 def test_an_unknown_operator_release_is_refused_with_the_known_ones():
     with pytest.raises(ValueError) as caught:
-        MATRIX.drivers(os="ubuntu-24.04", operator="v99.1.0", today=TODAY)
+        MATRIX.drivers(os="ubuntu-24.04", operator="v26.4.9", today=TODAY)
     message = str(caught.value)
-    assert message.startswith("GPU Operator v99.1.0 is not in the compatibility matrix; choose one of v26.7.0, ")
+    assert message.startswith("GPU Operator v26.4.9 is not in the compatibility matrix; choose one of v26.7.0, ")
     assert message.endswith(", ".join(reversed(MATRIX.operators()))[-20:])

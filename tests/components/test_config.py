@@ -310,7 +310,7 @@ def test_rejects_unpublished_driver_535_15_04_naming_the_nearest_published_one()
     message = rejection(values)
     assert f'{FILE}: gpuOperator.driverVersion = "535.15.04": driver 535.15.04 has no published image' in message
     # R535 reached its end of life in June 2026 (the program's day is later): no R535 suggestion (issue 39)
-    assert "nearest valid choice: 580.178.04, 580.173.02, 580.167.08, 580.159.04, 580.159.03" in message
+    assert "nearest valid choice: 580.173.02, 580.167.08, 580.159.04, 580.159.03, 580.126.20" in message
     assert "535.309.01" not in message
 
 

@@ -316,6 +316,8 @@ class Matrix(ImageQueries):
         support at `today` first, then the end-of-life ones, newest first within each."""
         today = today or date.today()
         op = self.operator(operator)
+        if op is None and (newer := self.newer_operator(operator)) is not None:
+            raise ValueError(newer)
         if op is None:
             raise ValueError(
                 f"GPU Operator {operator} is not in the compatibility matrix; choose one of "

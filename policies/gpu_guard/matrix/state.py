@@ -42,6 +42,8 @@ class MatrixState:
     def newer_operator(self, version: str) -> str | None:
         """The sentence for a GPU Operator release newer than every release of the matrix (None: it is not): the
         matrix was reviewed before it existed, so the fix is to add it, never to step down to an older one."""
+        if any(r.version == version for r in self.data.operators_unconfirmed):
+            return None  # named second-hand: its own note says why it is not in the matrix
         try:
             wanted = _version_key(version)
             newest = max(self.data.operators, key=lambda r: _version_key(r.version))
