@@ -341,7 +341,7 @@ class DriverQueries(MatrixState):
         parsed = parse_driver_version(version_or_branch)
         row = self.branch(parsed.branch)
         allowed = set(available) if available is not None else None
-        if row is None and (newer := self.newer_driver(str(parsed.branch))) is not None:
+        if row is None and (newer := self.newer_driver(parsed.text)) is not None:
             return [Finding("mandatory", "driver-branch-known", newer, self.data.driver_branches[0].source)]
         if row is None:
             live = self._live_branches(today, allowed)
