@@ -2,7 +2,8 @@
 
     python -m tools.matrix check --os ubuntu-24.04 --driver 580.173.02 --operator v26.7.0 \
         [--instance-type g5.xlarge] [--cuda 12.8] [--kubernetes 1.35] [--kubelet 1.35]
-        [--image-version v20260917] [--driver-branch lts|pb] [--pool-kind karpenter-nodepool] [--json]
+        [--image-version v20260917] [--driver-branch lts|pb] [--pool-kind karpenter-nodepool]
+        [--from-driver 580.173.02] [--json]
     python -m tools.matrix drivers --os ubuntu-24.04 --operator v26.7.0 [--instance-type p6-b200.48xlarge]
         [--image-version v1.68.0] [--json]
     python -m tools.matrix refresh [--fetch] [--write] [--upstream DIR] [--matrix FILE] [--lock FILE]
@@ -258,6 +259,10 @@ def check(
     ] = None,
     kubernetes: Annotated[str | None, typer.Option(help="EKS control plane version, e.g. 1.35")] = None,
     kubelet: Annotated[str | None, typer.Option(help="Node kubelet version (default: --kubernetes)")] = None,
+    from_driver: Annotated[
+        str | None,
+        typer.Option(help="The driver the pool runs now, for a move to --driver: a shorter-supported branch is named"),
+    ] = None,
     precompiled: Annotated[bool, typer.Option(help="Precompiled driver containers (driver.usePrecompiled)")] = False,
     image_version: Annotated[str | None, typer.Option(help=IMAGE_VERSION_HELP)] = None,
     toolkit_mode: Annotated[
@@ -287,6 +292,7 @@ def check(
     _validate("driver", driver, parse_driver_version)
     _validate("kubernetes", kubernetes, parse_kube_minor)
     _validate("kubelet", kubelet, parse_kube_minor)
+    _validate("from-driver", from_driver, parse_driver_version)
     if cuda is not None and ":" not in cuda and "/" not in cuda:
         _validate("cuda", cuda, parse_cuda_version)
     if kubelet is not None and kubernetes is None:
@@ -316,6 +322,8 @@ def check(
         branch_pin=driver_branch,
         pool_kind=pool_kind,
     )
+    if from_driver is not None:
+        findings = [*findings, *matrix.branch_move(from_driver, driver)]
     assumptions, not_checked = _coverage(
         matrix, os_value, driver=driver, operator=operator, kubernetes=kubernetes, instance_type=instance_type,
         cuda=cuda, image_version=image_version, toolkit_mode=mode, today=when,
@@ -334,6 +342,7 @@ def check(
                 "cuda": cuda,
                 "kubernetes": kubernetes,
                 "kubelet": kubelet,
+                "from_driver": from_driver,
                 "precompiled": precompiled,
                 "image_version": image_version,
                 "toolkit_mode": toolkit_mode,

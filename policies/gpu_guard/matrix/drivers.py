@@ -322,6 +322,31 @@ class DriverQueries(MatrixState):
             ]
         return []
 
+    def branch_move(self, old: str, new: str) -> list[Finding]:
+        """A move from the driver (or branch) `old` to `new` onto a branch NVIDIA supports for less time: advisory,
+        with both end-of-life months (issue 46: R580, supported to June 2028, to R595, to March 2027, passed with no
+        word). Only where the old value is known: the pack's Analyze gets the new inputs alone (research
+        engine_phases.md: `Analyze` gets the checked inputs), so this is `tools.matrix check --from-driver`."""
+        rule = "driver-branch-shorter-support"
+        before, after = parse_driver_version(old), parse_driver_version(new)
+        was, now = self.branch(before.branch), self.branch(after.branch)
+        if was is None or now is None or was.branch == now.branch or was.eol is None or now.eol is None:
+            return []
+        if now.eol >= was.eol:
+            return [Finding("ok", rule, f"R{now.branch} ({now.type}, to {now.end_of_life_label}) is supported at "
+                                        f"least as long as R{was.branch} ({was.type}, to {was.end_of_life_label})",
+                            now.source)]
+        months = (was.eol.year - now.eol.year) * 12 + was.eol.month - now.eol.month
+        return [Finding(
+            "advisory", rule,
+            f"moving from R{was.branch} ({was.type}, supported until {was.end_of_life_label}) to R{now.branch} "
+            f"({now.type}, supported until {now.end_of_life_label}) shortens NVIDIA support by {months} months: the "
+            f"pool needs another driver move by {now.end_of_life_label}. Stay on R{was.branch} unless R{now.branch} "
+            "brings something the workload needs (a GPU, a CUDA release).",
+            now.source,
+            (str(was.branch),) if before.is_branch_only else (before.text,),
+        )]
+
     def branch_lifecycle(
         self,
         version_or_branch: str,
