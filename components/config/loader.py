@@ -53,6 +53,10 @@ def _matrix_problems(stack: StackConfig, today: date | None) -> tuple[list[Probl
                 ("m7i.large",)))
     operator = stack.gpu_operator.version if stack.gpu_operator else None
     if operator is not None and matrix.operator(operator) is None:
+        newer = matrix.newer_operator(operator)
+        if newer is not None:  # the matrix predates it: add it, never step down (issue 46)
+            add("mandatory", Problem(("gpuOperator", "version"), operator, newer))
+            return merge_by_key(mandatory), merge_by_key(advisory)
         choices = tuple(reversed(matrix.operators()))
         add("mandatory", Problem(("gpuOperator", "version"), operator,
                                  "not a GPU Operator release the compatibility matrix knows",

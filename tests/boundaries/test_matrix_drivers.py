@@ -22,7 +22,13 @@ def test_ubuntu_drivers_are_the_operator_releases_own_newest_first():
         fitting = MATRIX.drivers(os=os, operator=OPERATOR, today=TODAY)
         assert fitting, os
         assert set(fitting) <= set(op.drivers)
-        assert fitting == sorted(fitting, key=parse_driver_version, reverse=True)
+        newest = sorted(fitting, key=parse_driver_version, reverse=True)
+        # branches in support first, then the ended ones (issue 46), newest first within each
+        def ended(version: str) -> bool:
+            row = MATRIX.branch(parse_driver_version(version).branch)
+            return row is None or row.is_end_of_life(TODAY)
+
+        assert fitting == sorted(newest, key=ended)
 
 
 def test_r535_fits_ubuntu_22_04_but_never_24_04():
@@ -59,7 +65,7 @@ def test_before_any_baked_branch_nothing_fits():
 
 def test_an_unknown_operator_release_is_refused_with_the_known_ones():
     with pytest.raises(ValueError) as caught:
-        MATRIX.drivers(os="ubuntu-24.04", operator="v99.1.0", today=TODAY)
+        MATRIX.drivers(os="ubuntu-24.04", operator="v26.4.9", today=TODAY)
     message = str(caught.value)
-    assert message.startswith("GPU Operator v99.1.0 is not in the compatibility matrix; choose one of v26.7.0, ")
+    assert message.startswith("GPU Operator v26.4.9 is not in the compatibility matrix; choose one of v26.7.0, ")
     assert message.endswith(", ".join(reversed(MATRIX.operators()))[-20:])

@@ -310,7 +310,7 @@ def test_rejects_unpublished_driver_535_15_04_naming_the_nearest_published_one()
     message = rejection(values)
     assert f'{FILE}: gpuOperator.driverVersion = "535.15.04": driver 535.15.04 has no published image' in message
     # R535 reached its end of life in June 2026 (the program's day is later): no R535 suggestion (issue 39)
-    assert "nearest valid choice: 580.178.04, 580.173.02, 580.167.08, 580.159.04, 580.159.03" in message
+    assert "nearest valid choice: 580.173.02, 580.167.08, 580.159.04, 580.159.03, 580.126.20" in message
     assert "535.309.01" not in message
 
 
@@ -360,9 +360,25 @@ def test_rejects_gpu_instance_in_the_system_node_group():
 
 
 def test_rejects_operator_release_the_matrix_does_not_know():
-    message = rejection(with_change("gpuOperator.version", "v26.7.9"))
-    assert 'gpuOperator.version = "v26.7.9": not a GPU Operator release' in message
-    assert "nearest valid choice: v26.7.0" in message
+    message = rejection(with_change("gpuOperator.version", "v26.4.9"))
+    assert 'gpuOperator.version = "v26.4.9": not a GPU Operator release' in message
+    assert "nearest valid choice: v26.7.0" in message  # an unknown release inside the range: the closest known
+
+
+def test_an_operator_newer_than_the_matrix_is_to_be_added_never_downgraded():
+    """Issue 46: v26.10.0 got "nearest valid choice: v25.10.0"."""
+    message = rejection(with_change("gpuOperator.version", "v26.10.0"))
+    assert ('gpuOperator.version = "v26.10.0": GPU Operator v26.10.0 is newer than the matrix (its newest release is '
+            "v26.7.0; the operator rows were reviewed on ") in message
+    assert "`.venv/bin/gpu-platform matrix refresh --fetch` reads NVIDIA's component matrix" in message
+    assert "nearest valid choice" not in message and "v25.10.0" not in message
+
+
+def test_a_driver_newer_than_the_matrix_is_to_be_added_never_downgraded():
+    message = rejection(with_change("gpuOperator.driverVersion", "650.10.01"))
+    assert ('gpuOperator.driverVersion = "650.10.01": driver 650.10.01 is newer than the matrix (its newest driver is '
+            "610.57.04; the driver rows were reviewed on ") in message
+    assert "`.venv/bin/gpu-platform matrix refresh --fetch --write`" in message
 
 
 def test_rejects_control_plane_past_extended_support():

@@ -64,16 +64,17 @@ def test_r535_on_ubuntu_24_04_names_the_driver_key_once():
     assert message.count("gpuOperator.driverVersion") == 1
     assert "has no published image" in message and "does not support driver branch R535" in message
     assert message.count("nearest valid choice") == 1
-    # R610 reached its end of life in August 2026: not suggested (issue 39)
-    assert message.endswith("nearest valid choice: 580.178.04, 580.173.02, 580.167.08, 580.159.04, 580.159.03, "
-                            "595.91.07")
+    # R610 reached its end of life in August 2026: not suggested (issue 39); only what the operator release lists
+    # (issue 46: 580.178.04 and the older 580s are not in v26.7.0's list)
+    assert message.endswith("nearest valid choice: 580.173.02, 595.91.07")
 
 
 def test_535_15_04_names_its_nearest_choices_once():
     message = _rejected(_driver_stack("535.15.04", "ubuntu-22.04"))
     (line,) = [ln for ln in message.splitlines() if "gpuOperator.driverVersion" in ln]
     # R535 reached its end of life in June 2026: the nearest live published versions instead (issue 39)
-    for choice in ("580.178.04", "580.173.02", "580.167.08", "580.159.04", "580.159.03"):
+    # and only what the operator release lists (issue 46)
+    for choice in ("580.173.02", "595.91.07"):
         assert line.count(choice) == 1, line
-    assert "535.309.01" not in line
-    assert line.endswith("nearest valid choice: 580.178.04, 580.173.02, 580.167.08, 580.159.04, 580.159.03")
+    assert "535.309.01" not in line and "580.178.04" not in line
+    assert line.endswith("nearest valid choice: 580.173.02, 595.91.07")

@@ -515,15 +515,19 @@ def test_the_valid_stack_passes_the_matrix_with_no_advisory():
     ("systemNodeGroup.instanceTypes", ["g5.xlarge"],
      'systemNodeGroup.instanceTypes[0] = "g5.xlarge": the system node group is untainted and must not use GPU '
      "instances (GPU nodes carry the nvidia.com/gpu taint and belong in a GPU pool); nearest valid choice: m7i.large"),
-    ("gpuOperator.version", "v99.1.0",
-     'gpuOperator.version = "v99.1.0": not a GPU Operator release the compatibility matrix knows; nearest valid '
+    ("gpuOperator.version", "v26.4.9",
+     'gpuOperator.version = "v26.4.9": not a GPU Operator release the compatibility matrix knows; nearest valid '
      "choice: "),
+    ("gpuOperator.version", "v99.1.0",  # newer than the matrix: to add, never a downgrade (issue 46)
+     'gpuOperator.version = "v99.1.0": GPU Operator v99.1.0 is newer than the matrix (its newest release is '
+     "v26.7.0;"),
     ("gpuNodeGroups.0.instanceTypes", ["g5.huge"],
      'gpuNodeGroups[0].instanceTypes[0] = "g5.huge": instance type g5.huge is not a size of the g5 family'),
     ("gpuNodeGroups.0.kubeletVersion", "1.30",
      'gpuNodeGroups[0].kubeletVersion = "1.30": kubelet 1.30 is 5 minor versions older than the control plane 1.35'),
     ("gpuOperator.version", "v24.9.0",
-     'gpuOperator.version = "v24.9.0": GPU Operator v24.9.0 supports Kubernetes 1.25-1.28 on Amazon EKS, not 1.35'),
+     'gpuOperator.version = "v24.9.0": GPU Operator v24.9.0 supports Kubernetes 1.25-1.28 on Amazon EKS (none of '
+     "them an Amazon EKS version in the matrix), not 1.35"),
     ("gpuNodeGroups.0.os", "ubuntu-26.04",
      'gpuOperator.driverVersion = "580.173.02": driver 580.173.02 has no published image '
      "nvcr.io/nvidia/driver:580.173.02-ubuntu26.04 (NVIDIA builds 580.173.02 only for ubuntu22.04, ubuntu24.04, not "

@@ -21,9 +21,9 @@ def test_a_release_named_second_hand_says_why_it_is_not_in_the_matrix() -> None:
 
 
 def test_an_unknown_release_gets_the_known_ones_newest_first() -> None:
-    assert MATRIX.operator_branch_support("v99.1.0", "ubuntu-24.04", "580.105.08") == [Finding(
+    assert MATRIX.operator_branch_support("v26.4.9", "ubuntu-24.04", "580.105.08") == [Finding(
         "mandatory", "operator-known",
-        f"GPU Operator v99.1.0 is not in the compatibility matrix; choose one of {', '.join(CHOICES)}.",
+        f"GPU Operator v26.4.9 is not in the compatibility matrix; choose one of {', '.join(CHOICES)}.",
         MATRIX.data.operators[-1].source, CHOICES[:5],
     )]
     assert CHOICES[0] == "v26.7.0"

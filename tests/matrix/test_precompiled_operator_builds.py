@@ -25,8 +25,8 @@ def test_an_operator_that_builds_nothing_for_the_os_says_so() -> None:
     assert MATRIX.driver_image("580.105.08", "ubuntu-24.04", precompiled=True, operator="v24.9.2", today=DAY) == [
         Finding("mandatory", "driver-image-published",
                 "precompiled driver R580 is not built for ubuntu-24.04 under GPU Operator v24.9.2 (v24.9.2 builds "
-                "precompiled drivers for no branch on ubuntu-24.04); set driver.version to one of none or use a "
-                "conventional (non-precompiled) driver.", _operator_source("v24.9.2"), ()),
+                "precompiled drivers for no branch on ubuntu-24.04); use a conventional (non-precompiled) driver, or "
+                "another operator release.", _operator_source("v24.9.2"), ()),  # not "one of none" (issue 46)
     ]
 
 

@@ -281,7 +281,7 @@ def test_drivers_for_v100_under_v26_7_0_exclude_the_r595_default(matrix):
 
 def test_drivers_on_ubuntu_22_04_include_r535_and_are_newest_first(matrix):
     fitting = matrix.drivers(os="ubuntu-22.04", operator="v26.7.0", today=REVIEW_DAY)
-    assert fitting == ["610.57.04", "595.91.07", "580.173.02", "535.309.01"]
+    assert fitting == ["595.91.07", "580.173.02", "610.57.04", "535.309.01"]  # ended branches last (issue 46)
 
 
 def test_drivers_on_bottlerocket_are_the_baked_branch(matrix):

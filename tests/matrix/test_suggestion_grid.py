@@ -9,7 +9,12 @@ before may refuse it, and a driver suggestion must be none of the four kinds the
 - a full driver version on a baked image (Bottlerocket, AL2023: the image decides, a pool declares a branch);
 - an end-of-life branch;
 - a pairing no source confirms (a branch the instance's GPU or family is not shown to run: R610 on g6f);
-- an OS/driver image that does not exist (an nvcr.io/nvidia/driver tag NVIDIA never published for the OS).
+- an OS/driver image that does not exist (an nvcr.io/nvidia/driver tag NVIDIA never published for the OS);
+- (issue 46) a driver the pool's GPU Operator release does not list for the OS (R570 under v26.7.0).
+
+Issue 46 adds the CUDA runtime to the grid (`cuda-driver-compatible` suggested 570.211.01 and 610.57.04 for a
+v26.7.0 pool: one refused by the operator's list, one past end of life), the judging day to the end-of-life test
+(the branch's date, not only NVIDIA's "ended" list), and re-checks each suggestion with the CUDA runtime kept.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ UBUNTU_DRIVERS = ("535.309.01", "580.173.02", "590.48.01", "595.91.07", "610.57.
 BAKED_DRIVERS = ("535", "570", "580", "595", "610")
 OPERATORS = ("v26.3.3", "v26.7.0")
 KUBERNETES = ("1.30", "1.33", "1.36", "1.37")  # past extended, extended, standard, not on EKS
+CUDA = (None, "12.8", "13.0", "nvidia/cuda:13.0.0-runtime-ubuntu24.04")  # none; MVC on R535; forward compat
 INSTANCES = (None, "g5.xlarge", "g6f.xlarge", "g6e.xlarge", "g7.2xlarge", "p3.2xlarge")
 IMAGES: dict[str, tuple[tuple[str | None, str | None], ...]] = {
     "al2023": ((None, None), ("v20260714", None), ("v20260917", None)),
@@ -37,20 +43,23 @@ IMAGES: dict[str, tuple[tuple[str | None, str | None], ...]] = {
                      ("v1.68.0", "pb")),
 }
 DRIVER_RULES = frozenset({"driver-image-published", "gpu-architecture-supported", "baked-driver-branch",
-                          "driver-branch-eol", "driver-branch-known", "driver-branch-supported"})
+                          "driver-branch-eol", "driver-branch-known", "driver-branch-supported",
+                          "cuda-driver-compatible"})
 _OPERATOR = re.compile(r"^v\d+\.\d+\.\d+$")
 
 
 def grid() -> Iterator[dict[str, Any]]:
     for os_name, kubernetes, instance in itertools.product(OS_NAMES, KUBERNETES, INSTANCES):
+        # the CUDA runtime on the supported Kubernetes version only (the suggestions it adds do not depend on it)
+        runtimes = CUDA if kubernetes == "1.36" else (None,)
         if os_name in UBUNTU:
-            for driver, operator in itertools.product(UBUNTU_DRIVERS, OPERATORS):
+            for driver, operator, cuda in itertools.product(UBUNTU_DRIVERS, OPERATORS, runtimes):
                 yield {"os": os_name, "driver": driver, "operator": operator, "kubernetes": kubernetes,
-                       "instance_type": instance}
+                       "instance_type": instance, "cuda": cuda}
         else:
-            for driver, (image, pin) in itertools.product(BAKED_DRIVERS, IMAGES[os_name]):
+            for driver, (image, pin), cuda in itertools.product(BAKED_DRIVERS, IMAGES[os_name], runtimes):
                 yield {"os": os_name, "driver": driver, "operator": None, "kubernetes": kubernetes,
-                       "instance_type": instance, "image_version": image, "branch_pin": pin}
+                       "instance_type": instance, "image_version": image, "branch_pin": pin, "cuda": cuda}
 
 
 _SEEN: dict[tuple[tuple[str, Any], ...], list[Finding]] = {}
@@ -92,13 +101,16 @@ def forbidden(matrix: Matrix, inputs: dict[str, Any], candidate: str) -> str | N
     if inputs["os"] not in UBUNTU and not parsed.is_branch_only:
         return f"a full driver version {candidate} on a baked {inputs['os']} image"
     row = matrix.branch(parsed.branch)
-    if row is None or row.is_end_of_life(TODAY):
+    if row is None or row.is_end_of_life(TODAY):  # the branch's date at the judging day, or NVIDIA's list
         return f"R{parsed.branch}, an end-of-life (or unknown) branch"
     inst = matrix.instance_type(inputs["instance_type"]) if inputs["instance_type"] else None
     if inst is not None and not matrix.drives(inst, candidate, TODAY):
         return f"{candidate} on {inst.name}, a pairing no source confirms"
     if inputs["os"] in UBUNTU and candidate not in matrix.published_versions(inputs["os"]):
         return f"{candidate}: no nvcr.io/nvidia/driver image for {inputs['os']}"
+    op = matrix.operator(inputs["operator"]) if inputs["operator"] else None
+    if op is not None and inputs["os"] in op.branches and not parsed.is_branch_only and candidate not in op.drivers:
+        return f"{candidate}: not in GPU Operator {op.version}'s driver list"
     return None
 
 
@@ -128,5 +140,5 @@ def test_every_suggestion_passes_check_itself(matrix: Matrix):
                                     f"({sorted(again - refused | (again & {finding.rule}))})")
     elapsed = time.perf_counter() - started
     print(f"suggestion grid: {cases} configurations, {suggestions} suggestions applied, {elapsed:.1f} s")
-    assert cases > 1900 and suggestions > 1000  # the grid is what it says
+    assert cases > 3000 and suggestions > 1500  # the grid is what it says
     assert problems == [], "\n".join(problems[:40]) + f"\n({len(problems)} in all)"

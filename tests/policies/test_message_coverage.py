@@ -178,8 +178,15 @@ def _matrix_methods() -> dict[str, tuple[frozenset[str], tuple[Template, ...]]]:
     return out
 
 
+# Matrix methods whose findings only decide something and are never reported: not followed.
+FILTERS_ONLY: dict[str, str] = {
+    "pool_takes": "re-checks each suggested driver through `check` (issue 46); its findings only decide whether the "
+                  "driver is suggested, none is reported",
+}
+
+
 def matrix_templates(path: Path) -> list[Template]:
-    """The Finding templates of every Matrix method `path` calls, and of the methods those call."""
+    """The Finding templates of every Matrix method `path` calls, and of the methods those call (not FILTERS_ONLY)."""
     methods = _matrix_methods()
     tree = ast.parse(path.read_text(encoding="utf-8"))
     todo = [n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr in methods]
@@ -187,7 +194,7 @@ def matrix_templates(path: Path) -> list[Template]:
     templates: list[Template] = []
     while todo:
         name = todo.pop()
-        if name in seen:
+        if name in seen or name in FILTERS_ONLY:
             continue
         seen.add(name)
         calls, found = methods[name]

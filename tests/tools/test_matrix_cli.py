@@ -44,8 +44,9 @@ def test_check_rejects_driver_535_15_04_with_exit_1_as_a_module():
     assert result.stdout.startswith("verdict: INCOMPATIBLE")
     assert "[mandatory] driver-image-published" in result.stdout
     assert "nvcr.io/nvidia/driver:535.15.04-ubuntu22.04" in result.stdout
-    # R535 reached its end of life in June 2026: the nearest published live versions, never an R535 one (issue 39)
-    assert "nearest valid: 580.178.04, 580.173.02, 580.167.08, 580.159.04, 580.159.03\n" in result.stdout
+    # R535 reached its end of life in June 2026: the nearest published live versions, never an R535 one (issue 39),
+    # and only those GPU Operator v26.3.1 lists (issue 46: 580.178.04 and the other 580s are not in its list)
+    assert "nearest valid: 580.173.02, 595.71.05\n" in result.stdout
 
 
 def test_bad_os_prints_one_error_line_and_exits_2_as_a_module():
@@ -76,7 +77,8 @@ def test_eol_advisory_still_exits_0_and_names_the_advisory(capsys):
     )
     out = capsys.readouterr().out
     assert code == 0
-    assert out.splitlines()[0] == "verdict: COMPATIBLE (with advisories)"
+    # no --kubernetes: compatible for the checks run only (issue 46)
+    assert out.splitlines()[0].startswith("verdict: COMPATIBLE (with advisories) for the checks run: ")
     assert "[advisory] driver-branch-eol: R535 reached end of life in June 2026" in out
 
 
@@ -113,7 +115,7 @@ def test_check_json_has_verdict_findings_sources_and_nearest(capsys):
     assert document["input"]["kubelet"] == "1.32"
     image = next(f for f in document["findings"] if f["rule"] == "driver-image-published")
     assert image["level"] == "mandatory"
-    assert image["nearest"][0] == "580.178.04"  # R535 is past its end of life (2026-06): not suggested
+    assert image["nearest"][0] == "580.173.02"  # R535 ended (2026-06); 580.178.04 is not in v26.3.1's list
     assert all(f["source"].startswith("https://") for f in document["findings"])
 
 
@@ -175,7 +177,7 @@ def test_drivers_json_marks_the_default_and_eol_notes(capsys):
     document = json.loads(capsys.readouterr().out)
     assert code == 0
     versions = [row["version"] for row in document["drivers"]]
-    assert versions == ["610.57.04", "595.91.07", "580.173.02", "535.309.01"]
+    assert versions == ["595.91.07", "580.173.02", "610.57.04", "535.309.01"]  # ended branches last (issue 46)
     default = next(row for row in document["drivers"] if row["default"])
     assert default["version"] == "595.91.07"
     r535 = next(row for row in document["drivers"] if row["version"] == "535.309.01")
@@ -400,3 +402,17 @@ def test_stale_with_nothing_old_says_so(capsys):
 def test_stale_rejects_a_negative_day_count(capsys):
     assert main(["stale", "--days", "-1"]) == 2
     assert "--days -1 must be zero or more" in capsys.readouterr().err
+
+
+def test_drivers_lists_the_branches_in_support_before_an_ended_one(capsys):
+    """Issue 46: 610.57.04 (R610, end of life August 2026) headed the list for a v26.7.0 pool."""
+    args = ["drivers", "--os", "ubuntu-24.04", "--operator", "v26.7.0", "--today", "2026-12-05"]
+    assert main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "drivers that fit ubuntu-24.04, GPU Operator v26.7.0 (in support first, newest first):"
+    assert [line.split()[0] for line in lines[1:4]] == ["595.91.07", "580.173.02", "610.57.04"]
+    assert "[advisory] R610 reached end of life in August 2026" in lines[3]
+    assert main([*args, "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["drivers"]
+    assert [(r["version"], bool(r["notes"])) for r in rows] == [
+        ("595.91.07", False), ("580.173.02", False), ("610.57.04", True)]

@@ -113,7 +113,7 @@ def test_the_built_but_unpublished_595_71_05_is_refused_on_ubuntu_26_04(capsys):
 def test_drivers_for_ubuntu_26_04_under_v26_7_0_are_r595_and_r610_only(capsys):
     assert main(["drivers", "--os", "ubuntu-26.04", "--operator", "v26.7.0", *TODAY]) == 0
     listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()[1:-1]]
-    assert listed == ["610.57.04", "595.91.07"]
+    assert listed == ["595.91.07", "610.57.04"]  # R610 ended (August 2026): after the branch in support
 
 
 @pytest.mark.registry

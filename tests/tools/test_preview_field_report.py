@@ -149,8 +149,9 @@ def test_driver_535_15_04_exits_2_with_one_config_error_naming_file_key_value_an
 
     assert message.startswith(f'error: {UNPUBLISHED_DRIVER}: gpuOperator.driverVersion = "535.15.04": ')
     assert "no published image nvcr.io/nvidia/driver:535.15.04-ubuntu22.04" in message
-    # R535 reached its end of life in June 2026: the nearest published live versions, not 535.309.01 (issue 39)
-    assert "nearest valid choice: 580.178.04, 580.173.02, 580.167.08, 580.159.04, 580.159.03" in message
+    # R535 reached its end of life in June 2026: the nearest published live versions, not 535.309.01 (issue 39),
+    # that GPU Operator v26.3.1 lists (issue 46: not 580.178.04)
+    assert "nearest valid choice: 580.173.02, 580.167.08, 580.159.04, 580.159.03, 580.126.20" in message
     assert len(message.splitlines()) == 1
 
 

@@ -2,7 +2,8 @@
 
     python -m tools.matrix check --os ubuntu-24.04 --driver 580.173.02 --operator v26.7.0 \
         [--instance-type g5.xlarge] [--cuda 12.8] [--kubernetes 1.35] [--kubelet 1.35]
-        [--image-version v20260917] [--driver-branch lts|pb] [--pool-kind karpenter-nodepool] [--json]
+        [--image-version v20260917] [--driver-branch lts|pb] [--pool-kind karpenter-nodepool]
+        [--from-driver 580.173.02] [--json]
     python -m tools.matrix drivers --os ubuntu-24.04 --operator v26.7.0 [--instance-type p6-b200.48xlarge]
         [--image-version v1.68.0] [--json]
     python -m tools.matrix refresh [--fetch] [--write] [--upstream DIR] [--matrix FILE] [--lock FILE]
@@ -43,6 +44,7 @@ from policies.gpu_guard.matrix import (
 from policies.gpu_guard.versions import parse_cuda_version, parse_driver_version, parse_kube_minor
 from tools.matrix import image_releases as release_sources
 from tools.matrix import refresh as matrix_refresh
+from tools.matrix.coverage import coverage, json_verdict, verdict_line
 from tools.matrix.image_env import require_cuda_differences
 from tools.matrix.nvidia_upstream import UpstreamError, default_upstream_dir, read_upstream
 from tools.upstream import lock as upstream_lock
@@ -82,6 +84,9 @@ def _today(value: str | None) -> date:
 
 def _operator(matrix: Matrix, value: str) -> str:
     if matrix.operator(value) is None:
+        newer = matrix.newer_operator(value)
+        if newer is not None:
+            raise UsageProblem(f"--operator {value!r}: {newer}")
         known = ", ".join(reversed(matrix.operators()))
         note = matrix.unconfirmed_operator_note(value)
         raise UsageProblem(
@@ -152,15 +157,6 @@ def _finding_json(finding: Finding) -> dict[str, Any]:
     }
 
 
-def _verdict(findings: Sequence[Finding]) -> str:
-    level = worst_level(findings)
-    if level == "mandatory":
-        return "INCOMPATIBLE"
-    if level == "advisory":
-        return "COMPATIBLE (with advisories)"
-    return "COMPATIBLE"
-
-
 @app.command()
 def check(
     *,
@@ -173,6 +169,10 @@ def check(
     ] = None,
     kubernetes: Annotated[str | None, typer.Option(help="EKS control plane version, e.g. 1.35")] = None,
     kubelet: Annotated[str | None, typer.Option(help="Node kubelet version (default: --kubernetes)")] = None,
+    from_driver: Annotated[
+        str | None,
+        typer.Option(help="The driver the pool runs now, for a move to --driver: a shorter-supported branch is named"),
+    ] = None,
     precompiled: Annotated[bool, typer.Option(help="Precompiled driver containers (driver.usePrecompiled)")] = False,
     image_version: Annotated[str | None, typer.Option(help=IMAGE_VERSION_HELP)] = None,
     toolkit_mode: Annotated[
@@ -202,6 +202,7 @@ def check(
     _validate("driver", driver, parse_driver_version)
     _validate("kubernetes", kubernetes, parse_kube_minor)
     _validate("kubelet", kubelet, parse_kube_minor)
+    _validate("from-driver", from_driver, parse_driver_version)
     if cuda is not None and ":" not in cuda and "/" not in cuda:
         _validate("cuda", cuda, parse_cuda_version)
     if kubelet is not None and kubernetes is None:
@@ -214,11 +215,7 @@ def check(
     _driver_branch(os_value, driver_branch)
     if pool_kind is not None and pool_kind not in POOL_KINDS:
         raise UsageProblem(f"--pool-kind {pool_kind!r} is not a pool kind; use {', '.join(POOL_KINDS)}")
-    assumptions = (
-        ["no --instance-type: the GPU is assumed to be a data-center GPU (CUDA forward compatibility needs one)"]
-        if cuda is not None and instance_type is None
-        else []
-    )
+    when = _today(today)
     findings = matrix.check(
         os=os_value,
         driver=driver,
@@ -229,16 +226,23 @@ def check(
         cuda=cuda,
         precompiled=precompiled,
         image_version=image_version,
-        today=_today(today),
+        today=when,
         toolkit_mode=mode,
         disable_require=disable_require,
         branch_pin=driver_branch,
         pool_kind=pool_kind,
     )
-    verdict = _verdict(findings)
+    if from_driver is not None:
+        findings = [*findings, *matrix.branch_move(from_driver, driver)]
+    assumptions, not_checked = coverage(
+        matrix, os_value, driver=driver, operator=operator, kubernetes=kubernetes, instance_type=instance_type,
+        cuda=cuda, image_version=image_version, toolkit_mode=mode, today=when,
+    )
+    verdict = verdict_line(findings, not_checked)
     if as_json:
         document = {
-            "verdict": "incompatible" if worst_level(findings) == "mandatory" else "compatible",
+            "verdict": json_verdict(findings, not_checked),
+            "verdict_text": verdict,
             "level": worst_level(findings),
             "input": {
                 "os": os_value,
@@ -248,6 +252,7 @@ def check(
                 "cuda": cuda,
                 "kubernetes": kubernetes,
                 "kubelet": kubelet,
+                "from_driver": from_driver,
                 "precompiled": precompiled,
                 "image_version": image_version,
                 "toolkit_mode": toolkit_mode,
@@ -256,6 +261,7 @@ def check(
                 "pool_kind": pool_kind,
             },
             "assumptions": assumptions,
+            "not_checked": [{"check": check, "why": why} for check, why in not_checked],
             "findings": [_finding_json(f) for f in findings],
         }
         typer.echo(json.dumps(document, indent=2))
@@ -263,6 +269,8 @@ def check(
         typer.echo(f"verdict: {verdict}")
         for assumption in assumptions:
             typer.echo(f"  assumes: {assumption}")
+        for check_name, why in not_checked:
+            typer.echo(f"  not checked: {check_name} ({why})")
         order = {"mandatory": 0, "advisory": 1, "ok": 2}
         for finding in sorted(findings, key=lambda f: order[f.level]):
             typer.echo(f"  [{finding.level}] {finding.rule}: {finding.message}")
@@ -282,7 +290,7 @@ def drivers(
     today: Annotated[str | None, typer.Option(help="Judge lifecycles at this ISO date (default: today)")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document")] = False,
 ) -> int:
-    """List the driver versions that fit the OS, operator release and instance type, newest first."""
+    """List the driver versions that fit the OS, operator release and instance type: in support first, newest first."""
     matrix = load_matrix()
     os_value = _os(os_name)
     _operator(matrix, operator)
@@ -314,7 +322,7 @@ def drivers(
         if not rows:
             typer.echo(f"no driver fits {target}")
         else:
-            typer.echo(f"drivers that fit {target} (newest first):")
+            typer.echo(f"drivers that fit {target} (in support first, newest first):")
             for row in rows:
                 flags = " (operator default)" if row["default"] else ""
                 notes = f"  [advisory] {row['notes'][0]}" if row["notes"] else ""

@@ -17,7 +17,7 @@ from __future__ import annotations
 from ..versions import DriverVersion
 from .core import Matrix
 from .cuda import ToolkitMode
-from .findings import OS_NAMES, Finding, Level, MatrixError, OsName, worst_level
+from .findings import OS_NAMES, Finding, Level, MatrixError, OsName, pick, worst_level
 from .images import parse_image_version, release_key
 from .loader import MATRIX_PATH, load_matrix, load_matrix_file, parse_matrix
 from .results import ImageCuda, ImageDriver, InstanceType, NodeImage
@@ -68,6 +68,7 @@ __all__ = [
     "load_matrix_file",
     "parse_image_version",
     "parse_matrix",
+    "pick",
     "release_key",
     "worst_level",
 ]

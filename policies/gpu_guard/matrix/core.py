@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from datetime import date
 
 from ..versions import DriverVersion, parse_driver_version, parse_kube_minor
@@ -73,7 +74,7 @@ class Matrix(ImageQueries, ServingImageQueries):
                                         branch_pin=branch_pin)
                 )
             else:
-                findings.extend(self._baked_driver_findings(os, parsed, today, image_version))
+                findings.extend(self._baked_driver_findings(os, parsed, today, image_version, instance_type))
         else:
             findings.extend(self.driver_image(driver, os, precompiled=precompiled, operator=operator, today=today))
         if operator is not None:
@@ -117,8 +118,63 @@ class Matrix(ImageQueries, ServingImageQueries):
         if cuda is not None:
             if toolkit_mode is None and os not in BAKED_DRIVER_OS:
                 toolkit_mode = self.toolkit_mode_for_operator(operator)
-            findings.extend(self._cuda_findings(cuda, driver, inst, toolkit_mode, disable_require))
+            takes = self.pool_takes(os=os, operator=operator, kubernetes=kubernetes, kubelet=kubelet,
+                                    instance_types=(instance_type,), precompiled=precompiled,
+                                    image_version=image_version, today=today, branch_pin=branch_pin,
+                                    pool_kind=pool_kind, driver=driver)
+            findings.extend(self._cuda_findings(cuda, driver, inst, toolkit_mode, disable_require, pool=takes,
+                                                 today=today))
         return findings
+
+    def pool_takes(
+        self, *, os: OsName, operator: str | None, kubernetes: str | None = None, kubelet: str | None = None,
+        instance_types: tuple[str | None, ...] = (None,), precompiled: bool = False, image_version: str | None = None,
+        today: date, branch_pin: str | None = None, pool_kind: str | None = None, driver: str | None = None,
+    ) -> Callable[[str], str | None]:
+        """A driver another rule would suggest (a full version), as this pool would declare it (the version; the
+        branch on a baked image), or None where the pool cannot take it: not among the drivers the pool can
+        declare (`driver_choices`: on Ubuntu those with an image for the OS, in the operator release's list when
+        it lists any), or refused by `check` itself on any of its instance types: a mandatory finding about the
+        driver, or one the pool's own `driver` does not already get (a Kubernetes version past support refuses
+        every driver alike, so it refuses none of them)."""
+        types = instance_types or (None,)
+        choices = {t: self.driver_choices(os, operator, t if t and self.is_gpu_instance(t) else None, image_version,
+                                          today, kubernetes=kubelet or kubernetes, branch_pin=branch_pin)
+                   for t in types}
+        memo: dict[str, str | None] = {}
+
+        def refused(candidate: str, instance: str | None) -> set[str]:
+            findings = self.check(os=os, driver=candidate, operator=operator, kubernetes=kubernetes, kubelet=kubelet,
+                                  instance_type=instance if instance and self.is_gpu_instance(instance) else None,
+                                  precompiled=precompiled, image_version=image_version, today=today,
+                                  branch_pin=branch_pin, pool_kind=pool_kind, suggest=False)
+            return {f.rule for f in findings if f.level == "mandatory"}
+
+        already: dict[str | None, set[str]] = {}
+        for t in types:
+            try:
+                already[t] = refused(driver, t) - _POOL_DRIVER_RULES if driver is not None else set()
+            except ValueError:
+                already[t] = set()
+
+        def takes(version: str) -> str | None:
+            shown = str(parse_driver_version(version).branch) if os in BAKED_DRIVER_OS else version
+            if shown not in memo:
+                ok = all(shown in choices[t] for t in types) and all(
+                    not (refused(shown, t) - already[t]) for t in types
+                )
+                memo[shown] = shown if ok else None
+            return memo[shown]
+
+        return takes
+
+    def newest_image_release(self, os: OsName, today: date) -> str | None:
+        """The AL2023 / Bottlerocket release a pool that pins none is judged as: the newest recorded as of `today`
+        (None: an OS whose driver is not baked in, or no recorded release yet)."""
+        if os not in BAKED_DRIVER_OS:
+            return None
+        row = self._latest_release(os, today)
+        return row.release if row is not None else None
 
     def _for_instance(self, finding: Finding, inst: InstanceType, today: date) -> Finding:
         """A driver suggestion of another rule (a published image, an operator-listed version) kept only where the
@@ -150,10 +206,7 @@ class Matrix(ImageQueries, ServingImageQueries):
                 return self._baked_candidates(os, instance_type, image_version, today)
             except ValueError:
                 return []
-        published = self.published_versions(os)
-        op = self.operator(operator) if operator is not None else None
-        listed = [v for v in published if op is not None and v in op.drivers]
-        return listed or published
+        return self._declarable(os, operator)
 
     def branches_available(self, os: OsName, operator: str | None = None) -> set[int]:
         """Driver branches a pool of this OS can move to: on Ubuntu those with a published driver image for the OS
@@ -172,18 +225,23 @@ class Matrix(ImageQueries, ServingImageQueries):
         return branches
 
     def _baked_driver_findings(
-        self, os: OsName, parsed: DriverVersion, today: date, image_version: str | None
+        self, os: OsName, parsed: DriverVersion, today: date, image_version: str | None,
+        instance_type: str | None = None,
     ) -> list[Finding]:
-        """No Kubernetes version given: is the declared branch one the release ships for some version?"""
+        """No Kubernetes version given: is the declared branch one the release loads, for some version, on the
+        instance type (issue 46: v1.68.0 carries R595 only beside R580 in its 1.37 variant, and a g6.xlarge loads
+        R580 there, so "ships R580 and R595" was no answer for a g6.xlarge pool)?"""
         rule = "baked-driver-branch"
-        branches = self._baked_candidates(os, None, image_version, today)
+        inst = instance_type if instance_type is not None and self.is_gpu_instance(instance_type) else None
+        branches = self._baked_candidates(os, inst, image_version, today)
         if not branches:
             return []
-        image = self._any_minor_image(os, None, image_version, today)
+        image = self._any_minor_image(os, inst, image_version, today)
         source = image.source if image is not None else self.data.node_images[0].source
         shipped = " and ".join(f"R{b}" for b in branches)
+        on = f" on {inst}" if inst is not None else ""
         where = (
-            f"{os} {image.release} ships driver branch {shipped}"
+            f"{os} {image.release} {'loads' if inst else 'ships'} driver branch {shipped}{on}"
             if image is not None and image.release is not None
             else f"{os} NVIDIA images ship driver branch {shipped} (as of {today.isoformat()})"
         )
@@ -207,6 +265,9 @@ class Matrix(ImageQueries, ServingImageQueries):
         inst: InstanceType | None,
         toolkit_mode: ToolkitMode | None = None,
         disable_require: bool = False,
+        *,
+        pool: Callable[[str], str | None] | None = None,
+        today: date | None = None,
     ) -> list[Finding]:
         image = self.image_cuda(cuda) if (":" in cuda or "/" in cuda) else None
         if image is None and (":" in cuda or "/" in cuda):
@@ -228,6 +289,8 @@ class Matrix(ImageQueries, ServingImageQueries):
             data_center_gpu=inst.data_center if inst else True,
             toolkit_mode=toolkit_mode,
             disable_require=disable_require,
+            pool=pool,
+            today=today,
         )
         if inst is None:
             assumed = "no instance type given: judged as a data-center GPU (forward compatibility needs one)"
@@ -250,9 +313,12 @@ class Matrix(ImageQueries, ServingImageQueries):
         image_version: str | None = None,
         today: date | None = None,
     ) -> list[str]:
-        """Driver versions that fit (no mandatory finding) the OS, operator and instance type, newest first."""
+        """Driver versions that fit (no mandatory finding) the OS, operator and instance type: those on a branch in
+        support at `today` first, then the end-of-life ones, newest first within each."""
         today = today or date.today()
         op = self.operator(operator)
+        if op is None and (newer := self.newer_operator(operator)) is not None:
+            raise ValueError(newer)
         if op is None:
             raise ValueError(
                 f"GPU Operator {operator} is not in the compatibility matrix; choose one of "
@@ -275,7 +341,10 @@ class Matrix(ImageQueries, ServingImageQueries):
                     findings += self.driver_kind_findings(inst, os, version)
             if worst_level(findings) != "mandatory":
                 fitting.append(version)
-        return [str(v) for v in sorted((parse_driver_version(v) for v in fitting), reverse=True)]
+        # Branches in support first (issue 46: an end-of-life R610 headed the list), newest first within each.
+        ordered = sorted((parse_driver_version(v) for v in fitting), reverse=True)
+        ordered.sort(key=lambda v: self._branch_ended(v.branch, today))
+        return [str(v) for v in ordered]
 
     def _any_minor_image(
         self, os: OsName, instance_type: str | None, image_version: str | None, today: date
@@ -308,6 +377,10 @@ class Matrix(ImageQueries, ServingImageQueries):
         chosen = {v for found in images for v in ([found.version] if found.version else found.drivers)}
         return sorted({str(parse_driver_version(v).branch) for v in chosen})
 
+
+# Rules that judge the driver itself: a suggested driver they refuse is no suggestion, whatever the pool's own gets.
+_POOL_DRIVER_RULES = frozenset({"driver-image-published", "driver-branch-supported", "driver-branch-known",
+                                "baked-driver-branch", "gpu-architecture-supported", "gpu-driver-kind"})
 
 # Rules whose suggestions are driver versions or branches.
 _DRIVER_RULES = frozenset({"driver-image-published", "driver-branch-supported", "driver-branch-eol",

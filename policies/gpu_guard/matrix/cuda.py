@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from datetime import date
 from typing import Literal
 
 from ..versions import DriverVersion, parse_cuda_version, parse_driver_version
@@ -132,8 +134,15 @@ class CudaQueries(InstanceQueries):
         data_center_gpu: bool,
         toolkit_mode: ToolkitMode | None = None,
         disable_require: bool = False,
+        pool: Callable[[str], str | None] | None = None,
+        today: date | None = None,
     ) -> list[Finding]:
         """Can a CUDA runtime run on this driver? ok / advisory (MVC or forward compat) / mandatory.
+
+        The drivers it suggests are the newest release of each branch at or above the CUDA release's minimum, on a
+        branch not past NVIDIA's end of life (at `today`, else only those NVIDIA names ended), LTSB first; `pool`
+        maps each to what the pool would declare (a version, or the branch on a baked image) or None where the pool
+        cannot take it (not in the operator release's list, no image for the OS, refused by `check`).
 
         Order: the driver's own CUDA (ok); the image's NVIDIA_REQUIRE_CUDA (`admitted_branches`), which the
         container toolkit checks in legacy mode and not in CDI mode (`toolkit_mode`, None: legacy assumed), unless
@@ -157,7 +166,10 @@ class CudaQueries(InstanceQueries):
                         row.source,
                     )
                 ]
-        upgrade = self._upgrade_choices(row.min_driver if row else (mvc.floor if mvc else None))
+        level = row.min_driver if row else (mvc.floor if mvc else None)
+        upgrade = self._upgrade_choices(level, pool, today)
+        # Why the list is empty: nothing at that level is recorded at all, or nothing this pool can take.
+        for_pool = pool is not None and bool(self._upgrade_choices(level))
         driver_major = branch.max_cuda_major if branch else None
         same_major = driver_major is not None and driver_major >= wanted.major
         require_note = ""
@@ -180,6 +192,7 @@ class CudaQueries(InstanceQueries):
             admitted = ", ".join("R" + str(b) for b in admitted_branches)
             if checks:
                 assumed = " (assumed: no CDI mode given)" if toolkit_mode is None else ""
+                named = _listed(upgrade, paren=True, for_pool=for_pool)
                 return [
                     Finding(
                         "mandatory",
@@ -188,8 +201,8 @@ class CudaQueries(InstanceQueries):
                         f"cuda>={wanted.major}.{wanted.minor} or one of {admitted}, and R{parsed.branch} is neither. "
                         f"The container toolkit in legacy mode{assumed} checks it through nvidia-container-cli and "
                         f"refuses the container, whatever minor version compatibility would allow. Use driver "
-                        f"{row.min_driver if row else 'newer'} or later{_listed(upgrade, paren=True)}, a driver of an "
-                        "admitted branch, CDI mode, or NVIDIA_DISABLE_REQUIRE=true in the container.",
+                        f"{row.min_driver if row else 'newer'} or later{named}, "
+                        "a driver of an admitted branch, CDI mode, or NVIDIA_DISABLE_REQUIRE=true in the container.",
                         toolkit_source,
                         upgrade,
                     )
@@ -208,7 +221,7 @@ class CudaQueries(InstanceQueries):
                     rule,
                     f"CUDA {wanted.short} runs on driver {driver} only through minor version compatibility "
                     f"(CUDA {wanted.major}.x floor {mvc.floor}; full support needs {need}). Not covered: {caveats}. "
-                    f"Upgrade the driver to {need} or later for PTX JIT workloads{_listed(upgrade)}."
+                    f"Upgrade the driver to {need} or later for PTX JIT workloads{_listed(upgrade, for_pool=for_pool)}."
                     f"{require_note}",
                     mvc.source,
                     upgrade,
@@ -235,7 +248,7 @@ class CudaQueries(InstanceQueries):
                     f"CUDA {wanted.short} on driver {driver} (R{parsed.branch}, CUDA {driver_major or '?'}.x native) "
                     f"runs only through forward compatibility (cuda-compat in the image, data-center GPU, branch "
                     f"admitted). Upgrade to {row.min_driver if row else 'a native driver'} or later to drop it"
-                    f"{_listed(upgrade)}.",
+                    f"{_listed(upgrade, for_pool=for_pool)}.",
                     fc_source,
                     upgrade,
                 )
@@ -249,31 +262,37 @@ class CudaQueries(InstanceQueries):
                 "container starts, and CUDA initialisation fails in it (cudaErrorInsufficientDriver without "
                 "cuda-compat; cudaErrorCompatNotSupportedOnDevice for forward compatibility on a non-data-center "
                 f"GPU). Use driver {row.min_driver if row else (mvc.floor if mvc else 'newer')} or later"
-                f"{_listed(upgrade)}.",
+                f"{_listed(upgrade, for_pool=for_pool)}.",
                 row.source if row else fc_source,
                 upgrade,
             )
         ]
 
-    def _upgrade_choices(self, minimum: str | None) -> tuple[str, ...]:
+    def _upgrade_choices(
+        self, minimum: str | None, pool: Callable[[str], str | None] | None = None, today: date | None = None
+    ) -> tuple[str, ...]:
         if minimum is None:
             return ()
         floor = parse_driver_version(minimum)
         fitting = sorted((parse_driver_version(v) for v in self.known_driver_versions()), reverse=True)
         fitting = [v for v in fitting if v >= floor]
-        # One per branch (newest of each), LTSB first: what an operator would actually pick.
-        per_branch: dict[int, DriverVersion] = {}
+        # One per branch (the newest the pool can take), LTSB first: what an operator would actually pick.
+        per_branch: dict[int, tuple[DriverVersion, str]] = {}
         for version in fitting:
             row = self.branch(version.branch)
-            if row is None or row.listed_end_of_life:
+            if row is None or version.branch in per_branch:
                 continue
-            per_branch.setdefault(version.branch, version)
+            if row.listed_end_of_life or (today is not None and row.is_end_of_life(today)):
+                continue
+            shown = pool(version.text) if pool is not None else version.text
+            if shown is not None:
+                per_branch[version.branch] = (version, shown)
         order = {"LTSB": 0, "PB": 1, "NFB": 2}
         ranked = sorted(
             per_branch.values(),
-            key=lambda v: (order[b.type] if (b := self.branch(v.branch)) else 3, -v.branch),
+            key=lambda vs: (order[b.type] if (b := self.branch(vs[0].branch)) else 3, -vs[0].branch),
         )
-        return tuple(str(v) for v in ranked[:NEAREST])
+        return tuple(dict.fromkeys(shown for _, shown in ranked))[:NEAREST]
 
     def cuda_architecture(self, cuda: str, instance_type: str) -> list[Finding]:
         """Does the CUDA release know the instance's GPU architecture (sm_89 needs 11.8, sm_100/120 12.8)?"""
@@ -342,8 +361,16 @@ class CudaQueries(InstanceQueries):
 _NONE_RECORDED = "no released data-center driver at that level is recorded in the matrix yet"
 
 
-def _listed(upgrade: tuple[str, ...], *, paren: bool = False) -> str:
+_NONE_FOR_POOL = (
+    "no driver at that level that this pool can take (in its GPU Operator release's list, with an image for its OS, "
+    "on a branch in support, passing `tools.matrix check`) is recorded in the matrix; change the pool's operator "
+    "release or node OS first"
+)
+
+
+def _listed(upgrade: tuple[str, ...], *, paren: bool = False, for_pool: bool = False) -> str:
     """`: a, b` (or ` (a, b)`) naming the drivers to pick; the reason there is none when the list is empty."""
     if not upgrade:
-        return f" ({_NONE_RECORDED})" if paren else f"; {_NONE_RECORDED}"
+        none = _NONE_FOR_POOL if for_pool else _NONE_RECORDED
+        return f" ({none})" if paren else f"; {none}"
     return f" ({fmt_versions(upgrade)})" if paren else f": {fmt_versions(upgrade)}"

@@ -8,13 +8,14 @@ from datetime import date
 
 from ..versions import DriverVersion, parse_driver_version
 from .findings import (
+    ADD_DRIVER,
     BAKED_DRIVER_OS,
     DRIVER_REPOSITORY,
     NEAREST,
     OS_TAG,
     Finding,
     OsName,
-    fmt_versions,
+    pick,
 )
 from .rows import (
     DriverBranch,
@@ -57,6 +58,22 @@ class DriverQueries(MatrixState):
             return driver
         known = self.known_driver_versions(parsed.branch)
         return known[-1] if known else driver
+
+    def newer_driver(self, version_or_branch: str) -> str | None:
+        """The sentence for a driver (or branch) newer than the matrix records (None: it is not): a branch past every
+        recorded one, or a release past the newest recorded of its branch. The matrix was reviewed before it came
+        out, so the fix is to add it, never an older driver."""
+        parsed = parse_driver_version(version_or_branch)
+        newest = parse_driver_version(self.known_driver_versions()[0])
+        what = "driver"
+        if parsed.branch <= newest.branch:
+            in_branch = self.known_driver_versions(parsed.branch)
+            if parsed.is_branch_only or not in_branch or parsed <= parse_driver_version(in_branch[0]):
+                return None
+            newest, what = parse_driver_version(in_branch[0]), f"R{parsed.branch} driver"
+        reviewed = max(r.reviewed for r in (*self.data.driver_images, *self.data.driver_branches))
+        return (f"driver {parsed.text} is newer than the matrix (its newest {what} is {newest.text}; the driver rows "
+                f"were reviewed on {reviewed.isoformat()}). {ADD_DRIVER}.")
 
     def published_versions(self, os: str) -> list[str]:
         """Driver versions with a conventional image for an OS label (or image OS tag), newest first."""
@@ -109,6 +126,15 @@ class DriverQueries(MatrixState):
         rows = [r for r in self.data.precompiled_builds if r.os_tag == os_tag and r.since <= today]
         return max(rows, key=lambda r: r.since) if rows else None
 
+    def _declarable(self, os: OsName, operator: str | None) -> list[str]:
+        """The versions a pool of an operator-installed OS can declare: those with a published image for the OS, and
+        in the GPU Operator release's driver list when one is given and lists any of them (issue 46: a suggestion
+        the same release would refuse is no suggestion)."""
+        published = self.published_versions(os)
+        op = self.operator(operator) if operator is not None else None
+        listed = [v for v in published if op is not None and v in op.drivers]
+        return listed or published
+
     def driver_image(
         self,
         version: str,
@@ -149,12 +175,12 @@ class DriverQueries(MatrixState):
                     f"driver {version} is a branch, but conventional driver images are tagged with a full version "
                     f"(<version>-{tag}); pin a full version, or set usePrecompiled for branch-tagged images.",
                     source,
-                    self._nearest_versions(parsed, self.published_versions(os), today),
+                    self._nearest_versions(parsed, self._declarable(os, operator), today),
                 )
             ]
         if images is not None and parsed.text in images.versions:
             return [Finding("ok", rule, f"{ref} is published", source)]
-        nearest = self._nearest_versions(parsed, self.published_versions(os), today)
+        nearest = self._nearest_versions(parsed, self._declarable(os, operator), today)
         unpublished = self._unpublished.get(parsed.text)
         withheld = next(
             (o for o in (images.override if images else ()) if o.field == "versions" and parsed.text in o.upstream),
@@ -175,14 +201,18 @@ class DriverQueries(MatrixState):
             )
             if not any(parse_driver_version(v).branch == parsed.branch for v in (images.versions if images else ())):
                 why += f"; R{parsed.branch} was never built for {tag}"
+        elif (newer := self.newer_driver(parsed.text)) is not None:
+            return [Finding("mandatory", rule, f"{newer} Until then {ref} is not known to exist.", source)]
         else:
             why = "not in NVIDIA's driver-container build history; the container would sit in ImagePullBackOff"
         return [
             Finding(
                 "mandatory",
                 rule,
-                f"driver {parsed.text} has no published image {ref} ({why}); nearest published for {tag}: "
-                f"{fmt_versions(nearest) or 'none'}.",
+                f"driver {parsed.text} has no published image {ref} ({why}); "
+                + pick(nearest, f"nearest published for {tag}:",
+                       f"no published driver for {tag} is one this pool can take (in support, in the operator "
+                       "release's list); change the operator release or the node OS"),
                 source,
                 nearest,
             )
@@ -205,8 +235,10 @@ class DriverQueries(MatrixState):
                         rule,
                         f"precompiled driver R{parsed.branch} is not built for {os} under GPU Operator {op.version} "
                         f"({op.version} builds precompiled drivers for "
-                        f"{', '.join('R' + c for c in choices) or 'no branch'} on {os}); set driver.version to one of "
-                        f"{', '.join(choices) or 'none'} or use a conventional (non-precompiled) driver.",
+                        f"{', '.join('R' + c for c in choices) or 'no branch'} on {os}); "
+                        + (f"set driver.version to one of {', '.join(choices)} or use a conventional "
+                           "(non-precompiled) driver." if choices else
+                           "use a conventional (non-precompiled) driver, or another operator release."),
                         op.source,
                         choices,
                     )
@@ -290,6 +322,31 @@ class DriverQueries(MatrixState):
             ]
         return []
 
+    def branch_move(self, old: str, new: str) -> list[Finding]:
+        """A move from the driver (or branch) `old` to `new` onto a branch NVIDIA supports for less time: advisory,
+        with both end-of-life months (issue 46: R580, supported to June 2028, to R595, to March 2027, passed with no
+        word). Only where the old value is known: the pack's Analyze gets the new inputs alone (research
+        engine_phases.md: `Analyze` gets the checked inputs), so this is `tools.matrix check --from-driver`."""
+        rule = "driver-branch-shorter-support"
+        before, after = parse_driver_version(old), parse_driver_version(new)
+        was, now = self.branch(before.branch), self.branch(after.branch)
+        if was is None or now is None or was.branch == now.branch or was.eol is None or now.eol is None:
+            return []
+        if now.eol >= was.eol:
+            return [Finding("ok", rule, f"R{now.branch} ({now.type}, to {now.end_of_life_label}) is supported at "
+                                        f"least as long as R{was.branch} ({was.type}, to {was.end_of_life_label})",
+                            now.source)]
+        months = (was.eol.year - now.eol.year) * 12 + was.eol.month - now.eol.month
+        return [Finding(
+            "advisory", rule,
+            f"moving from R{was.branch} ({was.type}, supported until {was.end_of_life_label}) to R{now.branch} "
+            f"({now.type}, supported until {now.end_of_life_label}) shortens NVIDIA support by {months} months: the "
+            f"pool needs another driver move by {now.end_of_life_label}. Stay on R{was.branch} unless R{now.branch} "
+            "brings something the workload needs (a GPU, a CUDA release).",
+            now.source,
+            (str(was.branch),) if before.is_branch_only else (before.text,),
+        )]
+
     def branch_lifecycle(
         self,
         version_or_branch: str,
@@ -309,6 +366,8 @@ class DriverQueries(MatrixState):
         parsed = parse_driver_version(version_or_branch)
         row = self.branch(parsed.branch)
         allowed = set(available) if available is not None else None
+        if row is None and (newer := self.newer_driver(parsed.text)) is not None:
+            return [Finding("mandatory", "driver-branch-known", newer, self.data.driver_branches[0].source)]
         if row is None:
             live = self._live_branches(today, allowed)
             return [

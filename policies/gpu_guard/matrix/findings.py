@@ -20,6 +20,21 @@ NEAREST = 5
 _LEVEL_ORDER: dict[str, int] = {"ok": 0, "advisory": 1, "mandatory": 2}
 
 
+# What to do about a release newer than the matrix (issue 46: never a downgrade). `refresh --fetch` reads NVIDIA's
+# newest life-cycle-policy.rst and reports a release with no row as a hand edit (tools/matrix/refresh.py
+# _missing_operators, writable=False); driver versions it writes itself (`--write`: driver_images and the operator rows'
+# drivers).
+ADD_OPERATOR = (
+    "Add it: `.venv/bin/gpu-platform matrix refresh --fetch` reads NVIDIA's component matrix and reports the "
+    "release as a row to add to policies/gpu_guard/matrix.yaml by hand (with its source and reviewed date); or pin a "
+    "release the matrix knows"
+)
+ADD_DRIVER = (
+    "Add it: `.venv/bin/gpu-platform matrix refresh --fetch --write` reads NVIDIA's driver images and component "
+    "matrix and writes the new versions into policies/gpu_guard/matrix.yaml (review the diff)"
+)
+
+
 class MatrixError(Exception):
     """matrix.yaml is missing, unreadable or fails validation; the message names file, row and key."""
 
@@ -42,6 +57,13 @@ def worst_level(findings: Iterable[Finding]) -> Level:
         if _LEVEL_ORDER[finding.level] > _LEVEL_ORDER[worst]:
             worst = finding.level
     return worst
+
+
+def pick(versions: Iterable[str], lead: str, none: str) -> str:
+    """`<lead> a, b.` naming what to choose, or, where nothing qualifies, `none` (a sentence that says so and what
+    to do): never "choose one of none" (issue 46)."""
+    listed = fmt_versions(versions)
+    return f"{lead} {listed}." if listed else f"{none}."
 
 
 def fmt_versions(versions: Iterable[str]) -> str:

@@ -12,6 +12,7 @@ from .findings import (
     NEAREST,
     Finding,
     fmt_versions,
+    pick,
 )
 from .operators import OperatorQueries
 from .results import InstanceType
@@ -137,8 +138,10 @@ class InstanceQueries(OperatorQueries):
                     rule,
                     f"{inst.name} has {inst.gpus} x {gpu.model} ({gpu.architecture}, {sm_name(gpu)}); "
                     f"the last driver branch supporting {gpu.architecture} is R{gpu.max_branch}, so driver {driver} "
-                    f"(R{parsed.branch}) does not drive it. Use R{gpu.max_branch} or older: "
-                    f"{fmt_versions(nearest) or 'none the pool can choose'}.",
+                    f"(R{parsed.branch}) does not drive it. "
+                    + pick(nearest, f"Use R{gpu.max_branch} or older:",
+                           f"Use R{gpu.max_branch} or older; no such driver is one this pool can take (in support, "
+                           "published for its OS and operator release), so move the pool to a newer GPU family"),
                     gpu.source,
                     nearest,
                 )
@@ -166,7 +169,10 @@ class InstanceQueries(OperatorQueries):
                         "mandatory",
                         rule,
                         f"{inst.name} has {gpu.model} ({gpu.architecture}), which needs driver {gpu.min_driver} or "
-                        f"later; driver {driver} is older. Nearest valid: {fmt_versions(nearest) or 'none'}.",
+                        f"later; driver {driver} is older. "
+                        + pick(nearest, "Nearest valid:", f"No driver at {gpu.min_driver} or later is one this pool "
+                               "can take (in support, published for its OS and operator release); change the "
+                               "operator release or the node OS first"),
                         gpu.source,
                         nearest,
                     )

@@ -11,11 +11,17 @@ from .findings import (
     OS_NAMES,
     Finding,
     OsName,
+    pick,
 )
 from .results import NodeImage
 from .rows import BakedDriver, NodeImageRow
 
-_NONE_FITS = "none in standard support that this pool's node image and operator support"
+# Where no Kubernetes version qualifies: what is true, and what to change first (issue 46: "Upgrade to none ...").
+_NONE_FITS = (
+    "no EKS version in standard support takes this pool as it is (its node image or GPU Operator release lists "
+    "none of them); change the node OS, image release or operator release first, then the Kubernetes version"
+)
+_NONE_FITS_START = _NONE_FITS[0].upper() + _NONE_FITS[1:]
 
 
 class NodeQueries(CudaQueries):
@@ -81,7 +87,7 @@ class NodeQueries(CudaQueries):
                     "mandatory",
                     rule,
                     f"Kubernetes {wanted} (released upstream {pending.upstream_released.isoformat()}) is not an "
-                    f"Amazon EKS version yet; choose one of {', '.join(choices) or _NONE_FITS}.",
+                    f"Amazon EKS version yet; {pick(choices, 'choose one of', _NONE_FITS)}",
                     pending.source,
                     choices,
                 )
@@ -91,8 +97,8 @@ class NodeQueries(CudaQueries):
                 Finding(
                     "mandatory",
                     rule,
-                    f"Kubernetes {wanted} is not an Amazon EKS version in the matrix; choose one of "
-                    f"{', '.join(choices) or _NONE_FITS}.",
+                    f"Kubernetes {wanted} is not an Amazon EKS version in the matrix; "
+                    f"{pick(choices, 'choose one of', _NONE_FITS)}",
                     self.data.eks_versions[-1].source,
                     choices,
                 )
@@ -105,7 +111,7 @@ class NodeQueries(CudaQueries):
                     "mandatory",
                     rule,
                     f"Kubernetes {wanted} is not yet released on Amazon EKS (release {released.isoformat()}); "
-                    f"choose one of {', '.join(choices) or _NONE_FITS}.",
+                    f"{pick(choices, 'choose one of', _NONE_FITS)}",
                     row.source,
                     choices,
                 )
@@ -120,7 +126,7 @@ class NodeQueries(CudaQueries):
                     rule,
                     f"EKS {wanted} left standard support on {row.end_standard.isoformat()} and is in extended support "
                     f"(extra cost) until {row.end_extended.isoformat()}{caveat}. "
-                    f"Upgrade to {', '.join(choices) or _NONE_FITS}.",
+                    f"{pick(choices, 'Upgrade to', _NONE_FITS_START)}",
                     row.source,
                     choices,
                 )
@@ -131,7 +137,7 @@ class NodeQueries(CudaQueries):
                 "mandatory",
                 rule,
                 f"EKS {wanted} is not supported: extended support ended on {ended}{caveat}; EKS auto-upgrades such "
-                f"control planes. Use {', '.join(choices) or _NONE_FITS}.",
+                f"control planes. {pick(choices, 'Use', _NONE_FITS_START)}",
                 row.source,
                 choices,
             )

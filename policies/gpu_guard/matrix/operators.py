@@ -12,6 +12,7 @@ from .findings import (
     Finding,
     OsName,
     fmt_versions,
+    pick,
 )
 from .rows import OperatorRelease
 
@@ -26,6 +27,9 @@ class OperatorQueries(DriverQueries):
         return f" ({version} is unconfirmed: {row.note}; source {row.source})" if row is not None else ""
 
     def _unknown_operator(self, version: str) -> Finding:
+        newer = self.newer_operator(version)
+        if newer is not None:
+            return Finding("mandatory", "operator-known", f"{newer}.", self.data.operators[-1].source)
         return Finding(
             "mandatory",
             "operator-known",
@@ -141,7 +145,7 @@ class OperatorQueries(DriverQueries):
                  or parse_kube_minor(r.kubernetes[os][0]) <= parse_kube_minor(kubernetes)
                  <= parse_kube_minor(r.kubernetes[os][1]))
         ]
-        supported_os = ", ".join(op.branches) or "none"
+        supported_os = ", ".join(op.branches) or "no OS"
         first = next((r.version for r in self.data.operators if os in r.branches), None)
         since = f"; NVIDIA lists {os} from {first} on" if first else ""
         branch_text = f"R{branch} on " if branch is not None else ""
@@ -190,6 +194,7 @@ class OperatorQueries(DriverQueries):
             return [
                 Finding("ok", rule, f"GPU Operator {op.version} supports Kubernetes {wanted} on {where}", op.source)
             ]
+        offered = self.eks_span(span)
         fitting = [
             r.version
             for r in reversed(self.data.operators)
@@ -198,14 +203,36 @@ class OperatorQueries(DriverQueries):
             and (driver is None or branch_os is None or branch_os in BAKED_DRIVER_OS
                  or parse_driver_version(driver).branch in r.branches.get(branch_os, ()))
         ]
+        # The range as EKS offers it (issue 46: "1.33-1.37" where EKS has no 1.37), NVIDIA's own where it differs.
+        listed = f"{span[0]}-{span[1]}"
+        if offered is None:
+            supports = f"supports Kubernetes {listed} on {where} (none of them an Amazon EKS version in the matrix)"
+            instead = "use an operator release that supports"
+        else:
+            shown = offered[0] if offered[0] == offered[1] else f"{offered[0]}-{offered[1]}"
+            cut = "" if offered == (span[0], span[1]) else (
+                f" (NVIDIA lists {listed}; the rest is not an Amazon EKS version)")
+            supports = f"supports Kubernetes {shown} on {where}{cut}"
+            instead = f"use Kubernetes {shown} or an operator release that supports"
+        releases = pick(fitting[:NEAREST], f"{instead} {wanted}:",
+                        f"no GPU Operator release in the matrix supports {wanted} on {where}"
+                        + ("" if offered is None else f"; use Kubernetes {shown}"))
         return [
             Finding(
                 "mandatory",
                 rule,
-                f"GPU Operator {op.version} supports Kubernetes {span[0]}-{span[1]} on {where}, not {wanted}; "
-                f"use Kubernetes {span[0]}-{span[1]} or an operator release that supports {wanted}: "
-                f"{', '.join(fitting[:NEAREST]) or 'none known'}.",
+                f"GPU Operator {op.version} {supports}, not {wanted}; {releases}",
                 op.source,
                 tuple(fitting[:NEAREST]),
             )
         ]
+
+    def eks_span(self, span: tuple[str, str]) -> tuple[str, str] | None:
+        """The part of a Kubernetes range that Amazon EKS offers (the matrix's `eks_versions`): its first and last
+        EKS version, or None where EKS offers none of it."""
+        low, high = parse_kube_minor(span[0]), parse_kube_minor(span[1])
+        inside = [r.version for r in self.data.eks_versions if low <= parse_kube_minor(r.version) <= high]
+        if not inside:
+            return None
+        ordered = sorted(inside, key=parse_kube_minor)
+        return ordered[0], ordered[-1]

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from ..versions import parse_cuda_version
+from .findings import ADD_OPERATOR
 from .rows import MatrixData, OperatorRelease
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    """v26.10.0 -> (26, 10, 0); ValueError when it is not dotted numbers."""
+    return tuple(int(part) for part in version.strip().lstrip("vV").split("."))
 
 
 class MatrixState:
@@ -32,3 +38,19 @@ class MatrixState:
     def operators(self) -> list[str]:
         """Known GPU Operator releases, oldest first."""
         return [row.version for row in self.data.operators]
+
+    def newer_operator(self, version: str) -> str | None:
+        """The sentence for a GPU Operator release newer than every release of the matrix (None: it is not): the
+        matrix was reviewed before it existed, so the fix is to add it, never to step down to an older one."""
+        if any(r.version == version for r in self.data.operators_unconfirmed):
+            return None  # named second-hand: its own note says why it is not in the matrix
+        try:
+            wanted = _version_key(version)
+            newest = max(self.data.operators, key=lambda r: _version_key(r.version))
+        except ValueError:
+            return None
+        if wanted <= _version_key(newest.version):
+            return None
+        reviewed = max(r.reviewed for r in self.data.operators)
+        return (f"GPU Operator {version} is newer than the matrix (its newest release is {newest.version}; the "
+                f"operator rows were reviewed on {reviewed.isoformat()}). {ADD_OPERATOR}")

@@ -27,6 +27,7 @@ says which.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -36,6 +37,7 @@ from ..base import stack_policy_with_caveats
 from ..inventory import Inventory, Reach, Workload, build_inventory
 from ..matrix import Finding, Matrix, ToolkitMode, load_matrix
 from ..props import get
+from ..versions import parse_kube_minor
 from ._dockerfile import Builds
 from ._matrix_common import (
     ADVISORY_PREFIX,
@@ -43,6 +45,7 @@ from ._matrix_common import (
     ContainerCuda,
     JudgedDriver,
     PoolDriver,
+    as_os,
     config_today,
     gpu_container_reaches,
     judged,
@@ -64,6 +67,8 @@ class _Memo:
 
     by_pool: dict[str, list[PoolDriver]] = field(default_factory=dict)  # pool urn -> its drivers
     by_value: dict[tuple[object, ...], list[Finding]] = field(default_factory=dict)
+    # (pool, driver, types) -> what the pool can take of a suggested driver (Matrix.pool_takes)
+    takes: dict[tuple[object, ...], Callable[[str], str | None]] = field(default_factory=dict)
     judged_as: dict[tuple[object, ...], JudgedDriver] = field(default_factory=dict)  # (pool, driver, types)
 
 
@@ -98,14 +103,39 @@ def _judge(matrix: Matrix, inv: Inventory, workload: Workload, reach: Reach, cud
         release = as_judged.release
         context = (f"{workload.kind} {workload.name!r} container {container!r} (CUDA {cuda.cuda} from "
                    f"{cuda.origin}) can run on GPU pool {reach.pool.name!r} with {driver.describe()}{as_judged.note}")
-        key = (cuda.cuda, release, cuda.forward_compat, cuda.admitted_branches, data_center, mode)
+        if driver_key not in memo.takes:
+            memo.takes[driver_key] = _pool_takes(matrix, inv, reach, driver, reached=reached, today=today)
+        key = (cuda.cuda, release, cuda.forward_compat, cuda.admitted_branches, data_center, mode, driver_key)
         if key not in memo.by_value:
             memo.by_value[key] = judged(matrix.cuda_driver, cuda.cuda, release,
                                         forward_compat_image=cuda.forward_compat,
                                         admitted_branches=cuda.admitted_branches, data_center_gpu=data_center,
-                                        toolkit_mode=mode)
+                                        toolkit_mode=mode, pool=memo.takes[driver_key], today=today)
         report_findings(report, memo.by_value[key], context=context, urn=workload.urn, advisory_prefix=True,
                         seen=seen)
+
+
+def _pool_takes(matrix: Matrix, inv: Inventory, reach: Reach, driver: PoolDriver, *, reached: tuple[str, ...],
+                today: date) -> Callable[[str], str | None]:
+    """What the pool can take of a driver the CUDA finding would suggest: one its operator release lists and its OS
+    publishes (the branch, on a baked image), which `Matrix.check` refuses on none of the pool's instance types.
+    A pool whose OS the pack cannot tell takes any (only the lifecycle filter applies)."""
+    os_name = as_os(reach.pool.os)
+    if os_name is None:
+        return lambda version: version
+    release = inv.operator.version if inv.operator is not None and driver.source == "operator" else None
+    operator = release if release is not None and matrix.operator(release) is not None else None
+    try:
+        kubernetes = pool_kubernetes(inv, reach.pool)
+        if kubernetes is not None:
+            parse_kube_minor(kubernetes)
+    except ValueError:
+        kubernetes = None
+    return matrix.pool_takes(
+        os=os_name, operator=operator, kubernetes=kubernetes, instance_types=reached or (None,),
+        precompiled=driver.precompiled, image_version=reach.pool.image_version, today=today,
+        branch_pin=reach.pool.driver_branch_pin, pool_kind=reach.pool.kind, driver=driver.version,
+    )
 
 
 def _toolkit_mode(inv: Inventory, matrix: Matrix) -> ToolkitMode | None:
