@@ -147,6 +147,10 @@ def saved_plan_problems(paths: list[Path]) -> list[str]:
                 if not 0 <= saved < seal or sealer.get("outputs", {}).get("plan-sha256") != (
                         "${{ steps." + str(sealing[seal].get("id")) + ".outputs.plan-sha256 }}"):
                     found.append(f"{where}: job {match[1]} must save prod's plan, seal it, and output its sha256")
+                history = _index(sealing, lambda s: "pulumi stack history" in str(s.get("run", "")))
+                if not 0 <= history < saved:
+                    found.append(f"{where}: job {match[1]} must read prod's `pulumi stack history` before the preview "
+                                 "(the version it seals; an update landing after the read then refuses the plan)")
                 if str(sealer.get("environment", "")) in ("prod", ""):
                     found.append(f"{where}: the plan's preview must run in an environment of its own, not prod's: "
                                  "reviewers approve prod after the plan exists")
@@ -261,6 +265,18 @@ def test_a_plan_from_another_run_is_reported(tmp_path: Path) -> None:
     assert saved_plan_problems([tmp_path / "deploy.yml"]) == [
         "deploy.yml: job up-prod: the plan must be an artifact of this run (download-artifact without run-id, "
         "github-token or repository)"]
+
+
+def test_a_history_read_after_the_preview_is_reported(tmp_path: Path) -> None:
+    deploy = (WORKFLOWS / "deploy.yml").read_text(encoding="utf-8")
+    start = deploy.index("      - name: the last update of prod, before the preview")
+    end = deploy.index("      - name: pulumi preview prod with the policy pack, saving the plan")
+    seal = deploy.index("      - id: seal\n")
+    moved = deploy[:start] + deploy[end:seal] + deploy[start:end] + deploy[seal:]
+    (tmp_path / "deploy.yml").write_text(moved, encoding="utf-8")
+    assert saved_plan_problems([tmp_path / "deploy.yml"]) == [
+        "deploy.yml: job up-prod: job preview-prod-main must read prod's `pulumi stack history` before the preview "
+        "(the version it seals; an update landing after the read then refuses the plan)"]
 
 
 def test_a_plan_previewed_in_the_prod_environment_is_reported(tmp_path: Path) -> None:
