@@ -151,6 +151,13 @@ def saved_plan_problems(paths: list[Path]) -> list[str]:
                 if not 0 <= history < saved:
                     found.append(f"{where}: job {match[1]} must read prod's `pulumi stack history` before the preview "
                                  "(the version it seals; an update landing after the read then refuses the plan)")
+                upload = _index(sealing, lambda s: _uses(s, "actions/upload-artifact"))
+                artifact = str(sealer.get("outputs", {}).get("plan-artifact", ""))
+                if (upload < 0 or not artifact or str(sealing[upload].get("with", {}).get("name")) != artifact
+                        or steps[download].get("with", {}).get("name")
+                        != "${{ needs." + match[1] + ".outputs.plan-artifact }}"):
+                    found.append(f"{where}: the plan artifact's name must be job {match[1]}'s output `plan-artifact`, "
+                                 "the name it uploaded (one per run attempt)")
                 if str(sealer.get("environment", "")) in ("prod", ""):
                     found.append(f"{where}: the plan's preview must run in an environment of its own, not prod's: "
                                  "reviewers approve prod after the plan exists")
@@ -257,7 +264,8 @@ def test_a_bad_workflow_is_reported(tmp_path: Path, check: Any, on: str, environ
 
 def test_a_plan_from_another_run_is_reported(tmp_path: Path) -> None:
     deploy = (WORKFLOWS / "deploy.yml").read_text(encoding="utf-8")
-    plan_step = "          name: prod-plan\n          path: ${{ runner.temp }}/sealed-plan\n"
+    plan_step = ("          name: ${{ needs.preview-prod-main.outputs.plan-artifact }}\n"
+                 "          path: ${{ runner.temp }}/sealed-plan\n")
     assert plan_step in deploy
     (tmp_path / "deploy.yml").write_text(deploy.replace(plan_step, plan_step + "          run-id: 42\n"
                                                         "          github-token: ${{ github.token }}\n"),
@@ -277,6 +285,17 @@ def test_a_history_read_after_the_preview_is_reported(tmp_path: Path) -> None:
     assert saved_plan_problems([tmp_path / "deploy.yml"]) == [
         "deploy.yml: job up-prod: job preview-prod-main must read prod's `pulumi stack history` before the preview "
         "(the version it seals; an update landing after the read then refuses the plan)"]
+
+
+@pytest.mark.parametrize("name", ["prod-plan", "${{ needs.preview-prod-main.outputs.plan-sha256 }}"])
+def test_a_plan_artifact_not_named_by_the_preview_jobs_output_is_reported(tmp_path: Path, name: str) -> None:
+    deploy = (WORKFLOWS / "deploy.yml").read_text(encoding="utf-8")
+    wanted = "          name: ${{ needs.preview-prod-main.outputs.plan-artifact }}\n"
+    assert deploy.count(wanted) == 1
+    (tmp_path / "deploy.yml").write_text(deploy.replace(wanted, f"          name: {name}\n"), encoding="utf-8")
+    assert saved_plan_problems([tmp_path / "deploy.yml"]) == [
+        "deploy.yml: job up-prod: the plan artifact's name must be job preview-prod-main's output `plan-artifact`, "
+        "the name it uploaded (one per run attempt)"]
 
 
 def test_a_plan_previewed_in_the_prod_environment_is_reported(tmp_path: Path) -> None:
