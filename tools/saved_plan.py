@@ -1,10 +1,11 @@
 """`python -m tools.saved_plan seal|verify`: prod's update plan, reviewed as it will be applied.
 
 `deploy.yml` previews prod after a merge with `pulumi preview --save-plan` (pulumi/actions' `plan` input; the
-Automation API passes it as `--save-plan` to a preview and as `--plan` to an update: pulumi/pulumi
-`sdk/nodejs/automation/stack.ts`, `preview()` and `up()`, at commit 001ffec8f0332df67ea4069234291c016c0eaa73), as the
-read-only role of the `preview-prod-main` environment. `up-prod`, behind prod's required reviewers, applies exactly
-that plan with `pulumi up --plan` (<https://www.pulumi.com/docs/iac/operations/stack-management/update-plans/>).
+Automation API passes it as `--save-plan` to a preview and as `--plan` to an update: pulumi/pulumi v3.206.0
+`sdk/nodejs/automation/stack.ts` lines 411-412 and 257-258, after `up --yes --skip-preview` at 197-198; v3.206.0 is
+the version pulumi/actions v7.0.0 bundles, its `yarn.lock` lines 1207-1208), as the read-only role of the
+`preview-prod-main` environment. `up-prod`, behind prod's required reviewers, applies exactly that plan with
+`pulumi up --plan` (<https://www.pulumi.com/docs/iac/operations/stack-management/update-plans/>).
 
 - `seal` (the preview job) refuses a plan that holds a secret in plaintext, writes the plan's operations as Markdown
   (the run summary the reviewer reads before approving) and a manifest: the run, its attempt, the commit, the stack,
