@@ -335,6 +335,56 @@ def test_the_bootstrap_checklist_names_exactly_what_the_workflows_use() -> None:
     assert sorted(listed - used) == [], "in the bootstrap checklist, used by no workflow"
 
 
+ENVIRONMENT_BULLET = re.compile(r"^   - (environment `.*?)(?=^   - |^\d+\. |\Z)", re.M | re.S)
+
+
+def checklist_environments(text: str) -> tuple[dict[str, set[tuple[str, str]]], set[str]]:
+    """Step 7's environments -> the variables and secrets listed with each; the variables named elsewhere (step 6's
+    repository variables)."""
+    section = text.split("### Bootstrap checklist\n", 1)[1]
+    section = re.split(r"\n##+ ", section, maxsplit=1)[0]
+    listed: dict[str, set[tuple[str, str]]] = {}
+    for bullet in ENVIRONMENT_BULLET.findall(section):
+        head, tail = re.split(r"(?<=[`)]):\s", bullet, maxsplit=1)
+        for environment in re.findall(r"environment `([^`]+)`", head):
+            listed[environment] = {(k, n) for k, n in CHECKLIST_NAME.findall(tail) if k != "environment"}
+    outside = ENVIRONMENT_BULLET.sub("", section)
+    return listed, {n for k, n in CHECKLIST_NAME.findall(outside) if k == "variable"}
+
+
+def environment_names(paths: list[Path], repository: set[str]) -> dict[str, set[tuple[str, str]]]:
+    """Environment -> the variables (not `repository`'s) and secrets the jobs that run in it read."""
+    used: dict[str, set[tuple[str, str]]] = {}
+    for path in paths:
+        for job in jobs(path).values():
+            text = str(job)
+            names = {("variable", v) for v in re.findall(r"\bvars\.([A-Za-z0-9_]+)", text) if v not in repository}
+            names |= {("secret", v) for v in re.findall(r"\bsecrets\.([A-Za-z0-9_]+)", text) if v != "GITHUB_TOKEN"}
+            for environment in filter(None, _environments(job)):
+                used.setdefault(environment, set()).update(names)
+    return used
+
+
+def test_each_environment_of_the_checklist_lists_what_its_jobs_read() -> None:
+    # Per environment, so that a secret named for one environment is not excused by its use in another.
+    listed, repository = checklist_environments(CI_DOC.read_text(encoding="utf-8"))
+    used = environment_names(workflow_files(), repository)
+    assert {e: sorted(n) for e, n in listed.items() if used.get(e) != n} == {}
+    assert {e: sorted(used.get(e, set())) for e, n in listed.items() if used.get(e) != n} == {}
+
+
+def test_a_secret_listed_under_the_wrong_environment_is_a_difference(tmp_path: Path) -> None:
+    (tmp_path / "w.yml").write_text("on: push\npermissions: {}\njobs:\n  j:\n    runs-on: ${{ vars.RUNNER }}\n"
+                                    "    environment: a\n    steps:\n      - run: echo ${{ secrets.T }}\n"
+                                    "  k:\n    runs-on: x\n    environment: b\n    steps:\n      - run: echo\n",
+                                    encoding="utf-8")
+    text = ("### Bootstrap checklist\n\n6. the repository's variable `RUNNER`\n7. **Environments**:\n"
+            "   - environment `a`: nothing;\n   - environment `b` (branch `main`): secret `T`\n\n## Next\n")
+    listed, repository = checklist_environments(text)
+    assert listed == {"a": set(), "b": {("secret", "T")}} and repository == {"RUNNER"}
+    assert environment_names([tmp_path / "w.yml"], repository) == {"a": {("secret", "T")}, "b": set()}
+
+
 def test_a_name_missing_from_either_side_is_a_difference(tmp_path: Path) -> None:
     (tmp_path / "w.yml").write_text("on: push\npermissions: {}\njobs:\n  j:\n    runs-on: x\n    environment: "
                                     "staging\n    steps:\n      - run: echo ${{ vars.NEW_VAR }}\n",
