@@ -28,7 +28,13 @@ import pulumi_kubernetes as k8s
 
 from components import access, iam, labels
 from components.config import SERVICE_IPV4_CIDR, ClusterConfig, ConfigError, SystemNodeGroupConfig, stack_file_name
-from components.deploy_checks import check_deployer_access, check_preview_principal_not_creator, deploying_principal
+from components.deploy_checks import (
+    check_caller_is_creator,
+    check_deployer_access,
+    check_preview_principal_not_creator,
+    cluster_creator,
+    deploying_principal,
+)
 from components.system_node_group import SystemNodeGroup
 
 # All five control-plane log types. Source: https://docs.aws.amazon.com/eks/latest/userguide/control-plane-logs.html
@@ -542,20 +548,22 @@ class Cluster(pulumi.ComponentResource):
     def _access_entries(self, config: ClusterConfig) -> list[pulumi.Resource]:
         """One access entry per principal of the cluster section (components/access.py), after the control plane.
 
-        A cluster that does not exist yet: the identity running Pulumi is left to EKS's creator entry. A
-        cluster that exists: entries EKS already holds (the creator's, or ones made by hand) are adopted.
+        A cluster that does not exist yet: its creator (`cluster_creator`: the first deployer, from the
+        configuration, so that a preview role's saved plan and the deploy role's `up --plan` agree) is left to
+        EKS's creator entry. A cluster that exists: entries EKS already holds are adopted.
         """
         grants = access_grants(config)
         deployer = deploying_principal()
         exists = config.existing or access.cluster_exists(config.name)
         adopt = access.existing_entries(config.name, [g.principal_arn for g in grants]) if exists else set()
         check_preview_principal_not_creator(config, deployer, cluster_exists=exists)
-        if deployer not in {g.principal_arn for g in grants}:
+        check_caller_is_creator(config, deployer, cluster_exists=exists)
+        if deployer not in {g.principal_arn for g in grants} and (exists or not config.deployer_principal_arns):
             check_deployer_access(config, deployer, cluster_exists=exists,
                                   has_entry=exists and access.entry_exists(config.name, deployer))
         return access.access_entries(
             self._name, config.name, grants, parent=self, adopt=adopt,
-            skip=set() if exists else {deployer},
+            skip=set() if exists else {cluster_creator(config, deployer)},
             depends_on=[self.control_plane] if self.control_plane else [],
             legacy=self._legacy_access_names(config),
         )

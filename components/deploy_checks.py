@@ -21,6 +21,14 @@ Each runs before any resource is registered and raises one ConfigError naming fi
   step would fail. (Listing the creator is no longer a conflict: components/access.py adopts its entry.)
 - A preview role that would create the cluster (`check_preview_principal_not_creator`): EKS's creator entry
   is admin, so the view-only identity of every pull request would become a cluster admin.
+- The cluster's creator is decided by the configuration, not by who runs Pulumi (`cluster_creator`,
+  `check_caller_is_creator`): the first `deployerPrincipalArns` entry (the deploy workflow's role). EKS gives
+  the creator its own entry, so the program leaves that principal's entry out while the cluster does not exist;
+  were that principal the caller, a pull-request or `preview-prod-main` preview (run as the preview role) and
+  the `pulumi up --plan` that applies its saved plan (run as the deploy role) would register different access
+  entries, and the engine refuses an update whose resources differ from the plan. So the resource set is the
+  same whoever runs it, and a `pulumi up` that would create the cluster as another identity is refused (its
+  creator entry would be unmanaged, and the configured creator's entry missing); a preview warns.
 - The Spot service-linked role taken (`check_spot_service_linked_role`): a pool can run Spot, the stack says
   `karpenter.spotServiceLinkedRole: create`, and the account already holds `AWSServiceRoleForEC2Spot` (it ran
   Spot before, another stack of the account made it, or this stack was destroyed: the role is retained). IAM
@@ -180,6 +188,36 @@ def deploying_principal() -> str:
     if ":assumed-role/" in caller.arn:
         return aws.iam.get_session_context(arn=caller.arn).issuer_arn
     return caller.arn
+
+
+def cluster_creator(config: ClusterConfig, caller: str) -> str:
+    """The principal whose entry EKS makes when the cluster is created: the first deployer, else the caller.
+
+    The caller only when `deployerPrincipalArns` is empty (then nothing deploys this stack from CI, and a
+    person's `pulumi up` creates it as before); module docstring.
+    """
+    return config.deployer_principal_arns[0] if config.deployer_principal_arns else caller
+
+
+def check_caller_is_creator(config: ClusterConfig, caller: str, *, cluster_exists: bool,
+                            dry_run: bool | None = None) -> None:
+    """A `pulumi up` that would create the cluster as another identity than `cluster_creator`: refuse it.
+
+    A preview role is left to `check_preview_principal_not_creator`; a preview warns (module docstring).
+    """
+    creator = cluster_creator(config, caller)
+    if cluster_exists or caller == creator or caller in config.preview_principal_arns:
+        return
+    message = (
+        f"{stack_file_name()}: cluster.deployerPrincipalArns[0] = {creator!r} creates cluster {config.name!r} (EKS "
+        f"gives it the creator's admin access entry, so this stack leaves its entry out), but {caller} runs this "
+        "`pulumi up`: it would get an admin entry this stack does not manage and the first deployer none; fix: "
+        "run the first `pulumi up` as the first entry of cluster.deployerPrincipalArns, or list this identity "
+        "first there")
+    if pulumi.runtime.is_dry_run() if dry_run is None else dry_run:
+        pulumi.log.warn(REAL_UP_REFUSED + message)
+        return
+    raise ConfigError(message)
 
 
 def check_deployer_access(config: ClusterConfig, deployer: str, *, cluster_exists: bool, has_entry: bool) -> None:

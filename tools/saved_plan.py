@@ -1,15 +1,18 @@
 """`python -m tools.saved_plan seal|verify`: prod's update plan, reviewed as it will be applied.
 
 `deploy.yml` previews prod after a merge with `pulumi preview --save-plan` (pulumi/actions' `plan` input; the
-Automation API passes it as `--save-plan` to a preview and as `--plan` to an update: pulumi/pulumi
-`sdk/nodejs/automation/stack.ts`, `preview()` and `up()`, at commit 001ffec8f0332df67ea4069234291c016c0eaa73), as the
-read-only role of the `preview-prod-main` environment. `up-prod`, behind prod's required reviewers, applies exactly
-that plan with `pulumi up --plan` (<https://www.pulumi.com/docs/iac/operations/stack-management/update-plans/>).
+Automation API passes it as `--save-plan` to a preview and as `--plan` to an update: pulumi/pulumi v3.206.0
+`sdk/nodejs/automation/stack.ts` lines 411-412 and 257-258, after `up --yes --skip-preview` at 197-198; v3.206.0 is
+the version pulumi/actions v7.0.0 bundles, its `yarn.lock` lines 1207-1208), as the read-only role of the
+`preview-prod-main` environment. `up-prod`, behind prod's required reviewers, applies exactly that plan with
+`pulumi up --plan` (<https://www.pulumi.com/docs/iac/operations/stack-management/update-plans/>).
 
 - `seal` (the preview job) refuses a plan that holds a secret in plaintext, writes the plan's operations as Markdown
   (the run summary the reviewer reads before approving) and a manifest: the run, its attempt, the commit, the stack,
-  the stack's last update version (`pulumi stack history --json --page-size 1`) and the plan's sha256. It prints the
-  sha256, which the job passes to `up-prod` as a job output (GitHub keeps it apart from the artifact).
+  the stack's last update version (`pulumi stack history --json --page-size 1`, read BEFORE the preview: an update
+  that lands during or after the preview then moves the version past the sealed one, and `verify` refuses the
+  plan; read after, it would seal the newer version for a plan computed against the older) and the plan's sha256.
+  It prints the sha256, which the job passes to `up-prod` as a job output (GitHub keeps it apart from the artifact).
 - `verify` (`up-prod`, after the approval, before `pulumi up --plan`) applies the plan only when it is the one that
   job output names, sealed in this run for this commit and stack, and the stack has had no update since: a plan is
   not all-or-nothing, and an `up` that failed partway (or any other update) changed the state the plan was computed
@@ -53,6 +56,8 @@ SECRET_SHAPES = (
 # Operations a reviewer must look at one by one (pulumi/pulumi sdk/go/common/apitype OpType values).
 ATTENTION = ("delete", "replace", "create-replacement", "delete-replaced", "discard", "discard-replaced",
              "remove-pending-replace", "import", "import-replacement", "update")
+# `pulumi stack history --json` `result` of an update that has not finished (stack_version).
+IN_PROGRESS = "in-progress"
 MANIFEST = "manifest.json"
 PLAN = "plan.json"
 SUMMARY = "plan.md"
@@ -149,13 +154,23 @@ def summary(plan: dict[str, Any], stack: str, where: str = PLAN) -> str:
 
 
 def stack_version(history: Any, where: str) -> int:
-    """The version of the stack's last update from `pulumi stack history --json --page-size 1` (0: never updated)."""
+    """The version of the stack's last update from `pulumi stack history --json --page-size 1` (0: never updated).
+
+    An update still running (`result` "in-progress": pulumi/pulumi `pkg/backend/updates.go` `InProgressResult`,
+    the `result` of `updateInfoJSON` in `pkg/cmd/pulumi/stack/stack_history.go`, both at tag v3.259.0) is refused:
+    the state it leaves is not the one read now.
+    """
     if history in (None, []):
         return 0
     if not isinstance(history, list) or not isinstance(history[0], dict) or "version" not in history[0]:
         raise PlanRefused(f"{where}: not the output of `pulumi stack history --json` (a list of updates with a "
                           "`version`)")
-    return int(history[0]["version"])
+    newest = history[0]
+    if newest.get("result") == IN_PROGRESS:
+        raise PlanRefused(f"{where}: update {newest['version']} of the stack is still running (result "
+                          f"{IN_PROGRESS!r}), so its state is not settled; fix: let it finish, then Re-run all jobs "
+                          "of this run (a new preview, a new plan, a new approval)")
+    return int(newest["version"])
 
 
 def sha256(path: Path) -> str:
@@ -184,11 +199,11 @@ def seal(plan_path: Path, history_path: Path, out: Path, *, stack: str, run_id: 
                           + "\nfix: mark the value secret in the program (pulumi.Output.secret, additionalSecret"
                           "Outputs) or keep it out of resource inputs; never run the preview with --show-secrets")
     text = summary(plan, stack, str(plan_path))
+    version = stack_version(_read_json(history_path), str(history_path))
     out.mkdir(parents=True, exist_ok=True)
     (out / PLAN).write_bytes(plan_path.read_bytes())
     (out / SUMMARY).write_text(text, encoding="utf-8")
-    sealed = Seal(run_id, run_attempt, sha, stack, stack_version(_read_json(history_path), str(history_path)),
-                  sha256(out / PLAN))
+    sealed = Seal(run_id, run_attempt, sha, stack, version, sha256(out / PLAN))
     (out / MANIFEST).write_text(json.dumps(sealed.as_json(), indent=2) + "\n", encoding="utf-8")
     return sealed
 
@@ -240,7 +255,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for command in (seal_cmd, verify_cmd):
         command.add_argument("--stack", required=True)
         command.add_argument("--history", type=Path, required=True,
-                             help="the output of `pulumi stack history --stack STACK --json --page-size 1`")
+                             help="the output of `pulumi stack history --stack STACK --json --page-size 1` (seal: "
+                                  "read before the preview)")
     verify_cmd.add_argument("--plan-sha256", default="", help="the preview job's output `plan-sha256`")
     args = parser.parse_args(argv)
     try:

@@ -147,6 +147,17 @@ def saved_plan_problems(paths: list[Path]) -> list[str]:
                 if not 0 <= saved < seal or sealer.get("outputs", {}).get("plan-sha256") != (
                         "${{ steps." + str(sealing[seal].get("id")) + ".outputs.plan-sha256 }}"):
                     found.append(f"{where}: job {match[1]} must save prod's plan, seal it, and output its sha256")
+                history = _index(sealing, lambda s: "pulumi stack history" in str(s.get("run", "")))
+                if not 0 <= history < saved:
+                    found.append(f"{where}: job {match[1]} must read prod's `pulumi stack history` before the preview "
+                                 "(the version it seals; an update landing after the read then refuses the plan)")
+                upload = _index(sealing, lambda s: _uses(s, "actions/upload-artifact"))
+                artifact = str(sealer.get("outputs", {}).get("plan-artifact", ""))
+                if (upload < 0 or not artifact or str(sealing[upload].get("with", {}).get("name")) != artifact
+                        or steps[download].get("with", {}).get("name")
+                        != "${{ needs." + match[1] + ".outputs.plan-artifact }}"):
+                    found.append(f"{where}: the plan artifact's name must be job {match[1]}'s output `plan-artifact`, "
+                                 "the name it uploaded (one per run attempt)")
                 if str(sealer.get("environment", "")) in ("prod", ""):
                     found.append(f"{where}: the plan's preview must run in an environment of its own, not prod's: "
                                  "reviewers approve prod after the plan exists")
@@ -253,7 +264,8 @@ def test_a_bad_workflow_is_reported(tmp_path: Path, check: Any, on: str, environ
 
 def test_a_plan_from_another_run_is_reported(tmp_path: Path) -> None:
     deploy = (WORKFLOWS / "deploy.yml").read_text(encoding="utf-8")
-    plan_step = "          name: prod-plan\n          path: ${{ runner.temp }}/sealed-plan\n"
+    plan_step = ("          name: ${{ needs.preview-prod-main.outputs.plan-artifact }}\n"
+                 "          path: ${{ runner.temp }}/sealed-plan\n")
     assert plan_step in deploy
     (tmp_path / "deploy.yml").write_text(deploy.replace(plan_step, plan_step + "          run-id: 42\n"
                                                         "          github-token: ${{ github.token }}\n"),
@@ -261,6 +273,29 @@ def test_a_plan_from_another_run_is_reported(tmp_path: Path) -> None:
     assert saved_plan_problems([tmp_path / "deploy.yml"]) == [
         "deploy.yml: job up-prod: the plan must be an artifact of this run (download-artifact without run-id, "
         "github-token or repository)"]
+
+
+def test_a_history_read_after_the_preview_is_reported(tmp_path: Path) -> None:
+    deploy = (WORKFLOWS / "deploy.yml").read_text(encoding="utf-8")
+    start = deploy.index("      - name: the last update of prod, before the preview")
+    end = deploy.index("      - name: pulumi preview prod with the policy pack, saving the plan")
+    seal = deploy.index("      - id: seal\n")
+    moved = deploy[:start] + deploy[end:seal] + deploy[start:end] + deploy[seal:]
+    (tmp_path / "deploy.yml").write_text(moved, encoding="utf-8")
+    assert saved_plan_problems([tmp_path / "deploy.yml"]) == [
+        "deploy.yml: job up-prod: job preview-prod-main must read prod's `pulumi stack history` before the preview "
+        "(the version it seals; an update landing after the read then refuses the plan)"]
+
+
+@pytest.mark.parametrize("name", ["prod-plan", "${{ needs.preview-prod-main.outputs.plan-sha256 }}"])
+def test_a_plan_artifact_not_named_by_the_preview_jobs_output_is_reported(tmp_path: Path, name: str) -> None:
+    deploy = (WORKFLOWS / "deploy.yml").read_text(encoding="utf-8")
+    wanted = "          name: ${{ needs.preview-prod-main.outputs.plan-artifact }}\n"
+    assert deploy.count(wanted) == 1
+    (tmp_path / "deploy.yml").write_text(deploy.replace(wanted, f"          name: {name}\n"), encoding="utf-8")
+    assert saved_plan_problems([tmp_path / "deploy.yml"]) == [
+        "deploy.yml: job up-prod: the plan artifact's name must be job preview-prod-main's output `plan-artifact`, "
+        "the name it uploaded (one per run attempt)"]
 
 
 def test_a_plan_previewed_in_the_prod_environment_is_reported(tmp_path: Path) -> None:
@@ -298,6 +333,56 @@ def test_the_bootstrap_checklist_names_exactly_what_the_workflows_use() -> None:
     used = workflow_names(workflow_files())
     assert sorted(used - listed) == [], "used by a workflow, missing from docs/ci-cd.md's bootstrap checklist"
     assert sorted(listed - used) == [], "in the bootstrap checklist, used by no workflow"
+
+
+ENVIRONMENT_BULLET = re.compile(r"^   - (environment `.*?)(?=^   - |^\d+\. |\Z)", re.M | re.S)
+
+
+def checklist_environments(text: str) -> tuple[dict[str, set[tuple[str, str]]], set[str]]:
+    """Step 7's environments -> the variables and secrets listed with each; the variables named elsewhere (step 6's
+    repository variables)."""
+    section = text.split("### Bootstrap checklist\n", 1)[1]
+    section = re.split(r"\n##+ ", section, maxsplit=1)[0]
+    listed: dict[str, set[tuple[str, str]]] = {}
+    for bullet in ENVIRONMENT_BULLET.findall(section):
+        head, tail = re.split(r"(?<=[`)]):\s", bullet, maxsplit=1)
+        for environment in re.findall(r"environment `([^`]+)`", head):
+            listed[environment] = {(k, n) for k, n in CHECKLIST_NAME.findall(tail) if k != "environment"}
+    outside = ENVIRONMENT_BULLET.sub("", section)
+    return listed, {n for k, n in CHECKLIST_NAME.findall(outside) if k == "variable"}
+
+
+def environment_names(paths: list[Path], repository: set[str]) -> dict[str, set[tuple[str, str]]]:
+    """Environment -> the variables (not `repository`'s) and secrets the jobs that run in it read."""
+    used: dict[str, set[tuple[str, str]]] = {}
+    for path in paths:
+        for job in jobs(path).values():
+            text = str(job)
+            names = {("variable", v) for v in re.findall(r"\bvars\.([A-Za-z0-9_]+)", text) if v not in repository}
+            names |= {("secret", v) for v in re.findall(r"\bsecrets\.([A-Za-z0-9_]+)", text) if v != "GITHUB_TOKEN"}
+            for environment in filter(None, _environments(job)):
+                used.setdefault(environment, set()).update(names)
+    return used
+
+
+def test_each_environment_of_the_checklist_lists_what_its_jobs_read() -> None:
+    # Per environment, so that a secret named for one environment is not excused by its use in another.
+    listed, repository = checklist_environments(CI_DOC.read_text(encoding="utf-8"))
+    used = environment_names(workflow_files(), repository)
+    assert {e: sorted(n) for e, n in listed.items() if used.get(e) != n} == {}
+    assert {e: sorted(used.get(e, set())) for e, n in listed.items() if used.get(e) != n} == {}
+
+
+def test_a_secret_listed_under_the_wrong_environment_is_a_difference(tmp_path: Path) -> None:
+    (tmp_path / "w.yml").write_text("on: push\npermissions: {}\njobs:\n  j:\n    runs-on: ${{ vars.RUNNER }}\n"
+                                    "    environment: a\n    steps:\n      - run: echo ${{ secrets.T }}\n"
+                                    "  k:\n    runs-on: x\n    environment: b\n    steps:\n      - run: echo\n",
+                                    encoding="utf-8")
+    text = ("### Bootstrap checklist\n\n6. the repository's variable `RUNNER`\n7. **Environments**:\n"
+            "   - environment `a`: nothing;\n   - environment `b` (branch `main`): secret `T`\n\n## Next\n")
+    listed, repository = checklist_environments(text)
+    assert listed == {"a": set(), "b": {("secret", "T")}} and repository == {"RUNNER"}
+    assert environment_names([tmp_path / "w.yml"], repository) == {"a": {("secret", "T")}, "b": set()}
 
 
 def test_a_name_missing_from_either_side_is_a_difference(tmp_path: Path) -> None:

@@ -102,6 +102,33 @@ def test_after_an_update_that_failed_partway_the_plan_is_refused_until_a_new_pre
     assert "Re-run all jobs of this run (a new preview, a new plan, a new approval)" in message
 
 
+def test_an_update_that_lands_between_the_history_read_and_the_seal_is_refused(tmp_path: Path) -> None:
+    # deploy.yml reads the history (update 7) BEFORE the preview; an earlier run's up-prod (another concurrency
+    # group) applies update 8 while this run previews: the plan was computed against 7 or 8, it is sealed at 7.
+    (tmp_path / "before.json").write_text(json.dumps(_history(7)))
+    (tmp_path / "plan.json").write_text(json.dumps(_plan()))
+    saved_plan.seal(tmp_path / "plan.json", tmp_path / "before.json", tmp_path / "out", stack="prod", run_id="100",
+                    run_attempt="1", sha="c0ffee")
+    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["stackVersion"] == 7
+    with pytest.raises(PlanRefused, match="was at update 7 when the plan was previewed and is at update 8 now"):
+        _verify(tmp_path / "out", 8)
+
+
+def test_a_running_update_is_neither_sealed_nor_verified(tmp_path: Path, sealed: Path) -> None:
+    running = [{"version": 8, "kind": "update", "result": "in-progress"}]
+    (tmp_path / "running.json").write_text(json.dumps(running))
+    (tmp_path / "plan.json").write_text(json.dumps(_plan()))
+    message = (r"update 8 of the stack is still running \(result 'in-progress'\), so its state is not settled; fix: "
+               r"let it finish, then Re-run all jobs")
+    with pytest.raises(PlanRefused, match=message):
+        saved_plan.seal(tmp_path / "plan.json", tmp_path / "running.json", tmp_path / "fresh", stack="prod",
+                        run_id="100", run_attempt="1", sha="c0ffee")
+    assert not (tmp_path / "fresh").exists()  # nothing written
+    with pytest.raises(PlanRefused, match=message):
+        saved_plan.verify(sealed, tmp_path / "running.json", stack="prod", run_id="100", sha="c0ffee",
+                          plan_sha256=saved_plan.sha256(sealed / "plan.json"))
+
+
 @pytest.mark.parametrize(("changed", "message"), [
     ({"run_id": "101"}, "the plan was sealed by run 100, this is run 101"),
     ({"sha": "decade"}, "the plan was previewed at commit c0ffee, this job checked out decade"),

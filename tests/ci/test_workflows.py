@@ -349,8 +349,8 @@ def test_deploy_runs_the_gate_then_dev_then_prod_one_deployment_per_stack() -> N
 
 def test_deploy_previews_with_the_pack_before_each_up() -> None:
     # pulumi/actions runs `up` through the Automation API, which passes --skip-preview (pulumi/pulumi
-    # sdk/nodejs/automation/stack.ts line 200, commit 1b5949891b3c): only a preview of its own stops a
-    # mandatory stack policy before anything is created.
+    # v3.206.0 sdk/nodejs/automation/stack.ts line 198, bundled by pulumi/actions v7.0.0): only a preview of its
+    # own stops a mandatory stack policy before anything is created.
     # prod: the preview is the saved plan's, in its own job before the approval (tests/ci/test_cloud_identities.py).
     deploy = jobs(WORKFLOWS / "deploy.yml")
     for stack, jobs_of_stack in (("dev", ("up-dev",)), ("prod", ("preview-prod-main", "up-prod"))):

@@ -97,13 +97,16 @@ def test_reordering_admins_changes_nothing():
             == {r.name: r.inputs for r in after.of_type(ASSOCIATION)})
 
 
-def test_moving_a_principal_from_admin_to_deployer_keeps_its_entry():
+def test_moving_a_principal_from_admin_to_deployer_keeps_its_entry(monkeypatch: pytest.MonkeyPatch):
+    # A cluster that exists (on a new one the first deployer is its creator, left to EKS: below).
+    _cluster_exists(monkeypatch, "gpu-dev", with_entries={A, CI})
     before = entries(run(_dev(adminPrincipalArns=[A, CI])))
     after = entries(run(_dev(adminPrincipalArns=[A], deployerPrincipalArns=[CI])))
     assert before == after
 
 
-def test_every_entry_is_named_by_its_principal():
+def test_every_entry_is_named_by_its_principal(monkeypatch: pytest.MonkeyPatch):
+    _cluster_exists(monkeypatch, "gpu-dev", with_entries=set())
     result = run(_dev(adminPrincipalArns=[A], deployerPrincipalArns=[CI], previewPrincipalArns=[B],
                       opsReadOnlyPrincipalArn=C))
     names = entries(result)
@@ -210,21 +213,51 @@ def _caller(role: str) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
                               "arn": session}
 
 
-def test_the_ci_role_and_a_person_deploy_in_either_order(monkeypatch: pytest.MonkeyPatch):
-    # Whoever creates the cluster is left to EKS's entry; the other one's entry is ours from the first run.
+def test_the_first_deployer_creates_the_cluster_and_another_identity_is_refused_until_it_exists(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    # The creator comes from the configuration (deployerPrincipalArns[0]), not from who runs Pulumi: its entry is
+    # left to EKS; another deployer's first `pulumi up` is refused; once the cluster exists both run it.
     person = "arn:aws:iam::210987654321:role/alice"
-    values = _dev(deployerPrincipalArns=[person, CI], endpointPublicAccessCidrs=[REAL_CIDR])
-    # A real `pulumi up` also refuses the documentation snapshot id (components/deploy_checks.py): a real one.
-    values["inferenceServices"][0]["modelVolume"]["snapshotId"] = "snap-0a1b2c3d4e5f60718"
     for creator, other in ((person, CI), (CI, person)):
+        values = _dev(deployerPrincipalArns=[creator, other], endpointPublicAccessCidrs=[REAL_CIDR])
+        # A real `pulumi up` also refuses the documentation snapshot id (components/deploy_checks.py): a real one.
+        values["inferenceServices"][0]["modelVolume"]["snapshotId"] = "snap-0a1b2c3d4e5f60718"
+        monkeypatch.setitem(mocks.INVOKES, "aws:index/getCallerIdentity:getCallerIdentity", _caller(other))
+        refused, error = run_rejected(values, preview=False)
+        assert isinstance(error, ConfigError)
+        assert str(error).startswith(
+            f"Pulumi.dev.yaml: cluster.deployerPrincipalArns[0] = {creator!r} creates cluster 'gpu-dev' (EKS gives "
+            f"it the creator's admin access entry, so this stack leaves its entry out), but {other} runs this "
+            "`pulumi up`")
+        assert str(error).endswith("fix: run the first `pulumi up` as the first entry of "
+                                   "cluster.deployerPrincipalArns, or list this identity first there")
+        assert refused.of_type(ENTRY) == []
         monkeypatch.setitem(mocks.INVOKES, "aws:index/getCallerIdentity:getCallerIdentity", _caller(creator))
         first = run(values, preview=False)
         assert sorted(entries(first).values()) == [other]
         _cluster_exists(monkeypatch, "gpu-dev", with_entries={person, CI})
-        second = run(values, preview=False)
-        assert conflicts(entries(first), entries(second)) == []
-        assert sorted(entries(second).values()) == sorted([person, CI])
+        for runner in (creator, other):
+            monkeypatch.setitem(mocks.INVOKES, "aws:index/getCallerIdentity:getCallerIdentity", _caller(runner))
+            second = run(values, preview=False)
+            assert conflicts(entries(first), entries(second)) == []
+            assert sorted(entries(second).values()) == sorted([person, CI])
         monkeypatch.setitem(mocks.INVOKES, "aws:eks/getClusters:getClusters", lambda a, c: {"id": "x", "names": []})
+
+
+def test_prod_registers_the_same_resources_whichever_ci_role_runs_it(monkeypatch: pytest.MonkeyPatch):
+    # preview-prod-main saves the plan as the preview role, up-prod applies it as the deploy role (deploy.yml):
+    # the engine refuses `up --plan` when a resource is not in the plan, or a planned one is not registered.
+    values = stack_values("prod")
+    urns: dict[str, set[str]] = {}
+    for key in ("previewPrincipalArns", "deployerPrincipalArns"):
+        role = values["cluster"][key][0]
+        monkeypatch.setitem(mocks.INVOKES, "aws:index/getCallerIdentity:getCallerIdentity", _caller(role))
+        urns[key] = {r.urn for r in run(values, stack="prod").resources}
+    assert urns["previewPrincipalArns"] == urns["deployerPrincipalArns"]
+    entry_principals = {u.rsplit("::", 1)[1] for u in urns["deployerPrincipalArns"] if f"{ENTRY}::" in u}
+    assert any("preview-prod" in name for name in entry_principals)  # its view-only entry is in both
+    assert not any("deploy-prod" in name for name in entry_principals)  # the creator's is EKS's, in both
 
 
 # --- the Kubernetes provider authenticates as the AWS provider (pulumi-eks#669) ------------------------

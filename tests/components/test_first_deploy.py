@@ -122,7 +122,7 @@ def test_preview_accepts_the_documentation_values():
 
 
 def test_up_accepts_real_values():
-    result = run(deployable("prod"), stack="prod", preview=False)
+    result = run(deployable("prod"), stack="prod", preview=False, account=REAL_ACCOUNT)  # as the deploy role
     assert result.one("eks:index:Cluster").inputs["publicAccessCidrs"] == [REAL_CIDR]
 
 
@@ -252,7 +252,7 @@ def test_rebuild_adopts_the_log_group_eks_recreated_after_destroy(
     monkeypatch.setitem(mocks.INVOKES, "aws:cloudwatch/getLogGroups:getLogGroups", lambda args, ctx: {
         "id": ctx.region, "logGroupNamePrefix": args["logGroupNamePrefix"], "logGroupNames": [left_behind],
         "arns": [f"arn:aws:logs:{ctx.region}:{ctx.account}:log-group:{left_behind}"]})
-    result = run(deployable("dev"), preview=False)
+    result = run(deployable("dev"), preview=False, account=REAL_ACCOUNT)  # as the deploy role, which creates it
     group = result.one("aws:cloudwatch/logGroup:LogGroup")
     assert options[group.name]["importId"] == left_behind
     assert group.urn in result.one("eks:index:Cluster").dependencies
