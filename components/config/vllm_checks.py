@@ -17,7 +17,8 @@ from policies.gpu_guard.model_fit import fit_findings
 
 def vllm_problems(matrix: Any, stack: StackConfig, service: InferenceServiceConfig, at: Path) -> list[Problem]:
     """Refusals for a vLLM service: an image not compiled for a reachable GPU, weights that cannot fit, a
-    tensor-parallel size larger than an instance's GPUs (bf16 on an older GPU is an advisory: `vllm_advisories`). One problem per key (the first instance type that fails)."""
+    tensor-parallel size larger than an instance's GPUs (bf16 on an older GPU is an advisory: `vllm_advisories`).
+    One problem per key (the first instance type that fails)."""
     vllm = service.vllm
     if service.runtime != "vllm" or vllm is None:
         return []
