@@ -8,8 +8,11 @@ Sources (vllm-project/vllm @ v0.34.0):
 - `--max-model-len`, `--gpu-memory-utilization` (0 < x <= 1): vllm/config/cache.py:216-234 (unset: 1.0 with the
   extensible KV cache, the default on CUDA; 0.92 otherwise), docs/configuration/optimization.md "GPU Memory
   Utilization".
-- Weight bytes per parameter: fp32 4, bf16/fp16 2, fp8/int8 1, int4 0.5 (the storage size of each dtype;
-  vLLM's `get_dtype_size`, vllm/utils/torch_utils.py).
+- Weight bytes per parameter: bf16/fp16 2, fp8/int8 1, int4 0.5 (the size of each dtype; vLLM's `get_dtype_size`,
+  vllm/utils/torch_utils.py). fp32 counts 2: without `--dtype` (the stack never passes one) vLLM downcasts an fp32
+  checkpoint to the platform's preferred dtype, bf16 at compute capability 8.0 or above and fp16 below
+  (vllm/config/model.py:2484-2486, vllm/platforms/cuda.py:298-304):
+  https://github.com/vllm-project/vllm/blob/v0.34.0/vllm/config/model.py#L2484-L2486
 - KV cache per token and layer: K and V of `num_kv_heads` heads of `head_size` each, at the KV dtype's size
   (vllm/v1/kv_cache_interface.py:590-601, `(head_size + head_size_v) * get_dtype_size(dtype)` per head).
 - ALB OIDC authentication (`auth-type: oidc`, `auth-idp-oidc` JSON with issuer, authorizationEndpoint,
@@ -30,7 +33,8 @@ from components.config.issues import ConfigIssue
 
 Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
 KvDtype = Literal["auto", "bf16", "fp16", "fp8"]
-BYTES_PER_PARAMETER: dict[str, float] = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
+# What vLLM holds in GPU memory per parameter: fp32 checkpoints are loaded as bf16/fp16 (module docstring).
+BYTES_PER_PARAMETER: dict[str, float] = {"fp32": 2, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
 KV_BYTES: dict[str, int] = {"bf16": 2, "fp16": 2, "fp8": 1}
 GIB = 1024**3
 
@@ -82,7 +86,10 @@ class VllmConfig(_Model):
     parameters_billions: float | None = Field(default=None, gt=0, le=100_000, alias="parametersBillions",
                                               description="Parameter count in billions, with precision, instead of "
                                                           "modelGiB.")
-    precision: Precision = Field(default="bf16", description="Storage precision of the weights.")
+    precision: Precision = Field(
+        default="bf16",
+        description="Precision of the checkpoint's weights; counted at the dtype vLLM loads them in (fp32 "
+                    "checkpoints load as bf16, or fp16 below compute capability 8.0: 2 bytes per parameter).")
     shape: ModelShapeConfig | None = Field(default=None, description="Model shape for the KV-cache check.")
     api_key_secret: SecretKeyConfig | None = Field(
         default=None, alias="apiKeySecret",

@@ -267,3 +267,15 @@ def test_bf16_weights_on_a_pool_with_a_t4_are_an_advisory_not_a_refusal():
 def test_fp16_weights_on_a_t4_and_bf16_on_an_l4_get_no_dtype_advisory():
     assert _advisories(_dev(nodePools=["gpu-spot"], vllm__precision="fp16")) == []
     assert _advisories(_dev()) == []
+
+
+def test_fp32_weights_count_two_bytes_per_parameter_as_vllm_loads_them():
+    # vLLM v0.34.0 downcasts an fp32 checkpoint to bf16/fp16 without --dtype (vllm/config/model.py:2484-2486):
+    # a 7B fp32 model holds about 13 GiB, and fits one 24 GiB L4.
+    svc = _service(vllm__modelGiB=None, vllm__parametersBillions=7, vllm__precision="fp32")
+    assert svc.vllm is not None and round(svc.vllm.weights_gib or 0, 2) == 13.04
+    assert _problems(_dev(vllm__modelGiB=None, vllm__parametersBillions=7, vllm__precision="fp32")) == []
+    # 14B fp32: 26.1 GiB loaded, still refused on one L4, with the loaded size in the message.
+    problem = _only(_dev(vllm__modelGiB=None, vllm__parametersBillions=14, vllm__precision="fp32"))
+    assert problem.path == ("inferenceServices", 1, "vllm", "parametersBillions")
+    assert problem.rule.startswith("the weights alone (26.1 GiB) cannot fit 1 x")
