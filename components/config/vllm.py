@@ -32,10 +32,14 @@ from components.config.fields import ServiceName
 from components.config.issues import ConfigIssue
 
 Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
-KvDtype = Literal["auto", "bf16", "fp16", "fp8"]
+# vLLM's --kv-cache-dtype names (`CacheDType`, vllm/config/cache.py:44-58 at v0.34.0), those with a fixed size on CUDA.
+KvDtype = Literal["auto", "bfloat16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2"]
 # What vLLM holds in GPU memory per parameter: fp32 checkpoints are loaded as bf16/fp16 (module docstring).
 BYTES_PER_PARAMETER: dict[str, float] = {"fp32": 2, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
-KV_BYTES: dict[str, int] = {"bf16": 2, "fp16": 2, "fp8": 1}
+# `auto` is the model's compute dtype (`kv_cache_dtype_str_to_dtype`, vllm/utils/torch_utils.py:539-545), bf16 or
+# fp16 for every checkpoint precision: quantized (fp8, int8, int4) weights compute in it and fp32 ones load in it.
+# Source: https://github.com/vllm-project/vllm/blob/v0.34.0/vllm/utils/torch_utils.py#L539-L545
+KV_BYTES: dict[str, int] = {"auto": 2, "bfloat16": 2, "float16": 2, "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1}
 GIB = 1024**3
 
 
@@ -53,14 +57,14 @@ class ModelShapeConfig(_Model):
     kv_heads: int = Field(ge=1, le=1024, alias="kvHeads", description="num_key_value_heads (num_attention_heads "
                                                                         "without grouped-query attention).")
     head_dim: int = Field(ge=1, le=4096, alias="headDim", description="head_dim (hidden_size / num_attention_heads).")
-    kv_cache_dtype: KvDtype = Field(default="auto", alias="kvCacheDtype",
-                                    description="vLLM --kv-cache-dtype; auto: the model's dtype (precision).")
+    kv_cache_dtype: KvDtype = Field(
+        default="auto", alias="kvCacheDtype",
+        description="vLLM --kv-cache-dtype, passed to the server when not auto; auto: the model's compute dtype "
+                    "(bf16/fp16, 2 bytes, also for fp8 weights).")
 
-    def kv_bytes_per_token(self, precision: Precision) -> int:
+    def kv_bytes_per_token(self) -> int:
         """K and V of every layer's KV heads for one token (all GPUs together)."""
-        dtype = precision if self.kv_cache_dtype == "auto" else self.kv_cache_dtype
-        size = KV_BYTES.get(dtype, 2)
-        return 2 * self.layers * self.kv_heads * self.head_dim * size
+        return 2 * self.layers * self.kv_heads * self.head_dim * KV_BYTES[self.kv_cache_dtype]
 
 
 class VllmConfig(_Model):

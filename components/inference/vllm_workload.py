@@ -56,6 +56,9 @@ def vllm_args(config: InferenceServiceConfig) -> list[str]:
         args += ["--max-model-len", str(config.vllm.max_model_len)]
     if config.vllm.gpu_memory_utilization is not None:
         args += ["--gpu-memory-utilization", f"{config.vllm.gpu_memory_utilization:g}"]
+    shape = config.vllm.shape
+    if shape is not None and shape.kv_cache_dtype != "auto":  # what the KV-cache check counted, on the server too
+        args += ["--kv-cache-dtype", shape.kv_cache_dtype]  # vllm/engine/arg_utils.py:1416 at v0.34.0
     args += ["--shutdown-timeout", str(config.drain_seconds)]
     return args
 

@@ -279,3 +279,25 @@ def test_fp32_weights_count_two_bytes_per_parameter_as_vllm_loads_them():
     problem = _only(_dev(vllm__modelGiB=None, vllm__parametersBillions=14, vllm__precision="fp32"))
     assert problem.path == ("inferenceServices", 1, "vllm", "parametersBillions")
     assert problem.rule.startswith("the weights alone (26.1 GiB) cannot fit 1 x")
+
+
+def test_kv_cache_auto_is_the_compute_dtype_two_bytes_even_for_fp8_weights():
+    # `auto` is the model's compute dtype (vllm/utils/torch_utils.py:539-545 at v0.34.0): fp8 weights still compute
+    # in bf16, so 2 bytes per element, and no --kv-cache-dtype is passed.
+    svc = _service(vllm__precision="fp8")
+    assert json.loads(workload.model_annotations(svc)[workload.MODEL_SHAPE_ANNOTATION]) == {"kvBytesPerToken": 28672}
+    assert "--kv-cache-dtype" not in vllm_workload.vllm_args(svc)
+
+
+def test_a_set_kv_cache_dtype_is_counted_and_passed_to_the_server():
+    svc = _service(vllm__shape__kvCacheDtype="fp8_e4m3")
+    assert json.loads(workload.model_annotations(svc)[workload.MODEL_SHAPE_ANNOTATION]) == {"kvBytesPerToken": 14336}
+    args = vllm_workload.vllm_args(svc)
+    assert args[args.index("--kv-cache-dtype") + 1] == "fp8_e4m3"
+
+
+def test_a_kv_cache_dtype_vllm_does_not_name_is_refused():
+    # bf16 is our precision spelling, not one of vLLM's CacheDType values (vllm/config/cache.py:44-58).
+    [problem] = _problems(_dev(vllm__shape__kvCacheDtype="bf16"))
+    assert problem.path[-1] == "kvCacheDtype"
+    assert "bfloat16" in problem.render("Pulumi.dev.yaml")
