@@ -76,8 +76,8 @@ def test_the_shipped_dev_stack_with_its_vllm_service_passes_every_check():
 def test_a_70b_fp16_model_on_one_l4_is_refused_naming_the_weights_size():
     problem = _only(_dev(vllm__parametersBillions=70, vllm__precision="fp16", nodePools=["gpu-spot"]))
     assert problem.path == ("inferenceServices", 1, "vllm", "parametersBillions")
-    assert problem.rule.startswith("the weights alone (130.4 GiB) cannot fit 1 x L4 (24 GiB each) on g6.xlarge at "
-                                   "--gpu-memory-utilization 0.9: 21.6 GiB in all")
+    assert problem.rule.startswith("the weights alone (130.4 GiB) cannot fit 1 x L4 (22.35 GiB each as the driver "
+                                   "reports it) on g6.xlarge at --gpu-memory-utilization 0.9: 20.1 GiB in all")
 
 
 def test_a_declared_model_size_is_the_key_named():
@@ -301,3 +301,13 @@ def test_a_kv_cache_dtype_vllm_does_not_name_is_refused():
     [problem] = _problems(_dev(vllm__shape__kvCacheDtype="bf16"))
     assert problem.path[-1] == "kvCacheDtype"
     assert "bfloat16" in problem.render("Pulumi.dev.yaml")
+
+
+def test_the_budget_is_the_driver_reported_memory_not_the_listed_24_gib():
+    # vLLM budgets total_memory x utilization (vllm/v1/worker/utils.py:743 at v0.34.0); EC2 reports 22888 MiB for an
+    # L4 or A10G (Karpenter v1.14.1's instance-gpu-memory). 20.5 GiB fits 24 x 0.9 = 21.6 but not 22.35 x 0.9 = 20.1.
+    problem = _only(_dev(vllm__parametersBillions=None, vllm__modelGiB=20.5))
+    assert problem.path == ("inferenceServices", 1, "vllm", "modelGiB")
+    assert problem.rule.startswith("the weights alone (20.5 GiB) cannot fit 1 x ")
+    assert "(22.35 GiB each as the driver reports it)" in problem.rule and ": 20.1 GiB in all" in problem.rule
+    assert _problems(_dev(vllm__parametersBillions=None, vllm__modelGiB=20)) == []
