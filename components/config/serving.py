@@ -405,8 +405,8 @@ class InferenceServiceConfig(_Model):
             unknown = vllm_facts.unknown_metrics(self.autoscaling.query)
             if unknown:
                 raise ConfigIssue(
-                    f"vLLM {vllm_facts.RELEASE} exports no series {', '.join(unknown)} (vllm/v1/metrics/loggers.py at "
-                    "that tag): the query would read nothing and KEDA would never scale on it",
+                    f"vLLM {vllm_facts.RELEASE} exports no series {', '.join(unknown)} (no metric of that tag's tree "
+                    "has the name): the query would read nothing and KEDA would never scale on it",
                     value=self.autoscaling.query, path=("autoscaling", "query"),
                     nearest=[vllm_facts.nearest_metric(unknown[0])],
                     fix="use vllm:num_requests_waiting, vllm:num_requests_running or another exported name")

@@ -311,3 +311,18 @@ def test_the_budget_is_the_driver_reported_memory_not_the_listed_24_gib():
     assert problem.rule.startswith("the weights alone (20.5 GiB) cannot fit 1 x ")
     assert "(22.35 GiB each as the driver reports it)" in problem.rule and ": 20.1 GiB in all" in problem.rule
     assert _problems(_dev(vllm__parametersBillions=None, vllm__modelGiB=20)) == []
+
+
+def test_series_registered_outside_loggers_py_are_accepted_by_the_query_check():
+    # vllm:cache_config_info (loggers.py:1120, named through a variable), SpecDecodingProm
+    # (vllm/v1/spec_decode/metrics.py), PerfMetricsProm (vllm/v1/metrics/perf.py), the NIXL connector and websockets.
+    query = ("sum(vllm:cache_config_info) + sum(rate(vllm:estimated_flops_per_gpu_total[1m])) + "
+             "sum(rate(vllm:spec_decode_num_accepted_tokens_total[1m])) + sum(vllm:nixl_xfer_time_seconds_count) + "
+             "sum(vllm:websocket_connections_active)")
+    assert vllm.unknown_metrics(query) == []
+    assert _problems(_dev(autoscaling__query=query)) == []
+    # A typo of a core name is still refused, naming the nearest exported series.
+    problem = _only(_dev(autoscaling__query='sum(vllm:num_request_waiting{namespace="inference"})'))
+    assert problem.path == ("inferenceServices", 1, "autoscaling", "query")
+    assert problem.rule.startswith("vLLM v0.34.0 exports no series vllm:num_request_waiting (no metric of that tag's ")
+    assert problem.nearest == ("vllm:num_requests_waiting",)
