@@ -398,7 +398,8 @@ class InferenceServiceConfig(_Model):
             raise ConfigIssue(
                 "a public OpenAI endpoint with no authentication lets anyone on the internet use the GPUs: give vLLM "
                 "an API key (vllm.apiKeySecret, a Secret clients' Bearer token must match) or put OIDC on the ALB "
-                "(ingress.oidc)", value=None, path=("vllm", "apiKeySecret"),
+                "(ingress.oidc: browser sessions only; the ALB validates no Bearer token, so OpenAI SDK clients need "
+                "the key)", value=None, path=("vllm", "apiKeySecret"),
                 fix="add vllm.apiKeySecret: {name: <secret>, key: api-key}, or ingress.oidc, or ingress.scheme: "
                     "internal")
         if self.autoscaling is not None:

@@ -105,6 +105,9 @@ def test_a_public_vllm_service_with_neither_api_key_nor_oidc_is_refused_naming_t
     assert problem.path == ("inferenceServices", 1, "vllm", "apiKeySecret")
     assert problem.rule.startswith("a public OpenAI endpoint with no authentication lets anyone on the internet use "
                                    "the GPUs")
+    # OIDC on the ALB is for browser sessions: the message says SDK clients need the key.
+    assert "(ingress.oidc: browser sessions only; the ALB validates no Bearer token, so OpenAI SDK clients need the " \
+           "key)" in problem.rule
 
 
 @pytest.mark.parametrize("auth", [
