@@ -77,7 +77,8 @@ def test_a_70b_fp16_model_on_one_l4_is_refused_naming_the_weights_size():
     problem = _only(_dev(vllm__parametersBillions=70, vllm__precision="fp16", nodePools=["gpu-spot"]))
     assert problem.path == ("inferenceServices", 1, "vllm", "parametersBillions")
     assert problem.rule.startswith("the weights alone (130.4 GiB) cannot fit 1 x L4 (22.35 GiB each as the driver "
-                                   "reports it) on g6.xlarge at --gpu-memory-utilization 0.9: 20.1 GiB in all")
+                                   "reports it) on g6.xlarge at --gpu-memory-utilization 1 (vLLM's default): 22.4 "
+                                   "GiB in all")
 
 
 def test_a_declared_model_size_is_the_key_named():
@@ -165,8 +166,11 @@ def test_vllm_serve_arguments_follow_the_config():
     svc = _service()
     assert vllm_workload.vllm_args(svc) == [
         "/models/Qwen2.5-1.5B-Instruct", "--served-model-name", "qwen2.5-1.5b-instruct", "--port", "8000",
-        "--tensor-parallel-size", "1", "--max-model-len", "8192", "--gpu-memory-utilization", "0.9",
-        "--shutdown-timeout", str(svc.drain_seconds)]
+        "--tensor-parallel-size", "1", "--max-model-len", "8192", "--shutdown-timeout", str(svc.drain_seconds)]
+    # Dev leaves --gpu-memory-utilization to vLLM (1.0 with the extensible KV cache, v0.34.0 optimization.md); set, it
+    # is passed as written.
+    args = vllm_workload.vllm_args(_service(vllm__gpuMemoryUtilization=0.85))
+    assert args[args.index("--gpu-memory-utilization") + 1] == "0.85"
 
 
 def test_tensor_parallel_size_is_the_gpus_per_replica_and_shm_grows_with_it():
@@ -309,11 +313,11 @@ def test_a_kv_cache_dtype_vllm_does_not_name_is_refused():
 def test_the_budget_is_the_driver_reported_memory_not_the_listed_24_gib():
     # vLLM budgets total_memory x utilization (vllm/v1/worker/utils.py:743 at v0.34.0); EC2 reports 22888 MiB for an
     # L4 or A10G (Karpenter v1.14.1's instance-gpu-memory). 20.5 GiB fits 24 x 0.9 = 21.6 but not 22.35 x 0.9 = 20.1.
-    problem = _only(_dev(vllm__parametersBillions=None, vllm__modelGiB=20.5))
+    problem = _only(_dev(vllm__parametersBillions=None, vllm__modelGiB=20.5, vllm__gpuMemoryUtilization=0.9))
     assert problem.path == ("inferenceServices", 1, "vllm", "modelGiB")
     assert problem.rule.startswith("the weights alone (20.5 GiB) cannot fit 1 x ")
     assert "(22.35 GiB each as the driver reports it)" in problem.rule and ": 20.1 GiB in all" in problem.rule
-    assert _problems(_dev(vllm__parametersBillions=None, vllm__modelGiB=20)) == []
+    assert _problems(_dev(vllm__parametersBillions=None, vllm__modelGiB=20, vllm__gpuMemoryUtilization=0.9)) == []
 
 
 def test_series_registered_outside_loggers_py_are_accepted_by_the_query_check():
