@@ -333,3 +333,10 @@ def test_series_registered_outside_loggers_py_are_accepted_by_the_query_check():
     assert problem.path == ("inferenceServices", 1, "autoscaling", "query")
     assert problem.rule.startswith("vLLM v0.34.0 exports no series vllm:num_request_waiting (no metric of that tag's ")
     assert problem.nearest == ("vllm:num_requests_waiting",)
+
+
+def test_the_container_overrides_the_images_root_user_with_its_vllm_user():
+    # vllm/vllm-openai:v0.34.0 keeps USER root (docker/Dockerfile:873-875, `# USER vllm` at :1385); uid 2000, gid 0
+    # is the vllm user it creates (:879-880): the pod sets both, so it never runs as the image's root.
+    security = workload.container(_service())["securityContext"]
+    assert (security["runAsUser"], security["runAsGroup"], security["runAsNonRoot"]) == (2000, 0, True)
