@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from datetime import date
 from functools import cache
 from pathlib import Path
@@ -340,3 +341,15 @@ def test_the_container_overrides_the_images_root_user_with_its_vllm_user():
     # is the vllm user it creates (:879-880): the pod sets both, so it never runs as the image's root.
     security = workload.container(_service())["securityContext"]
     assert (security["runAsUser"], security["runAsGroup"], security["runAsNonRoot"]) == (2000, 0, True)
+
+
+def test_the_pod_selector_keeps_the_services_pods_and_no_longer_named_services():
+    # PromQL anchors =~ (RE2 full match): `vllm-dev-.*` would also read a `vllm-dev-canary` Deployment's pods.
+    svc = _service()
+    assert svc.autoscaling is not None
+    selectors = set(re.findall(r'pod=~"([^"]+)"', svc.autoscaling.query))
+    selectors |= {m for expr, _unit in dashboard.queries(svc).values() for m in re.findall(r'pod=~"([^"]+)"', expr)}
+    assert selectors == {dashboard.pod_regex("vllm-dev")} == {"vllm-dev-[a-z0-9]+-[a-z0-9]+"}
+    for selector in selectors:
+        assert re.fullmatch(selector, "vllm-dev-7c9d8b6f5d-x2k4q")
+        assert not re.fullmatch(selector, "vllm-dev-canary-7c9d8b6f5d-x2k4q")
