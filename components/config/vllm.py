@@ -62,9 +62,14 @@ class ModelShapeConfig(_Model):
         description="vLLM --kv-cache-dtype, passed to the server when not auto; auto: the model's compute dtype "
                     "(bf16/fp16, 2 bytes, also for fp8 weights).")
 
-    def kv_bytes_per_token(self) -> int:
-        """K and V of every layer's KV heads for one token (all GPUs together)."""
-        return 2 * self.layers * self.kv_heads * self.head_dim * KV_BYTES[self.kv_cache_dtype]
+    def kv_bytes_per_token(self, tensor_parallel: int = 1) -> int:
+        """K and V of every layer's KV heads for one token, over the replica's `tensor_parallel` GPUs together.
+
+        Each GPU holds `max(1, kvHeads // TP)` KV heads: with fewer KV heads than GPUs vLLM replicates them so that
+        every GPU holds one (`ModelConfig.get_num_kv_heads`, vllm/config/model.py:1683-1703 at v0.34.0,
+        https://github.com/vllm-project/vllm/blob/v0.34.0/vllm/config/model.py#L1683-L1703)."""
+        heads = max(1, self.kv_heads // tensor_parallel) * tensor_parallel
+        return 2 * self.layers * heads * self.head_dim * KV_BYTES[self.kv_cache_dtype]
 
 
 class VllmConfig(_Model):

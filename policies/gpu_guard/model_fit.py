@@ -13,9 +13,10 @@ vLLM (vllm-project/vllm @ v0.34.0) loads the weights, then gives the KV cache wh
 - So the weights alone cannot fit when weights > TP x GPU memory x utilization: the load fails with CUDA out of
   memory after the weights were read. Activations, CUDA graphs and the KV cache need more on top: passing this
   check is necessary, not sufficient.
-- The KV cache of one token is K and V of every layer's KV heads (vllm/v1/kv_cache_interface.py:590-601). vLLM
-  refuses to start when the KV cache cannot hold one request of `--max-model-len` tokens ("To serve at least one
-  request with the model's max seq len ... KV cache is needed, which is larger than the available KV cache memory",
+- The KV cache of one token is K and V of every layer's KV heads (vllm/v1/kv_cache_interface.py:590-601), each GPU
+  holding max(1, KV heads // TP) of them (replicated below TP: vllm/config/model.py:1703; the declared bytes count it).
+  vLLM refuses to start when the KV cache cannot hold one request of `--max-model-len` tokens ("To serve at least
+  one request with the model's max seq len ... KV cache is needed, which is larger than the available KV cache memory",
   vllm/v1/core/kv_cache_planning.py:120-130). Activation memory is not known before a run, so the pack's estimate
   (budget - weights) is an upper bound: a shortfall is certain, room is not; hence a warning.
 - A replica's tensor-parallel size cannot exceed the GPUs of the instance it lands on (one pod, one node).

@@ -353,3 +353,12 @@ def test_the_pod_selector_keeps_the_services_pods_and_no_longer_named_services()
     for selector in selectors:
         assert re.fullmatch(selector, "vllm-dev-7c9d8b6f5d-x2k4q")
         assert not re.fullmatch(selector, "vllm-dev-canary-7c9d8b6f5d-x2k4q")
+
+
+def test_kv_heads_fewer_than_gpus_are_replicated_one_per_gpu():
+    # Qwen2.5-1.5B has 2 KV heads; at tensor-parallel 4 vLLM gives each GPU max(1, 2 // 4) = 1 head
+    # (vllm/config/model.py:1703 at v0.34.0): 4 heads' worth of KV cache in all, twice the unsharded 28672 B.
+    svc = _service(gpusPerReplica=4, nodePools=["gpu-spot"])
+    assert json.loads(workload.model_annotations(svc)[workload.MODEL_SHAPE_ANNOTATION]) == {"kvBytesPerToken": 57344}
+    assert json.loads(workload.model_annotations(_service())[workload.MODEL_SHAPE_ANNOTATION]) == {
+        "kvBytesPerToken": 28672}
