@@ -126,11 +126,11 @@ class VllmConfig(_Model):
 
 
 class OidcConfig(_Model):
-    """`inferenceServices[].ingress.oidc`: the ALB authenticates every request with an OpenID Connect provider.
+    """`inferenceServices[].ingress.oidc`: the ALB authenticates every request with an OpenID Connect provider."""
 
-    For browsers only: the ALB's session is its AWSELBAuthSessionCookie cookie (aws-load-balancer-controller v3.5.0
-    pkg/ingress/auth_config_builder.go:12) and it validates no Bearer token, so OpenAI SDK clients of a vLLM service
-    need `vllm.apiKeySecret` (docs/serving.md, "Authentication")."""
+    # For browsers only: the ALB's session is its AWSELBAuthSessionCookie cookie (aws-load-balancer-controller v3.5.0
+    # pkg/ingress/auth_config_builder.go:12) and it validates no Bearer token, so OpenAI SDK clients of a vLLM service
+    # need `vllm.apiKeySecret` (docs/serving.md, "Authentication").
 
     issuer: str = Field(pattern=r"^https://\S+$", description="The provider's issuer URL.")
     authorization_endpoint: str = Field(alias="authorizationEndpoint", pattern=r"^https://\S+$",
