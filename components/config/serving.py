@@ -398,15 +398,16 @@ class InferenceServiceConfig(_Model):
             raise ConfigIssue(
                 "a public OpenAI endpoint with no authentication lets anyone on the internet use the GPUs: give vLLM "
                 "an API key (vllm.apiKeySecret, a Secret clients' Bearer token must match) or put OIDC on the ALB "
-                "(ingress.oidc)", value=None, path=("vllm", "apiKeySecret"),
+                "(ingress.oidc: browser sessions only; the ALB validates no Bearer token, so OpenAI SDK clients need "
+                "the key)", value=None, path=("vllm", "apiKeySecret"),
                 fix="add vllm.apiKeySecret: {name: <secret>, key: api-key}, or ingress.oidc, or ingress.scheme: "
                     "internal")
         if self.autoscaling is not None:
             unknown = vllm_facts.unknown_metrics(self.autoscaling.query)
             if unknown:
                 raise ConfigIssue(
-                    f"vLLM {vllm_facts.RELEASE} exports no series {', '.join(unknown)} (vllm/v1/metrics/loggers.py at "
-                    "that tag): the query would read nothing and KEDA would never scale on it",
+                    f"vLLM {vllm_facts.RELEASE} exports no series {', '.join(unknown)} (no metric of that tag's tree "
+                    "has the name): the query would read nothing and KEDA would never scale on it",
                     value=self.autoscaling.query, path=("autoscaling", "query"),
                     nearest=[vllm_facts.nearest_metric(unknown[0])],
                     fix="use vllm:num_requests_waiting, vllm:num_requests_running or another exported name")

@@ -8,8 +8,11 @@ Sources (vllm-project/vllm @ v0.34.0):
 - `--max-model-len`, `--gpu-memory-utilization` (0 < x <= 1): vllm/config/cache.py:216-234 (unset: 1.0 with the
   extensible KV cache, the default on CUDA; 0.92 otherwise), docs/configuration/optimization.md "GPU Memory
   Utilization".
-- Weight bytes per parameter: fp32 4, bf16/fp16 2, fp8/int8 1, int4 0.5 (the storage size of each dtype;
-  vLLM's `get_dtype_size`, vllm/utils/torch_utils.py).
+- Weight bytes per parameter: bf16/fp16 2, fp8/int8 1, int4 0.5 (the size of each dtype; vLLM's `get_dtype_size`,
+  vllm/utils/torch_utils.py). fp32 counts 2: without `--dtype` (the stack never passes one) vLLM downcasts an fp32
+  checkpoint to the platform's preferred dtype, bf16 at compute capability 8.0 or above and fp16 below
+  (vllm/config/model.py:2484-2486, vllm/platforms/cuda.py:298-304):
+  https://github.com/vllm-project/vllm/blob/v0.34.0/vllm/config/model.py#L2484-L2486
 - KV cache per token and layer: K and V of `num_kv_heads` heads of `head_size` each, at the KV dtype's size
   (vllm/v1/kv_cache_interface.py:590-601, `(head_size + head_size_v) * get_dtype_size(dtype)` per head).
 - ALB OIDC authentication (`auth-type: oidc`, `auth-idp-oidc` JSON with issuer, authorizationEndpoint,
@@ -29,9 +32,14 @@ from components.config.fields import ServiceName
 from components.config.issues import ConfigIssue
 
 Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
-KvDtype = Literal["auto", "bf16", "fp16", "fp8"]
-BYTES_PER_PARAMETER: dict[str, float] = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
-KV_BYTES: dict[str, int] = {"bf16": 2, "fp16": 2, "fp8": 1}
+# vLLM's --kv-cache-dtype names (`CacheDType`, vllm/config/cache.py:44-58 at v0.34.0), those with a fixed size on CUDA.
+KvDtype = Literal["auto", "bfloat16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2"]
+# What vLLM holds in GPU memory per parameter: fp32 checkpoints are loaded as bf16/fp16 (module docstring).
+BYTES_PER_PARAMETER: dict[str, float] = {"fp32": 2, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
+# `auto` is the model's compute dtype (`kv_cache_dtype_str_to_dtype`, vllm/utils/torch_utils.py:539-545), bf16 or
+# fp16 for every checkpoint precision: quantized (fp8, int8, int4) weights compute in it and fp32 ones load in it.
+# Source: https://github.com/vllm-project/vllm/blob/v0.34.0/vllm/utils/torch_utils.py#L539-L545
+KV_BYTES: dict[str, int] = {"auto": 2, "bfloat16": 2, "float16": 2, "fp8": 1, "fp8_e4m3": 1, "fp8_e5m2": 1}
 GIB = 1024**3
 
 
@@ -49,14 +57,19 @@ class ModelShapeConfig(_Model):
     kv_heads: int = Field(ge=1, le=1024, alias="kvHeads", description="num_key_value_heads (num_attention_heads "
                                                                         "without grouped-query attention).")
     head_dim: int = Field(ge=1, le=4096, alias="headDim", description="head_dim (hidden_size / num_attention_heads).")
-    kv_cache_dtype: KvDtype = Field(default="auto", alias="kvCacheDtype",
-                                    description="vLLM --kv-cache-dtype; auto: the model's dtype (precision).")
+    kv_cache_dtype: KvDtype = Field(
+        default="auto", alias="kvCacheDtype",
+        description="vLLM --kv-cache-dtype, passed to the server when not auto; auto: the model's compute dtype "
+                    "(bf16/fp16, 2 bytes, also for fp8 weights).")
 
-    def kv_bytes_per_token(self, precision: Precision) -> int:
-        """K and V of every layer's KV heads for one token (all GPUs together)."""
-        dtype = precision if self.kv_cache_dtype == "auto" else self.kv_cache_dtype
-        size = KV_BYTES.get(dtype, 2)
-        return 2 * self.layers * self.kv_heads * self.head_dim * size
+    def kv_bytes_per_token(self, tensor_parallel: int = 1) -> int:
+        """K and V of every layer's KV heads for one token, over the replica's `tensor_parallel` GPUs together.
+
+        Each GPU holds `max(1, kvHeads // TP)` KV heads: with fewer KV heads than GPUs vLLM replicates them so that
+        every GPU holds one (`ModelConfig.get_num_kv_heads`, vllm/config/model.py:1683-1703 at v0.34.0,
+        https://github.com/vllm-project/vllm/blob/v0.34.0/vllm/config/model.py#L1683-L1703)."""
+        heads = max(1, self.kv_heads // tensor_parallel) * tensor_parallel
+        return 2 * self.layers * heads * self.head_dim * KV_BYTES[self.kv_cache_dtype]
 
 
 class VllmConfig(_Model):
@@ -82,7 +95,10 @@ class VllmConfig(_Model):
     parameters_billions: float | None = Field(default=None, gt=0, le=100_000, alias="parametersBillions",
                                               description="Parameter count in billions, with precision, instead of "
                                                           "modelGiB.")
-    precision: Precision = Field(default="bf16", description="Storage precision of the weights.")
+    precision: Precision = Field(
+        default="bf16",
+        description="Precision of the checkpoint's weights; counted at the dtype vLLM loads them in (fp32 "
+                    "checkpoints load as bf16, or fp16 below compute capability 8.0: 2 bytes per parameter).")
     shape: ModelShapeConfig | None = Field(default=None, description="Model shape for the KV-cache check.")
     api_key_secret: SecretKeyConfig | None = Field(
         default=None, alias="apiKeySecret",
@@ -111,6 +127,10 @@ class VllmConfig(_Model):
 
 class OidcConfig(_Model):
     """`inferenceServices[].ingress.oidc`: the ALB authenticates every request with an OpenID Connect provider."""
+
+    # For browsers only: the ALB's session is its AWSELBAuthSessionCookie cookie (aws-load-balancer-controller v3.5.0
+    # pkg/ingress/auth_config_builder.go:12) and it validates no Bearer token, so OpenAI SDK clients of a vLLM service
+    # need `vllm.apiKeySecret` (docs/serving.md, "Authentication").
 
     issuer: str = Field(pattern=r"^https://\S+$", description="The provider's issuer URL.")
     authorization_endpoint: str = Field(alias="authorizationEndpoint", pattern=r"^https://\S+$",

@@ -46,8 +46,16 @@ def _pool_of_node(node_label: str) -> str:
     return f'max by ({node_label}, {POOL}) (label_replace(kube_node_labels, "{node_label}", "$1", "node", "(.*)"))'
 
 
+def pod_regex(name: str) -> str:
+    """The names of a Deployment's pods, and no other workload's: `<name>-<pod-template-hash>-<5 random characters>`
+    (the ReplicaSet is `<deployment>-<hash>`, its pods `generateName` it with a 5-character suffix:
+    https://github.com/kubernetes/apiserver/blob/v0.36.3/pkg/storage/names/generate.go#L45). PromQL anchors the
+    regex, so `vllm-[a-z0-9]+-[a-z0-9]+` does not match the pods of a `vllm-dev` Deployment (one more dash)."""
+    return f"{name}-[a-z0-9]+-[a-z0-9]+"
+
+
 def _dcgm(metric: str, config: InferenceServiceConfig) -> str:
-    series = f'{metric}{{exported_namespace="{config.namespace}", exported_pod=~"{config.name}-.*"}}'
+    series = f'{metric}{{exported_namespace="{config.namespace}", exported_pod=~"{pod_regex(config.name)}"}}'
     return (f"avg by ({POOL}) ({series} * on (Hostname) group_left({POOL}) {_pool_of_node('Hostname')})")
 
 
@@ -60,7 +68,7 @@ def _triton(expr: str, *, keep: str = "", agg: str = "sum") -> str:
 
 
 def _vllm_queries(config: InferenceServiceConfig) -> dict[str, tuple[str, str]]:
-    own = f'namespace="{config.namespace}", pod=~"{config.name}-.*"'
+    own = f'namespace="{config.namespace}", pod=~"{pod_regex(config.name)}"'
 
     def rate(metric: str) -> str:
         return f"rate({metric}{{{own}}}{WINDOW})"
@@ -81,7 +89,7 @@ def _vllm_queries(config: InferenceServiceConfig) -> dict[str, tuple[str, str]]:
 
 def queries(config: InferenceServiceConfig) -> dict[str, tuple[str, str]]:
     """Panel title -> (PromQL, unit)."""
-    triton = f'namespace="{config.namespace}", pod=~"{config.name}-.*"'
+    triton = f'namespace="{config.namespace}", pod=~"{pod_regex(config.name)}"'
 
     def rate(metric: str) -> str:
         return f"rate({metric}{{{triton}}}{WINDOW})"

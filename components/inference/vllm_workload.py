@@ -16,7 +16,9 @@ in components/inference/vllm.py with their sources; the choices made here:
   Sized 2 GiB per GPU of the replica; it counts against the pod's memory limit, which is raised by as much.
 - Probes on GET /health (200 while the engine lives, 503 once it is dead): startup with the service's startup
   budget (the model read from the restored volume, components/inference/budget.py), then readiness and liveness.
-- Runs as the image's non-root user `vllm` (uid 2000, gid 0; docker/Dockerfile:879-880 at v0.34.0).
+- Overrides the image's root user with its `vllm` user (uid 2000, gid 0, created at docker/Dockerfile:879-880 at
+  v0.34.0): the published `vllm-openai` target keeps `USER root` (Dockerfile:873-875, `# USER vllm` at :1385); only
+  the opt-in `vllm-openai-nonroot` target sets `USER vllm` (:1403-1407).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from components import labels
 from components.config import InferenceServiceConfig
 from components.inference import vllm as facts
 
-VLLM_UID = 2000  # user vllm of the image (docker/Dockerfile:879 at v0.34.0)
+VLLM_UID = 2000  # user vllm the image creates but does not run as (docker/Dockerfile:879, :1385 at v0.34.0)
 VLLM_GID = 0  # its group: the image makes its caches group-0 writable (OpenShift arbitrary-UID pattern)
 SHM_GIB_PER_GPU = 2
 TMP_SIZE = "8Gi"  # torch.compile, Triton-lang and FlashInfer JIT caches under $HOME
@@ -56,6 +58,9 @@ def vllm_args(config: InferenceServiceConfig) -> list[str]:
         args += ["--max-model-len", str(config.vllm.max_model_len)]
     if config.vllm.gpu_memory_utilization is not None:
         args += ["--gpu-memory-utilization", f"{config.vllm.gpu_memory_utilization:g}"]
+    shape = config.vllm.shape
+    if shape is not None and shape.kv_cache_dtype != "auto":  # what the KV-cache check counted, on the server too
+        args += ["--kv-cache-dtype", shape.kv_cache_dtype]  # vllm/engine/arg_utils.py:1416 at v0.34.0
     args += ["--shutdown-timeout", str(config.drain_seconds)]
     return args
 

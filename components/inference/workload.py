@@ -249,7 +249,7 @@ def model_annotations(config: InferenceServiceConfig) -> dict[str, str]:
     shape = config.vllm.shape
     if shape is not None:
         out[MODEL_SHAPE_ANNOTATION] = json.dumps(
-            {"kvBytesPerToken": shape.kv_bytes_per_token(config.vllm.precision)}, sort_keys=True)
+            {"kvBytesPerToken": shape.kv_bytes_per_token(config.gpus_per_replica)}, sort_keys=True)
     return out
 
 

@@ -5,15 +5,18 @@ with the same words before any resource exists.
 vLLM (vllm-project/vllm @ v0.34.0) loads the weights, then gives the KV cache what is left of its memory budget:
 - Tensor parallelism splits the model across the replica's GPUs, each holding 1/TP of the weights
   (docs/configuration/conserving_memory.md, "Tensor Parallelism (TP)").
-- The budget per GPU is the GPU's memory times `--gpu-memory-utilization` (vllm/config/cache.py:216-227; unset:
+- The budget per GPU is the GPU's memory as the driver reports it (`total_memory * gpu_memory_utilization`,
+  vllm/v1/worker/utils.py:743; the matrix's usable_mib, below the GiB AWS lists) times `--gpu-memory-utilization`
+  (vllm/config/cache.py:216-227; unset:
   1.0 with the extensible KV cache, the CUDA default, which then keeps a measured margin free;
   docs/configuration/optimization.md "GPU Memory Utilization").
 - So the weights alone cannot fit when weights > TP x GPU memory x utilization: the load fails with CUDA out of
   memory after the weights were read. Activations, CUDA graphs and the KV cache need more on top: passing this
   check is necessary, not sufficient.
-- The KV cache of one token is K and V of every layer's KV heads (vllm/v1/kv_cache_interface.py:590-601). vLLM
-  refuses to start when the KV cache cannot hold one request of `--max-model-len` tokens ("To serve at least one
-  request with the model's max seq len ... KV cache is needed, which is larger than the available KV cache memory",
+- The KV cache of one token is K and V of every layer's KV heads (vllm/v1/kv_cache_interface.py:590-601), each GPU
+  holding max(1, KV heads // TP) of them (replicated below TP: vllm/config/model.py:1703; the declared bytes count it).
+  vLLM refuses to start when the KV cache cannot hold one request of `--max-model-len` tokens ("To serve at least
+  one request with the model's max seq len ... KV cache is needed, which is larger than the available KV cache memory",
   vllm/v1/core/kv_cache_planning.py:120-130). Activation memory is not known before a run, so the pack's estimate
   (budget - weights) is an upper bound: a shortfall is certain, room is not; hence a warning.
 - A replica's tensor-parallel size cannot exceed the GPUs of the instance it lands on (one pod, one node).
@@ -91,8 +94,9 @@ def fit_findings(
             out.append(FitFinding(
                 "mandatory", "modelGiB",
                 f"the weights alone ({_gib(weights_gib)} GiB) cannot fit {tensor_parallel} x {inst.gpu_model} "
-                f"({per_gpu} GiB each) on {name} at {util_text}: {_gib(budget)} GiB in all, before activations and "
-                f"KV cache; the replica dies with CUDA out of memory after reading its weights. {fix[0].upper()}"
+                f"({per_gpu:.2f} GiB each as the driver reports it) on {name} at {util_text}: {_gib(budget)} GiB in "
+                "all, before activations and KV cache; the replica dies with CUDA out of memory after reading its "
+                f"weights. {fix[0].upper()}"
                 f"{fix[1:]} (vLLM memory: {MEMORY_DOCS})", name))
             continue
         if weights_gib is None:

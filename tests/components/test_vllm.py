@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from datetime import date
 from functools import cache
 from pathlib import Path
@@ -76,8 +77,9 @@ def test_the_shipped_dev_stack_with_its_vllm_service_passes_every_check():
 def test_a_70b_fp16_model_on_one_l4_is_refused_naming_the_weights_size():
     problem = _only(_dev(vllm__parametersBillions=70, vllm__precision="fp16", nodePools=["gpu-spot"]))
     assert problem.path == ("inferenceServices", 1, "vllm", "parametersBillions")
-    assert problem.rule.startswith("the weights alone (130.4 GiB) cannot fit 1 x L4 (24 GiB each) on g6.xlarge at "
-                                   "--gpu-memory-utilization 0.9: 21.6 GiB in all")
+    assert problem.rule.startswith("the weights alone (130.4 GiB) cannot fit 1 x L4 (22.35 GiB each as the driver "
+                                   "reports it) on g6.xlarge at --gpu-memory-utilization 1 (vLLM's default): 22.4 "
+                                   "GiB in all")
 
 
 def test_a_declared_model_size_is_the_key_named():
@@ -105,6 +107,9 @@ def test_a_public_vllm_service_with_neither_api_key_nor_oidc_is_refused_naming_t
     assert problem.path == ("inferenceServices", 1, "vllm", "apiKeySecret")
     assert problem.rule.startswith("a public OpenAI endpoint with no authentication lets anyone on the internet use "
                                    "the GPUs")
+    # OIDC on the ALB is for browser sessions: the message says SDK clients need the key.
+    assert "(ingress.oidc: browser sessions only; the ALB validates no Bearer token, so OpenAI SDK clients need the " \
+           "key)" in problem.rule
 
 
 @pytest.mark.parametrize("auth", [
@@ -162,8 +167,11 @@ def test_vllm_serve_arguments_follow_the_config():
     svc = _service()
     assert vllm_workload.vllm_args(svc) == [
         "/models/Qwen2.5-1.5B-Instruct", "--served-model-name", "qwen2.5-1.5b-instruct", "--port", "8000",
-        "--tensor-parallel-size", "1", "--max-model-len", "8192", "--gpu-memory-utilization", "0.9",
-        "--shutdown-timeout", str(svc.drain_seconds)]
+        "--tensor-parallel-size", "1", "--max-model-len", "8192", "--shutdown-timeout", str(svc.drain_seconds)]
+    # Dev leaves --gpu-memory-utilization to vLLM (1.0 with the extensible KV cache, v0.34.0 optimization.md); set, it
+    # is passed as written.
+    args = vllm_workload.vllm_args(_service(vllm__gpuMemoryUtilization=0.85))
+    assert args[args.index("--gpu-memory-utilization") + 1] == "0.85"
 
 
 def test_tensor_parallel_size_is_the_gpus_per_replica_and_shm_grows_with_it():
@@ -248,12 +256,109 @@ def test_a_counter_read_without_its_total_suffix_is_not_exported():
     assert vllm.unknown_metrics("rate(vllm:generation_tokens_total[1m])") == []
 
 
-def test_bf16_weights_on_a_pool_with_a_t4_are_refused_naming_node_pools():
-    # Dev's gpu-spot pool allows g4dn (T4, compute capability 7.5): vLLM refuses bf16 there.
-    problem = _only(_dev(nodePools=["gpu-spot"]))
-    assert problem.path == ("inferenceServices", 1, "nodePools")
-    assert problem.rule.startswith("vLLM refuses bf16 weights on the T4 of g4dn.xlarge (compute capability 7.5")
+def _advisories(values: dict[str, Any]) -> list[Problem]:
+    config, problems, advisories = check_stack(values, region="us-west-2", today=TODAY)
+    assert config is not None and problems == [], [p.render("Pulumi.dev.yaml") for p in problems]
+    return [a for a in advisories if a.path[-1] == "nodePools"]
 
 
-def test_fp16_weights_may_run_on_a_t4():
-    assert _problems(_dev(nodePools=["gpu-spot"], vllm__precision="fp16")) == []
+def test_bf16_weights_on_a_pool_with_a_t4_are_an_advisory_not_a_refusal():
+    # Dev's gpu-spot pool allows g4dn (T4, compute capability 7.5): vLLM v0.34.0 without --dtype falls back to fp16
+    # there (vllm/config/model.py:2488-2508), so the replica starts; the config warns, naming nodePools.
+    [advisory] = _advisories(_dev(nodePools=["gpu-spot"]))
+    assert advisory.path == ("inferenceServices", 1, "nodePools")
+    assert advisory.rule.startswith("bf16 weights run as fp16 on the T4 of g4dn.xlarge (compute capability 7.5")
+    assert "gemma2, gemma3, gemma3_text, glm4 models fall back to fp32" in advisory.rule
+    assert advisory.fix == "pin nodePools to pools without g4dn.xlarge (an A10G, L4 or newer) to serve bf16 as trained"
+
+
+def test_fp16_weights_on_a_t4_and_bf16_on_an_l4_get_no_dtype_advisory():
+    assert _advisories(_dev(nodePools=["gpu-spot"], vllm__precision="fp16")) == []
+    assert _advisories(_dev()) == []
+
+
+def test_fp32_weights_count_two_bytes_per_parameter_as_vllm_loads_them():
+    # vLLM v0.34.0 downcasts an fp32 checkpoint to bf16/fp16 without --dtype (vllm/config/model.py:2484-2486):
+    # a 7B fp32 model holds about 13 GiB, and fits one 24 GiB L4.
+    svc = _service(vllm__modelGiB=None, vllm__parametersBillions=7, vllm__precision="fp32")
+    assert svc.vllm is not None and round(svc.vllm.weights_gib or 0, 2) == 13.04
+    assert _problems(_dev(vllm__modelGiB=None, vllm__parametersBillions=7, vllm__precision="fp32")) == []
+    # 14B fp32: 26.1 GiB loaded, still refused on one L4, with the loaded size in the message.
+    problem = _only(_dev(vllm__modelGiB=None, vllm__parametersBillions=14, vllm__precision="fp32"))
+    assert problem.path == ("inferenceServices", 1, "vllm", "parametersBillions")
+    assert problem.rule.startswith("the weights alone (26.1 GiB) cannot fit 1 x")
+
+
+def test_kv_cache_auto_is_the_compute_dtype_two_bytes_even_for_fp8_weights():
+    # `auto` is the model's compute dtype (vllm/utils/torch_utils.py:539-545 at v0.34.0): fp8 weights still compute
+    # in bf16, so 2 bytes per element, and no --kv-cache-dtype is passed.
+    svc = _service(vllm__precision="fp8")
+    assert json.loads(workload.model_annotations(svc)[workload.MODEL_SHAPE_ANNOTATION]) == {"kvBytesPerToken": 28672}
+    assert "--kv-cache-dtype" not in vllm_workload.vllm_args(svc)
+
+
+def test_a_set_kv_cache_dtype_is_counted_and_passed_to_the_server():
+    svc = _service(vllm__shape__kvCacheDtype="fp8_e4m3")
+    assert json.loads(workload.model_annotations(svc)[workload.MODEL_SHAPE_ANNOTATION]) == {"kvBytesPerToken": 14336}
+    args = vllm_workload.vllm_args(svc)
+    assert args[args.index("--kv-cache-dtype") + 1] == "fp8_e4m3"
+
+
+def test_a_kv_cache_dtype_vllm_does_not_name_is_refused():
+    # bf16 is our precision spelling, not one of vLLM's CacheDType values (vllm/config/cache.py:44-58).
+    [problem] = _problems(_dev(vllm__shape__kvCacheDtype="bf16"))
+    assert problem.path[-1] == "kvCacheDtype"
+    assert "bfloat16" in problem.render("Pulumi.dev.yaml")
+
+
+def test_the_budget_is_the_driver_reported_memory_not_the_listed_24_gib():
+    # vLLM budgets total_memory x utilization (vllm/v1/worker/utils.py:743 at v0.34.0); EC2 reports 22888 MiB for an
+    # L4 or A10G (Karpenter v1.14.1's instance-gpu-memory). 20.5 GiB fits 24 x 0.9 = 21.6 but not 22.35 x 0.9 = 20.1.
+    problem = _only(_dev(vllm__parametersBillions=None, vllm__modelGiB=20.5, vllm__gpuMemoryUtilization=0.9))
+    assert problem.path == ("inferenceServices", 1, "vllm", "modelGiB")
+    assert problem.rule.startswith("the weights alone (20.5 GiB) cannot fit 1 x ")
+    assert "(22.35 GiB each as the driver reports it)" in problem.rule and ": 20.1 GiB in all" in problem.rule
+    assert _problems(_dev(vllm__parametersBillions=None, vllm__modelGiB=20, vllm__gpuMemoryUtilization=0.9)) == []
+
+
+def test_series_registered_outside_loggers_py_are_accepted_by_the_query_check():
+    # vllm:cache_config_info (loggers.py:1120, named through a variable), SpecDecodingProm
+    # (vllm/v1/spec_decode/metrics.py), PerfMetricsProm (vllm/v1/metrics/perf.py), the NIXL connector and websockets.
+    query = ("sum(vllm:cache_config_info) + sum(rate(vllm:estimated_flops_per_gpu_total[1m])) + "
+             "sum(rate(vllm:spec_decode_num_accepted_tokens_total[1m])) + sum(vllm:nixl_xfer_time_seconds_count) + "
+             "sum(vllm:websocket_connections_active)")
+    assert vllm.unknown_metrics(query) == []
+    assert _problems(_dev(autoscaling__query=query)) == []
+    # A typo of a core name is still refused, naming the nearest exported series.
+    problem = _only(_dev(autoscaling__query='sum(vllm:num_request_waiting{namespace="inference"})'))
+    assert problem.path == ("inferenceServices", 1, "autoscaling", "query")
+    assert problem.rule.startswith("vLLM v0.34.0 exports no series vllm:num_request_waiting (no metric of that tag's ")
+    assert problem.nearest == ("vllm:num_requests_waiting",)
+
+
+def test_the_container_overrides_the_images_root_user_with_its_vllm_user():
+    # vllm/vllm-openai:v0.34.0 keeps USER root (docker/Dockerfile:873-875, `# USER vllm` at :1385); uid 2000, gid 0
+    # is the vllm user it creates (:879-880): the pod sets both, so it never runs as the image's root.
+    security = workload.container(_service())["securityContext"]
+    assert (security["runAsUser"], security["runAsGroup"], security["runAsNonRoot"]) == (2000, 0, True)
+
+
+def test_the_pod_selector_keeps_the_services_pods_and_no_longer_named_services():
+    # PromQL anchors =~ (RE2 full match): `vllm-dev-.*` would also read a `vllm-dev-canary` Deployment's pods.
+    svc = _service()
+    assert svc.autoscaling is not None
+    selectors = set(re.findall(r'pod=~"([^"]+)"', svc.autoscaling.query))
+    selectors |= {m for expr, _unit in dashboard.queries(svc).values() for m in re.findall(r'pod=~"([^"]+)"', expr)}
+    assert selectors == {dashboard.pod_regex("vllm-dev")} == {"vllm-dev-[a-z0-9]+-[a-z0-9]+"}
+    for selector in selectors:
+        assert re.fullmatch(selector, "vllm-dev-7c9d8b6f5d-x2k4q")
+        assert not re.fullmatch(selector, "vllm-dev-canary-7c9d8b6f5d-x2k4q")
+
+
+def test_kv_heads_fewer_than_gpus_are_replicated_one_per_gpu():
+    # Qwen2.5-1.5B has 2 KV heads; at tensor-parallel 4 vLLM gives each GPU max(1, 2 // 4) = 1 head
+    # (vllm/config/model.py:1703 at v0.34.0): 4 heads' worth of KV cache in all, twice the unsharded 28672 B.
+    svc = _service(gpusPerReplica=4, nodePools=["gpu-spot"])
+    assert json.loads(workload.model_annotations(svc)[workload.MODEL_SHAPE_ANNOTATION]) == {"kvBytesPerToken": 57344}
+    assert json.loads(workload.model_annotations(_service())[workload.MODEL_SHAPE_ANNOTATION]) == {
+        "kvBytesPerToken": 28672}

@@ -115,7 +115,9 @@ def rows() -> list[Row]:
             _flag("--tensor-parallel-size") == str(c["resources"]["limits"]["nvidia.com/gpu"]) and "the GPUs"),
         Row(PARAMS, "--served-model-name", "set when the model is a path",
             _flag("--served-model-name") is not None and "set"),
-        Row(f"{GPU_VALUES}:7-9", "--gpu-memory-utilization", "0.9", _flag("--gpu-memory-utilization")),
+        Row(f"{GPU_VALUES}:7-9", "--gpu-memory-utilization", "0.9", _flag("--gpu-memory-utilization"),
+            "unset in dev: vLLM v0.34.0 defaults to 1.0 with its extensible KV cache and advises leaving it unset "
+            "unless something else shares the GPU (docs/configuration/optimization.md, GPU Memory Utilization)"),
         Row(f"{GPU_VALUES}:8", "--max-model-len", "8192", _flag("--max-model-len")),
         Row(f"{CHART}:40-44", "HUGGING_FACE_HUB_TOKEN env", "secretKeyRef hf-token/token", "HF_HUB_OFFLINE=1",
             "as for vLLM's docs: the weights come from the snapshot, so no hub and no token at run time"),

@@ -84,7 +84,11 @@ def test_gpu_memory_is_recorded_per_model_with_its_source():
     matrix = load_matrix()
     inst = matrix.instance_type("g6.xlarge")
     assert inst is not None
-    assert matrix.gpu_memory_gib(inst) == (24, "https://docs.aws.amazon.com/batch/latest/userguide/gpu-jobs.html")
+    # The usable figure is what EC2 reports (Karpenter v1.14.1's instance-gpu-memory), not the 24 GiB AWS lists.
+    assert matrix.gpu_memory_gib(inst) == (22888 / 1024, "https://github.com/aws/karpenter-provider-aws/blob/v1.14.1/"
+                                                          "website/content/en/docs/reference/instance-types.md#L10227")
+    row = next(r for r in matrix.data.gpu_memory if r.model == "L4")
+    assert (row.memory_gib, row.usable_mib) == (24, 22888)
     h100 = matrix.instance_type("p5.48xlarge")
     assert h100 is not None and matrix.gpu_memory_gib(h100) is None  # not read: never guessed
 

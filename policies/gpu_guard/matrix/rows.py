@@ -446,10 +446,12 @@ class ServingImage(_Row):
 
 
 class GpuMemory(_Row):
-    """Memory of one GPU of a model, as AWS lists it per instance type (GiB per GPU)."""
+    """Memory of one GPU of a model: as AWS lists it (GiB, for display) and as EC2 reports it (MiB, usable)."""
 
     model: str = Field(description="GPU model (a row of `gpus`)")
     memory_gib: int = Field(gt=0, description="GiB of memory per GPU")
+    usable_mib: int = Field(gt=0, description="MiB per GPU as EC2 reports it (the driver's total, what vLLM budgets)")
+    usable_source: str = Field(description="Where usable_mib was read")
 
 
 class ImageRequireCuda(_Row):

@@ -130,7 +130,8 @@ class ServingImageQueries(CudaQueries):
             f"sm_{inst.compute_capability.replace('.', '')}",
             tag.row.source)]
 
-    def gpu_memory_gib(self, inst: InstanceType) -> tuple[int, str] | None:
-        """(GiB per GPU, source) of an instance type's GPU, or None where the matrix does not record it."""
+    def gpu_memory_gib(self, inst: InstanceType) -> tuple[float, str] | None:
+        """(usable GiB per GPU, its source) of an instance type's GPU: the total EC2 reports, which vLLM multiplies
+        by --gpu-memory-utilization (matrix.yaml gpu_memory); None where the matrix does not record it."""
         row = next((r for r in self.data.gpu_memory if r.model == inst.gpu_model), None)
-        return (row.memory_gib, row.source) if row is not None else None
+        return (row.usable_mib / 1024, row.usable_source) if row is not None else None
