@@ -223,14 +223,14 @@ def name_stack_outputs(violations: Sequence[Violation], resources: Sequence[Reco
     if not references:
         return tuple(violations)
     reach = dependents(resources, references)
-    read = [references[urn] for urn in references if any(src == urn and r != urn for r, src in reach.items())]
+    read = [references[urn] for urn in references if any(urn in srcs and r != urn for r, srcs in reach.items())]
     out = []
     for v in violations:
         if CANT_RUN not in v.message or "--stack-outputs" in v.message:
             out.append(v)
             continue
-        source = reach.get(v.urn)
-        because = [references[source]] if source in references else read if _is_stack(v.urn, resources) else []
+        own = [references[s] for s in reach.get(v.urn, ()) if s in references]
+        because = own or (read if _is_stack(v.urn, resources) else [])
         if not because:
             out.append(v)
             continue
