@@ -37,8 +37,11 @@ def _res(urn: str, type_: str, *, remote: bool = False, deps: tuple[str, ...] = 
                             emulated=emulated)
 
 
+NOTHING_ANSWERED = answered_by({}, "organization", "project")
+
+
 def _unjudged(resources: list[RecordedResource]) -> dict[str, Unjudged]:
-    return {u.type: u for u in unjudged_components(unseen_sources(resources, answered_by({}, "organization", "project")))}
+    return {u.type: u for u in unjudged_components(unseen_sources(resources, NOTHING_ANSWERED))}
 
 
 # --- which policies could judge what a component registers ---------------------------------------------------------
@@ -237,7 +240,7 @@ def test_a_stack_pending_message_names_every_component_that_may_hold_its_subject
     none = Violation("system-node-group-present", "mandatory", "urn:s::stack", "d\nNode groups: none.")
     resources = [vpc, *groups, repo]
     [out] = pending_offline([none], ["system-node-group-present"], resources,
-                            unseen_sources(resources, answered_by({}, "organization", "project")))
+                            unseen_sources(resources, NOTHING_ANSWERED))
     assert out.policy == "system-node-group-present-pending"
     for name in ["vpc", *(f"ng{i}" for i in range(9))]:
         assert f"'{name}':" in out.message
@@ -250,6 +253,6 @@ def test_a_resource_pending_message_names_every_source_its_inputs_come_from() ->
     vpc = _res("urn:s::awsx:ec2:Vpc::vpc", "awsx:ec2:Vpc", remote=True)
     group = _res("urn:s::aws:eks/nodeGroup:NodeGroup::gpu", "aws:eks/nodeGroup:NodeGroup", deps=(vpc.urn, ref.urn))
     found = Violation("gpu-nodes-tainted", "mandatory", group.urn, "d\nuntainted")
-    [out] = pending_offline([found], [], [group, vpc, ref], unseen_sources([ref, vpc, group], answered_by({}, "organization", "project")))
+    [out] = pending_offline([found], [], [group, vpc, ref], unseen_sources([ref, vpc, group], NOTHING_ANSWERED))
     assert out.policy == "gpu-nodes-tainted-pending"
     assert "awsx:ec2:Vpc 'vpc'" in out.message and "--stack-outputs acme/infra/dev=FILE" in out.message
