@@ -73,6 +73,9 @@ class Sweeper:
                 except (ClientError, BotoCoreError) as error:
                     result.failed.append(f"{item.describe()}: {error}")
                     continue
+                if item.extra.get("aws_managed"):
+                    self.log(f"sweep: {item.describe()} is requester-managed: waiting for AWS to remove it")
+                    continue
                 self.log(f"sweep: deleted {item.describe()}")
                 result.removed.append(item.describe())
             if items and not kind.gone_when_deleted:
