@@ -13,7 +13,8 @@ import pytest
 from moto import mock_aws
 
 from tools.e2e import images, inference, model_snapshot
-from tools.e2e.kube import Kube, longest_gap, node_ready_with_gpu
+from tools.e2e.driver import StepError, empty_or_explain
+from tools.e2e.kube import ClusterUnreachable, Kube, KubeError, longest_gap, node_ready_with_gpu
 from tools.e2e.report import Report, Row
 from tools.e2e.runid import RUN_TAG, run_tags
 
@@ -179,3 +180,26 @@ def test_drift_is_done_when_no_nodeclaim_predates_the_roll(tmp_path: Path, monke
         _meta("new", "", creationTimestamp="2026-12-05T07:10:00Z")]})
     assert kube.nodeclaims_older_than("2026-12-05T07:00:00Z") == 1
     assert kube.nodeclaims_older_than("2026-12-05T05:00:00Z") == 0
+
+
+def test_an_unreachable_cluster_is_not_an_empty_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """kubectl fails when the API server does not answer (the cleanup job's runner is not in the endpoint's
+    /32): pre-destroy fails and says so, it never reports the cluster emptied."""
+    kube, log = _kube_with(tmp_path, monkeypatch, {"ingress": [_meta("triton-dev")]})
+    monkeypatch.setenv("FAKE_KUBECTL_UNREACHABLE", "1")
+    with pytest.raises(ClusterUnreachable, match="Unable to connect to the server"):
+        kube.empty_cluster(budget=600)
+    with pytest.raises(StepError, match=r"(?s)did not answer .* left to destroy and to the sweep, the backstop"):
+        empty_or_explain(kube)
+    assert not any(c.startswith("delete") for c in log.read_text().splitlines())
+    with pytest.raises(KubeError, match=r"(?s)last kubectl error: .*i/o timeout"):
+        kube.until("Ingresses gone", lambda: not kube.items("ingress", "-A"), budget=0)
+
+
+def test_a_kind_without_its_crd_is_an_empty_list(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    kube, _ = _kube_with(tmp_path, monkeypatch, {"persistentvolumeclaims": []})
+    state = tmp_path / "state.json"
+    state.write_text(json.dumps({"objects": {"ingress": [_meta("triton-dev")]},
+                                 "absent": ["scaledobjects.keda.sh", "nodepools.karpenter.sh"]}))
+    assert kube.empty_cluster(budget=600) == [
+        "deleted 1 Ingress(es); the load balancer controller removed their ALBs"]

@@ -30,7 +30,7 @@ from components.inference.budget import POD_START_SECONDS
 from tools.e2e import images, model_snapshot
 from tools.e2e.cap import cost, preflight
 from tools.e2e.inference import Answer
-from tools.e2e.kube import Kube, longest_gap
+from tools.e2e.kube import ClusterUnreachable, Kube, longest_gap
 from tools.e2e.report import Report, Row
 from tools.e2e.runid import RUN_ID_RE, Selector, new_run_id, run_tags
 from tools.e2e.stack import Inputs, e2e_config, load_dev, shape
@@ -104,6 +104,16 @@ def cancel_update(stack: Any) -> str:
     except Exception as error:  # noqa: BLE001  # CommandError: nothing to cancel
         return f"no update was in progress ({str(error).strip().splitlines()[-1] if str(error).strip() else error})"
     return "canceled an update left in progress"
+
+
+def empty_or_explain(kube: Kube) -> str:
+    """Pre-destroy; an unreachable cluster fails the step with what that leaves to destroy and the sweep."""
+    try:
+        return "; ".join(kube.empty_cluster(PRE_DESTROY_BUDGET)) or "the cluster answered and had nothing to delete"
+    except ClusterUnreachable as error:
+        raise StepError(f"the cluster's API server did not answer ({error}); nothing was removed in the cluster, so "
+                        "the ALBs, volumes and Karpenter nodes its controllers made are left to destroy and to the "
+                        "sweep, the backstop") from error
 
 
 def manual_commands(run_id: str) -> str:
@@ -473,7 +483,7 @@ class Driver:
     # ---- cleanup steps ---------------------------------------------------------------------------------------
 
     def pre_destroy(self) -> str:
-        return "; ".join(self._kube().empty_cluster(PRE_DESTROY_BUDGET)) or "nothing to delete"
+        return empty_or_explain(self._kube())
 
     def destroy(self) -> str:
         kwargs: dict[str, Any] = {"on_output": self.deps.log, "color": "never", "continue_on_error": True}
@@ -542,7 +552,7 @@ def cleanup_run(run_id: str, deps: Deps, *, repo: Path, region: str, protect: fr
             value = kubeconfig.value
             path.write_text(value if isinstance(value, str) else yaml.safe_dump(value), encoding="utf-8")
             path.chmod(0o600)
-            return "; ".join(deps.kube(path).empty_cluster(PRE_DESTROY_BUDGET)) or "nothing to delete"
+            return empty_or_explain(deps.kube(path))
         def destroy() -> str:
             left = max(DESTROY_FLOOR, limit_minutes * 60 - SWEEP_RESERVE - (deps.clock() - started))
             bounded("destroy", lambda: stack.destroy(on_output=deps.log, color="never", continue_on_error=True),

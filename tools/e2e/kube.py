@@ -26,6 +26,19 @@ class KubeError(RuntimeError):
     pass
 
 
+class KubectlError(KubeError):
+    """kubectl exited non-zero (the API server refused or did not answer); a wait counts it as "not yet"."""
+
+
+class ClusterUnreachable(KubeError):
+    """The API server does not answer with this kubeconfig (the cleanup job runs on another runner than the one
+    whose /32 the endpoint admits, or the cluster is gone): nothing in the cluster could be listed or deleted."""
+
+
+# kubectl's message when a kind's CRD is not installed (Karpenter or KEDA absent): an empty list, not an error.
+NO_RESOURCE_TYPE = "the server doesn't have a resource type"
+
+
 @dataclass
 class Kube:
     kubeconfig: Path
@@ -41,24 +54,45 @@ class Kube:
         self.calls.append(command)
         proc = subprocess.run(command, capture_output=True, text=True, check=False, timeout=300)
         if check and proc.returncode != 0:
-            raise KubeError(f"kubectl {' '.join(args)}: {proc.stderr.strip()[-800:]}")
+            raise KubectlError(f"kubectl {' '.join(args)}: {proc.stderr.strip()[-800:]}")
         return proc.stdout
 
     def items(self, *args: str) -> list[dict[str, Any]]:
-        out = self.run("get", *args, "-o", "json", check=False)
+        """The objects listed; [] only when the kind does not exist in the cluster. A kubectl failure raises
+        KubectlError: an unreachable API server is not an empty cluster."""
+        command = [self.kubectl, "--kubeconfig", str(self.kubeconfig), "get", *args, "-o", "json"]
+        self.calls.append(command)
+        proc = subprocess.run(command, capture_output=True, text=True, check=False, timeout=300)
+        if proc.returncode != 0:
+            if NO_RESOURCE_TYPE in proc.stderr:
+                return []
+            raise KubectlError(f"kubectl get {' '.join(args)}: {proc.stderr.strip()[-800:]}")
         try:
-            return list(json.loads(out).get("items", []))
-        except json.JSONDecodeError:
-            return []
+            return list(json.loads(proc.stdout).get("items", []))
+        except json.JSONDecodeError as error:
+            raise KubectlError(f"kubectl get {' '.join(args)}: not JSON ({error})") from error
+
+    def reachable(self) -> None:
+        """ClusterUnreachable unless the API server answers (`/version` is readable by any authenticated user)."""
+        try:
+            self.run("get", "--raw", "/version", "--request-timeout=30s")
+        except KubectlError as error:
+            raise ClusterUnreachable(str(error)) from error
 
     def until(self, what: str, ready: Callable[[], bool], budget: float) -> float:
         """Poll `ready` until it holds; the seconds it took. KubeError at the end of `budget`."""
         start = self.clock()
-        while not ready():
+        failure = ""
+        while True:
+            try:
+                if ready():
+                    return self.clock() - start
+                failure = ""
+            except KubectlError as error:  # the API did not answer this time: not a "yes"
+                failure = f" (last kubectl error: {error})"
             if self.clock() - start > budget:
-                raise KubeError(f"{what}: not after {budget:.0f} s")
+                raise KubeError(f"{what}: not after {budget:.0f} s{failure}")
             self.sleep(self.poll)
-        return self.clock() - start
 
     # ---- GPU nodes and the probe -----------------------------------------------------------------------------
 
@@ -121,6 +155,7 @@ class Kube:
 
     def empty_cluster(self, budget: float) -> list[str]:
         """The pre-destroy order; what it did, one line each. Each wait is bounded by `budget`."""
+        self.reachable()
         done: list[str] = []
         ingresses = self.items("ingress", "-A")
         for item in ingresses:
