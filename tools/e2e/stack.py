@@ -72,8 +72,12 @@ def e2e_config(dev: dict[str, Any], inputs: Inputs, now: datetime) -> dict[str, 
         for pool in karpenter.get("pools", []):
             pool.update({"instanceTypes": [cheapest(pool["instanceTypes"])], "capacityTypes": ["on-demand"],
                          "onDemandFallback": False, "maxGpus": 2})
-    # A window 12 hours away, one minute long: it never opens during a run, so the service sleeps when idle.
+    # A window 12 hours away, one minute long: it never opens during a run, so the service sleeps when idle. The
+    # end is the start plus one minute, hour included: at :59 an end of "0 <same hour>" would come 11 h later,
+    # before the next start, and KEDA's cron scaler is active whenever the next end comes before the next start
+    # (kedacore/keda pkg/scalers/cron_scaler.go, GetMetricsAndActivity), so the service would never sleep.
     closed = now + timedelta(hours=12)
+    reopens = closed + timedelta(minutes=1)
     for service in config.get(_key("inferenceServices"), []):
         service["minReplicas"] = 0
         service["maxReplicas"] = 1
@@ -85,7 +89,7 @@ def e2e_config(dev: dict[str, Any], inputs: Inputs, now: datetime) -> dict[str, 
         autoscaling = service.setdefault("autoscaling", {})
         autoscaling["cooldownSeconds"] = COOLDOWN_SECONDS
         autoscaling["wakeSchedule"] = {"timezone": "UTC", "start": f"{closed.minute} {closed.hour} * * *",
-                                       "end": f"{(closed.minute + 1) % 60} {closed.hour} * * *"}
+                                       "end": f"{reopens.minute} {reopens.hour} * * *"}
     return {"config": config}
 
 
