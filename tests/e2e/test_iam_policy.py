@@ -19,7 +19,7 @@ parliament = pytest.importorskip("parliament", reason="parliament is pinned in r
 # boto3 client names -> IAM service prefixes.
 PREFIX = {"ec2": "ec2", "eks": "eks", "elbv2": "elasticloadbalancing", "iam": "iam", "logs": "logs", "sqs": "sqs",
           "events": "events", "kms": "kms", "ebs": "ebs", "ssm": "ssm", "sts": "sts",
-          "service-quotas": "servicequotas", "resourcegroupstaggingapi": "tag"}
+          "service-quotas": "servicequotas", "resourcegroupstaggingapi": "tag", "autoscaling": "autoscaling"}
 
 ALIASES = {"quotas": "service-quotas", "tagging": "resourcegroupstaggingapi", "elb": "elbv2"}
 
@@ -72,6 +72,7 @@ def _calls() -> set[str]:
 def test_every_call_of_the_driver_and_the_sweeper_is_allowed() -> None:
     calls = _calls()
     assert "ec2:DeleteSecurityGroup" in calls and "ebs:PutSnapshotBlock" in calls and "iam:DeleteRole" in calls
+    assert "autoscaling:DeleteAutoScalingGroup" in calls and "iam:DeletePolicyVersion" in calls
     allowed = [a for s in iam_policy.role_policy()["Statement"] if s["Effect"] == "Allow" for a in s["Action"]]
     patterns = [re.compile("^" + re.escape(a).replace(r"\*", ".*") + "$", re.I) for a in allowed]
     missing = sorted(c for c in calls if not any(p.match(c) for p in patterns))

@@ -424,6 +424,53 @@ def delete_role(ctx: Context, item: Found) -> None:
     ctx.call(iam.delete_role, RoleName=item.id)
 
 
+def find_policies(ctx: Context) -> list[Found]:
+    """Customer-managed policies (the Karpenter controller's, components/karpenter/controller.py): `Scope=Local`."""
+    iam = ctx.clients("iam")
+    found = []
+    for policy in _pages(iam, "list_policies", "Policies", Scope="Local"):
+        arn = policy["Arn"]
+        tags = tag_dict(iam.list_policy_tags(PolicyArn=arn).get("Tags", []))
+        if ctx.selector.matches(tags, arn):
+            found.append(Found("iam-policy", arn))
+    return found
+
+
+def delete_policy(ctx: Context, item: Found) -> None:
+    """DeletePolicy: detach it from every user, group and role and delete its non-default versions first
+    (https://docs.aws.amazon.com/IAM/latest/APIReference/API_DeletePolicy.html)."""
+    iam = ctx.clients("iam")
+    entities = iam.list_entities_for_policy(PolicyArn=item.id)
+    for role in entities.get("PolicyRoles", []):
+        ctx.call(iam.detach_role_policy, RoleName=role["RoleName"], PolicyArn=item.id)
+    for user in entities.get("PolicyUsers", []):
+        ctx.call(iam.detach_user_policy, UserName=user["UserName"], PolicyArn=item.id)
+    for group in entities.get("PolicyGroups", []):
+        ctx.call(iam.detach_group_policy, GroupName=group["GroupName"], PolicyArn=item.id)
+    for version in iam.list_policy_versions(PolicyArn=item.id).get("Versions", []):
+        if not version.get("IsDefaultVersion"):
+            ctx.call(iam.delete_policy_version, PolicyArn=item.id, VersionId=version["VersionId"])
+    ctx.call(iam.delete_policy, PolicyArn=item.id)
+
+
+# ---- Auto Scaling ---------------------------------------------------------------------------------------------
+
+def find_auto_scaling_groups(ctx: Context) -> list[Found]:
+    """The self-managed GPU pools' groups (components/gpu_node_group.py, `selfManaged: true`); a group being
+    deleted is kept, so the sweeper's wait lasts until it is gone."""
+    groups = list(_pages(ctx.clients("autoscaling"), "describe_auto_scaling_groups", "AutoScalingGroups"))
+    return [Found("autoscaling-group", g["AutoScalingGroupName"], {"status": g.get("Status")}) for g in groups
+            if ctx.selector.matches(tag_dict(g.get("Tags", [])), g["AutoScalingGroupName"])]
+
+
+def delete_auto_scaling_group(ctx: Context, item: Found) -> None:
+    """ForceDelete terminates the instances with the group, so it launches no replacement of an instance the
+    sweeper terminates (https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_DeleteAutoScalingGroup.html)."""
+    if item.extra.get("status") != "Delete in progress":
+        ctx.call(ctx.clients("autoscaling").delete_auto_scaling_group, AutoScalingGroupName=item.id,
+                 ForceDelete=True)
+
+
 # ---- SQS, EventBridge, KMS ------------------------------------------------------------------------------------
 
 def find_queues(ctx: Context) -> list[Found]:
@@ -494,6 +541,7 @@ KINDS: dict[str, Kind] = {
     "eks-addon": Kind(find_eks_addons, delete_eks_addon, False),
     "eks-nodegroup": Kind(find_eks_nodegroups, delete_eks_nodegroup, False),
     "eks-cluster": Kind(find_eks_clusters, delete_eks_cluster, False),
+    "autoscaling-group": Kind(find_auto_scaling_groups, delete_auto_scaling_group, False),
     "ec2-instance": Kind(find_instances, delete_instance, False),
     "ec2-launch-template": Kind(find_launch_templates, delete_launch_template),
     "elb-load-balancer": Kind(find_load_balancers, delete_load_balancer),
@@ -512,6 +560,7 @@ KINDS: dict[str, Kind] = {
     "iam-oidc-provider": Kind(find_oidc_providers, delete_oidc_provider),
     "iam-instance-profile": Kind(find_instance_profiles, delete_instance_profile),
     "iam-role": Kind(find_roles, delete_role),
+    "iam-policy": Kind(find_policies, delete_policy),
     "sqs-queue": Kind(find_queues, delete_queue),
     "events-rule": Kind(find_rules, delete_rule),
     "kms-key": Kind(find_kms_keys, delete_kms_key),
