@@ -91,3 +91,21 @@ def test_the_trust_is_github_oidc_for_the_e2e_environment_only() -> None:
     condition = statement["Condition"]["StringEquals"]
     assert condition["token.actions.githubusercontent.com:sub"] == "repo:acme/gpu-platform:environment:e2e"
     assert condition["token.actions.githubusercontent.com:aud"] == "sts.amazonaws.com"
+
+
+def test_iam_star_is_narrowed_by_denies_that_no_call_of_the_run_needs() -> None:
+    denies = {s["Sid"]: s for s in iam_policy.role_policy()["Statement"] if s["Effect"] == "Deny"}
+    users = denies["NoUsersKeysOrPasswords"]
+    assert {"iam:CreateUser", "iam:CreateAccessKey", "iam:CreateLoginProfile", "iam:AttachUserPolicy",
+            "iam:PutUserPolicy"} <= set(users["Action"])
+    admin = denies["NoAdministratorPolicies"]
+    assert "iam:AttachRolePolicy" in admin["Action"]
+    assert "arn:*:iam::aws:policy/AdministratorAccess" in admin["Condition"]["ArnLike"]["iam:PolicyARN"]
+    itself = denies["NotThisRoleItself"]
+    assert itself["Resource"] == "arn:*:iam::*:role/gpu-platform-e2e"
+    assert "iam:UpdateAssumeRolePolicy" in itself["Action"] and "iam:PutRolePolicy" in itself["Action"]
+    # the driver and the sweeper call nothing an unconditional deny refuses
+    refused = [re.compile("^" + re.escape(a).replace(r"\*", ".*") + "$", re.I) for a in users["Action"]]
+    assert sorted(c for c in _calls() if any(p.match(c) for p in refused)) == []
+    docs = (REPO / "docs" / "e2e.md").read_text()
+    assert "--role-name gpu-platform-e2e" in docs
