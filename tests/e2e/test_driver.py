@@ -111,10 +111,11 @@ def test_a_failure_at_any_step_still_destroys_and_sweeps(aws: Any, tmp_path: Pat
     index = MAIN_STEPS.index(step)
     assert all(rows.get(s) is None for s in MAIN_STEPS[index + 1:]), "a step ran after the failure"
     if index < CREATES_FROM:
-        # Nothing was created: no stack, no destroy, no sweep, and no AWS call but STS's identity.
+        # Nothing was created: no stack, no destroy, no sweep, and no AWS call but reads (STS's identity, the
+        # quotas, EC2's running instances for the quota check).
         assert "create_stack" not in h.calls.names() and "destroy" not in h.calls.names()
         assert "sweep" not in rows
-        assert set(h.services) <= {"sts", "service-quotas"}
+        assert set(h.services) <= {"sts", "service-quotas", "ec2"}
         return
     assert rows["sweep"] == "passed", report.markdown()
     if "create_stack" in h.calls.names() and step != "stack":

@@ -141,13 +141,38 @@ def test_the_gpu_quota_below_the_peak_is_refused_with_the_quota_code() -> None:
             cost.check_quota(quotas, cost.GPU_QUOTA_CODE, 28)
 
 
+def test_the_quota_check_subtracts_the_on_demand_vcpus_already_running() -> None:
+    """L-DB2E81BA limits running vCPUs: a dev stack's g5.2xlarge (8 vCPUs) and a previous run's g4dn.xlarge (4)
+    leave 20 of 32; a spot instance does not count against the on-demand quota."""
+    ec2, quotas = client("ec2"), client("service-quotas")
+    running = {"Name": "instance-state-name", "Values": ["pending", "running"]}
+    with Stubber(ec2) as stub_ec2, Stubber(quotas) as stub_quotas:
+        stub_ec2.add_response("describe_instances", {"Reservations": [{"Instances": [
+            {"InstanceId": "i-1", "InstanceType": "g5.2xlarge", "CpuOptions": {"CoreCount": 4, "ThreadsPerCore": 2}},
+            {"InstanceId": "i-2", "InstanceType": "g4dn.xlarge", "CpuOptions": {"CoreCount": 2, "ThreadsPerCore": 2}},
+            {"InstanceId": "i-3", "InstanceType": "g6.xlarge", "InstanceLifecycle": "spot",
+             "CpuOptions": {"CoreCount": 2, "ThreadsPerCore": 2}}]}]},
+            {"Filters": [running, {"Name": "instance-type", "Values": ["g*", "vt*"]}]})
+        in_use = cost.running_vcpus(ec2, cost.GPU_QUOTA_CODE)
+        assert in_use == 12
+        for _ in range(2):
+            stub_quotas.add_response("get_service_quota", {"Quota": {"QuotaCode": cost.GPU_QUOTA_CODE, "Value": 32.0}},
+                                     {"ServiceCode": "ec2", "QuotaCode": cost.GPU_QUOTA_CODE})
+        assert cost.check_quota(quotas, cost.GPU_QUOTA_CODE, 20, in_use) == (
+            "quota L-DB2E81BA: 32 vCPUs, 12 running, run needs 20")
+        with pytest.raises(cost.CostError, match=r"32 vCPUs in this region, 12 of them already running; the run "
+                                                 r"needs 28 .*--desired-value 40"):
+            cost.check_quota(quotas, cost.GPU_QUOTA_CODE, 28, in_use)
+
+
 def test_an_unset_quota_falls_back_to_the_aws_default() -> None:
     quotas = client("service-quotas")
     with Stubber(quotas) as stub:
         stub.add_client_error("get_service_quota", "NoSuchResourceException", "no applied value")
         stub.add_response("get_aws_default_service_quota", {"Quota": {"QuotaCode": cost.GPU_QUOTA_CODE, "Value": 64.0}},
                           {"ServiceCode": "ec2", "QuotaCode": cost.GPU_QUOTA_CODE})
-        assert cost.check_quota(quotas, cost.GPU_QUOTA_CODE, 28) == "quota L-DB2E81BA: 64 vCPUs, run needs 28"
+        assert cost.check_quota(quotas, cost.GPU_QUOTA_CODE, 28) == (
+            "quota L-DB2E81BA: 64 vCPUs, 0 running, run needs 28")
 
 
 def test_run_ids_are_names_labels_and_ages() -> None:

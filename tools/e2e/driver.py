@@ -282,13 +282,17 @@ class Driver:
         self.deps.log(est.table())
         cost.refuse_above(est, self.state.max_usd)
         self.state.config = config
-        return (f"worst case USD {est.worst_usd:.2f}, expected USD {est.expected_usd:.2f} "
+        return (f"estimate USD {est.at_limit_usd:.2f} within the limit, expected USD {est.expected_usd:.2f}, "
+                f"USD {est.cleanup_fails_usd:.2f} if cleanup fails "
                 f"(MAX_USD {self.state.max_usd:.2f})")
 
     def quota(self) -> str:
-        quotas = self._clients()("service-quotas")
-        gpu = cost.check_quota(quotas, cost.GPU_QUOTA_CODE, int(self.report.estimate["peak_gpu_vcpus"]))
-        standard = cost.check_quota(quotas, cost.STANDARD_QUOTA_CODE, int(self.report.estimate["peak_standard_vcpus"]))
+        clients = self._clients()
+        quotas, ec2 = clients("service-quotas"), clients("ec2")
+        gpu = cost.check_quota(quotas, cost.GPU_QUOTA_CODE, int(self.report.estimate["peak_gpu_vcpus"]),
+                               cost.running_vcpus(ec2, cost.GPU_QUOTA_CODE))
+        standard = cost.check_quota(quotas, cost.STANDARD_QUOTA_CODE, int(self.report.estimate["peak_standard_vcpus"]),
+                                    cost.running_vcpus(ec2, cost.STANDARD_QUOTA_CODE))
         return f"{gpu}; {standard}"
 
     def snapshot(self) -> str:
