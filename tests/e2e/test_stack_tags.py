@@ -133,3 +133,15 @@ def test_the_wake_window_never_opens_during_a_run_whatever_the_minute(minute: in
             start, end = _next_daily(t, window["start"]), _next_daily(t, window["end"])
             assert start < end and t < start, (minute, step, window)
         assert _next_daily(now, window["end"]) - _next_daily(now, window["start"]) == timedelta(minutes=1)
+
+
+def test_the_e2e_stack_runs_only_the_service_it_sends_its_request_to() -> None:
+    """dev's second service (vllm-dev) would share the host, get a snapshot holding only the e2e Triton model, and
+    be an internet-facing OpenAI endpoint without an API key, which the pack refuses."""
+    dev = load_dev(REPO)
+    assert len(dev["config"]["gpu-platform:inferenceServices"]) > 1
+    inputs = Inputs(run_id=RUN, region="us-west-2", snapshot_id="snap-0123456789abcdef1", snapshot_gib=1,
+                    ingress_host="e2e.example.com", certificate_arn="arn:aws:acm:us-west-2:1:certificate/x",
+                    endpoint_cidrs=("198.51.100.7/32",), deployer_arn="arn:aws:iam::123456789012:role/e2e")
+    services = e2e_config(dev, inputs, NOW)["config"]["gpu-platform:inferenceServices"]
+    assert [s["name"] for s in services] == [dev["config"]["gpu-platform:inferenceServices"][0]["name"]]

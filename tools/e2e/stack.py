@@ -78,7 +78,13 @@ def e2e_config(dev: dict[str, Any], inputs: Inputs, now: datetime) -> dict[str, 
     # (kedacore/keda pkg/scalers/cron_scaler.go, GetMetricsAndActivity), so the service would never sleep.
     closed = now + timedelta(hours=12)
     reopens = closed + timedelta(minutes=1)
-    for service in config.get(_key("inferenceServices"), []):
+    # Only the first service runs: it is the one the run sends its request to (driver.py `_service`), and the run's
+    # model snapshot holds the e2e Triton model only. Another service of dev (vllm-dev since issue 48) would get the
+    # same host, a snapshot it cannot load, and an internet-facing endpoint the pack refuses without an API key.
+    services = config.get(_key("inferenceServices"), [])[:1]
+    if _key("inferenceServices") in config:
+        config[_key("inferenceServices")] = services
+    for service in services:
         service["minReplicas"] = 0
         service["maxReplicas"] = 1
         volume = service.setdefault("modelVolume", {})
