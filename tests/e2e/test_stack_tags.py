@@ -145,3 +145,5 @@ def test_the_e2e_stack_runs_only_the_service_it_sends_its_request_to() -> None:
                     endpoint_cidrs=("198.51.100.7/32",), deployer_arn="arn:aws:iam::123456789012:role/e2e")
     services = e2e_config(dev, inputs, NOW)["config"]["gpu-platform:inferenceServices"]
     assert [s["name"] for s in services] == [dev["config"]["gpu-platform:inferenceServices"][0]["name"]]
+    # fast snapshot restore bills per zone-hour on a snapshot the sweeper never touches: off in the e2e stack
+    assert services[0]["modelVolume"]["fastSnapshotRestore"] is False

@@ -16,10 +16,6 @@ from typing import Any
 GPU_RESOURCE = "nvidia.com/gpu"
 POOL_LABEL = "gpu-platform.io/pool"
 FORCE_ACTIVATION = "autoscaling.keda.sh/force-activation"  # docs/runbook.md: wake a service by hand
-# The AWS Load Balancer Controller's Ingress finalizer: present until the ALB, listeners and target groups are
-# gone (https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/ingress/annotations/ and
-# kubernetes-sigs/aws-load-balancer-controller#921).
-INGRESS_FINALIZER = "ingress.k8s.aws/resources"
 
 
 class KubeError(RuntimeError):

@@ -90,6 +90,9 @@ def e2e_config(dev: dict[str, Any], inputs: Inputs, now: datetime) -> dict[str, 
         volume = service.setdefault("modelVolume", {})
         volume["snapshotId"] = inputs.snapshot_id
         volume["sizeGiB"] = max(int(volume.get("sizeGiB", 20)), inputs.snapshot_gib)
+        # Fast snapshot restore bills per Availability Zone per hour on the snapshot, which the sweeper never
+        # touches (the user's is protected): off, so a failed destroy cannot leave it billing.
+        volume["fastSnapshotRestore"] = False
         service["ingress"] = {"host": inputs.ingress_host, "certificateArn": inputs.certificate_arn,
                               "scheme": "internet-facing"}
         autoscaling = service.setdefault("autoscaling", {})
