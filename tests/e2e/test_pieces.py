@@ -4,6 +4,7 @@ the report, the model snapshot (EBS direct APIs on moto), and `make e2e` without
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -203,3 +204,13 @@ def test_a_kind_without_its_crd_is_an_empty_list(tmp_path: Path, monkeypatch: py
                                  "absent": ["scaledobjects.keda.sh", "nodepools.karpenter.sh"]}))
     assert kube.empty_cluster(budget=600) == [
         "deleted 1 Ingress(es); the load balancer controller removed their ALBs"]
+
+
+def test_a_ttl_shorter_than_a_run_can_live_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    from tools.e2e.__main__ import MIN_TTL_HOURS, main  # noqa: PLC0415
+
+    assert main(["sweep", "--older-than-hours", "2", "--region", "us-west-2"]) == 2
+    assert f"a shorter TTL would sweep a live run. Use at least {MIN_TTL_HOURS}" in capsys.readouterr().err
+    workflow = (REPO / ".github" / "workflows" / "e2e.yml").read_text()
+    limits = [int(m) for m in re.findall(r"timeout-minutes: (\d+)", workflow)]
+    assert max(limits) + sorted(limits)[-2] <= MIN_TTL_HOURS * 60  # the run's job, then its cleanup job
