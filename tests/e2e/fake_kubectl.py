@@ -47,6 +47,10 @@ def main(argv: list[str]) -> int:
             for item in objects:
                 if item["metadata"]["name"] == args[2]:
                     item["deleting"] = 2
+            if kind == "persistentvolumeclaims":  # the bound PV (reclaim policy Delete) goes after its claim
+                for volume in state["objects"].get("persistentvolumes", []):
+                    if volume["spec"]["claimRef"]["name"] == args[2]:
+                        volume["deleting"] = 4
     state_path.write_text(json.dumps(state))
     return 0
 

@@ -161,9 +161,12 @@ def test_the_cluster_is_emptied_in_order_waiting_for_each_kind(tmp_path: Path,
     kube, log = _kube_with(tmp_path, monkeypatch, {
         "ingress": [_meta("triton-dev")], "scaledobjects.keda.sh": [_meta("triton-dev")],
         "persistentvolumeclaims": [_meta("triton-dev-0-models")],
+        "persistentvolumes": [{"metadata": {"name": "pvc-1"}, "spec": {
+            "csi": {"driver": "ebs.csi.aws.com"},
+            "claimRef": {"namespace": "inference", "name": "triton-dev-0-models"}}}],
         "nodepools.karpenter.sh": [_meta("gpu-spot", "")], "nodeclaims.karpenter.sh": [_meta("gpu-spot-abcde", "")]})
     done = kube.empty_cluster(budget=600)
-    assert len(done) == 4
+    assert len(done) == 5 and "their EBS volumes are deleted" in done
     commands = log.read_text().splitlines()
     first = {verb: next(i for i, c in enumerate(commands) if c.startswith(verb)) for verb in (
         "delete ingress", "delete scaledobjects.keda.sh", "scale deployments", "delete persistentvolumeclaims",
@@ -172,6 +175,9 @@ def test_the_cluster_is_emptied_in_order_waiting_for_each_kind(tmp_path: Path,
     # each deletion is waited for: the Ingress (its ALB) gone before anything else is deleted
     gone = max(i for i, c in enumerate(commands) if c.startswith("get ingress"))
     assert gone < first["delete scaledobjects.keda.sh"]
+    # the PVs behind the claims are waited for before the NodePools go
+    volumes = max(i for i, c in enumerate(commands) if c.startswith("get persistentvolumes"))
+    assert first["delete persistentvolumeclaims"] < volumes < first["delete nodepools.karpenter.sh"]
     assert commands[-1].startswith("get nodeclaims.karpenter.sh")
 
 

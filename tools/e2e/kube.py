@@ -147,6 +147,10 @@ class Kube:
         return sum(1 for n in self.items("nodes")
                    if any(t.get("key") == "karpenter.sh/disrupted" for t in n.get("spec", {}).get("taints", [])))
 
+    def _ebs_volumes_of(self, claims: set[tuple[str, str]]) -> list[dict[str, Any]]:
+        return [v for v in self.items("persistentvolumes")
+                if (v.get("spec", {}).get("csi") or {}).get("driver") == EBS_CSI_DRIVER and _claim_of(v) in claims]
+
     # ---- before destroy ---------------------------------------------------------------------------------------
 
     def empty_cluster(self, budget: float) -> list[str]:
@@ -176,12 +180,28 @@ class Kube:
             if found:
                 self.until(f"{kind} gone", lambda k=kind: not self.items(k, "-A"), budget)  # type: ignore[misc]
                 done.append(f"deleted {len(found)} {kind}")
+            if found and kind == "persistentvolumeclaims":
+                # A bound PV with reclaim policy Delete is deleted after its claim, asynchronously, by the EBS CSI
+                # controller, which `destroy` then removes: wait until the volumes are gone too
+                # (https://kubernetes.io/docs/concepts/storage/persistent-volumes/#delete).
+                claims = {(i["metadata"]["namespace"], i["metadata"]["name"]) for i in found}
+                self.until("the EBS volumes behind the PVCs deleted", lambda c=claims: not self._ebs_volumes_of(c),
+                           budget)
+                done.append("their EBS volumes are deleted")
         pools = self.items("nodepools.karpenter.sh")
         if pools:
             self.run("delete", "nodepools.karpenter.sh", "--all", "--wait=false", check=False)
             self.until("Karpenter's nodes gone", lambda: not self.items("nodeclaims.karpenter.sh"), budget)
             done.append(f"deleted {len(pools)} NodePool(s); their nodes are gone")
         return done
+
+
+EBS_CSI_DRIVER = "ebs.csi.aws.com"
+
+
+def _claim_of(volume: dict[str, Any]) -> tuple[str, str]:
+    ref = volume.get("spec", {}).get("claimRef") or {}
+    return str(ref.get("namespace", "")), str(ref.get("name", ""))
 
 
 def node_ready_with_gpu(node: dict[str, Any]) -> bool:
