@@ -185,8 +185,8 @@ class Kube:
                 # controller, which `destroy` then removes: wait until the volumes are gone too
                 # (https://kubernetes.io/docs/concepts/storage/persistent-volumes/#delete).
                 claims = {(i["metadata"]["namespace"], i["metadata"]["name"]) for i in found}
-                self.until("the EBS volumes behind the PVCs deleted", lambda c=claims: not self._ebs_volumes_of(c),
-                           budget)
+                self.until("the EBS volumes behind the PVCs deleted",
+                           lambda c=claims: not self._ebs_volumes_of(c), budget)  # type: ignore[misc]
                 done.append("their EBS volumes are deleted")
         pools = self.items("nodepools.karpenter.sh")
         if pools:
