@@ -76,6 +76,12 @@ def build_run(clients: Callable[[str], Any], run_id: str, *, index: int = 0) -> 
                                  SubnetId=subnets[0], SecurityGroupIds=[node_sg],
                                  TagSpecifications=_ec2_tags("instance", {**tags, "karpenter.sh/nodepool": "gpu"}))
     built.add("ec2-instance", instance["Instances"][0]["InstanceId"])
+    # A self-managed GPU pool's Auto Scaling group (aws:defaultTags reach it through the provider).
+    clients("autoscaling").create_auto_scaling_group(
+        AutoScalingGroupName=f"{run_id}-gpu-self", MinSize=0, MaxSize=1, DesiredCapacity=0,
+        LaunchTemplate={"LaunchTemplateId": template["LaunchTemplate"]["LaunchTemplateId"]},
+        VPCZoneIdentifier=subnets[0], Tags=[{**t, "PropagateAtLaunch": True} for t in kv])
+    built.add("autoscaling-group", f"{run_id}-gpu-self")
 
     eip = ec2.allocate_address(Domain="vpc", TagSpecifications=_ec2_tags("elastic-ip", tags))["AllocationId"]
     built.add("ec2-elastic-ip", eip)
@@ -100,7 +106,8 @@ def build_run(clients: Callable[[str], Any], run_id: str, *, index: int = 0) -> 
     role = iam.create_role(RoleName=f"{run_id}-node", AssumeRolePolicyDocument=ASSUME, Tags=kv)["Role"]
     document = json.dumps(
         {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:GetObject", "Resource": "*"}]})
-    policy = iam.create_policy(PolicyName=f"{run_id}-node", PolicyDocument=document)["Policy"]["Arn"]
+    policy = iam.create_policy(PolicyName=f"{run_id}-node", PolicyDocument=document, Tags=kv)["Policy"]["Arn"]
+    built.add("iam-policy", policy)
     iam.attach_role_policy(RoleName=role["RoleName"], PolicyArn=policy)
     iam.put_role_policy(RoleName=role["RoleName"], PolicyName="inline", PolicyDocument=document)
     built.add("iam-role", role["RoleName"])

@@ -5,6 +5,7 @@ whose sleep moves time on. AWS itself is moto."""
 from __future__ import annotations
 
 import subprocess
+import threading
 from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,8 @@ class Clock:
 class Calls:
     log: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     fail: set[str] = field(default_factory=set)
+    hang: set[str] = field(default_factory=set)  # `pulumi` calls that run until canceled
+    locked: bool = False  # the stacks hold an update a killed `pulumi` left in progress
 
     def record(self, name: str, **kwargs: Any) -> None:
         self.log.append((name, kwargs))
@@ -59,6 +62,23 @@ class FakeStack:
         self.name = name
         self.workspace = FakeWorkspace(calls)
         self.ups = 0
+        self.canceled = threading.Event()
+        self.in_progress = calls.locked  # an update a killed run left in progress: destroy refused until cancel
+
+    def cancel(self) -> None:
+        self.calls.record("cancel")
+        if not self.in_progress:
+            raise auto.CommandError(auto.CommandResult(stdout="", stderr="error: no update in progress",
+                                                       code=255))
+        self.in_progress = False
+        self.canceled.set()
+
+    def _hang(self, name: str) -> None:
+        """An injected `pulumi` call that runs until canceled, as the CLI does when `pulumi cancel` ends it."""
+        if name in self.calls.hang:
+            self.in_progress = True
+            self.canceled.wait(5)
+            raise auto.CommandError(auto.CommandResult(stdout="", stderr="error: update canceled", code=255))
 
     def up(self, parallel: int | None = None, message: str | None = None, target: list[str] | None = None,
            exclude: list[str] | None = None, policy_packs: list[str] | None = None,
@@ -76,6 +96,7 @@ class FakeStack:
         name = "up" if self.ups == 1 else "up-roll"
         self.calls.record(name, policy_packs=policy_packs, policy_pack_configs=policy_pack_configs, color=color,
                           on_output=on_output, config_file=config_file)
+        self._hang(name)
         assert config_file is not None and Path(config_file).is_file()
         return None
 
@@ -99,6 +120,10 @@ class FakeStack:
                 program: Any = None, diff: bool | None = None) -> Any:
         self.calls.record("destroy", continue_on_error=continue_on_error, color=color, on_output=on_output,
                           config_file=config_file)
+        if self.in_progress:
+            raise auto.CommandError(auto.CommandResult(stdout="", stderr="error: [409] Conflict: Another update is "
+                                                       "currently in progress.", code=255))
+        self._hang("destroy")
         return None
 
 

@@ -40,17 +40,24 @@ def test_the_estimate_adds_every_line_for_the_limit() -> None:
     assert by_item["2 x g4dn.xlarge"] == pytest.approx(2 * 0.526)
     assert by_item["1 NAT gateway(s)"] == pytest.approx(0.045)
     hourly = sum(rate for _, rate, _ in est.lines)
-    assert est.worst_usd == pytest.approx(round(hourly * 4, 2))
-    assert est.expected_usd == pytest.approx(round(est.worst_usd * 3 / 4, 2))
+    # NAT data: 5 managed-node-group nodes at the surge and 2 Karpenter nodes, 15 GB each, at USD 0.045/GB
+    assert len(est.usage) == 1 and est.usage[0][1] == pytest.approx(7 * 15 * 0.045)
+    assert "105 GB" in est.usage[0][0]
+    usage = 7 * 15 * 0.045
+    assert est.at_limit_usd == pytest.approx(round(hourly * 4 + usage, 2))
+    assert est.expected_usd == pytest.approx(round(hourly * 3 + usage, 2))
+    assert est.cleanup_fails_usd == pytest.approx(round(hourly * 24 + usage, 2), abs=0.011)
+    assert est.peak_standard_vcpus == 3 * 2  # no snapshot-writer instance: the runner writes it
     assert est.peak_gpu_vcpus == 5 * 4 + 2 * 4
     table = est.table()
     assert cost.EC2_SOURCE in table and cost.PRICES_READ in table and cost.GPU_QUOTA_CODE in table
+    assert "worst" not in table and "if cleanup fails" in table
 
 
-def test_a_cap_below_the_worst_case_is_refused() -> None:
+def test_a_cap_below_the_estimate_is_refused() -> None:
     est = cost.estimate(dev_shape(), limit_hours=4, expected_hours=3)
-    cost.refuse_above(est, est.worst_usd)
-    with pytest.raises(cost.CostError, match=r"up to USD .* above MAX_USD=5\.00"):
+    cost.refuse_above(est, est.at_limit_usd)
+    with pytest.raises(cost.CostError, match=r"estimated at USD .* above MAX_USD=5\.00"):
         cost.refuse_above(est, 5)
 
 

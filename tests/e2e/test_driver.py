@@ -111,10 +111,11 @@ def test_a_failure_at_any_step_still_destroys_and_sweeps(aws: Any, tmp_path: Pat
     index = MAIN_STEPS.index(step)
     assert all(rows.get(s) is None for s in MAIN_STEPS[index + 1:]), "a step ran after the failure"
     if index < CREATES_FROM:
-        # Nothing was created: no stack, no destroy, no sweep, and no AWS call but STS's identity.
+        # Nothing was created: no stack, no destroy, no sweep, and no AWS call but reads (STS's identity, the
+        # quotas, EC2's running instances for the quota check).
         assert "create_stack" not in h.calls.names() and "destroy" not in h.calls.names()
         assert "sweep" not in rows
-        assert set(h.services) <= {"sts", "service-quotas"}
+        assert set(h.services) <= {"sts", "service-quotas", "ec2"}
         return
     assert rows["sweep"] == "passed", report.markdown()
     if "create_stack" in h.calls.names() and step != "stack":
@@ -133,6 +134,10 @@ def test_a_failed_destroy_keeps_the_stack_and_still_sweeps(aws: Any, tmp_path: P
     assert rows["destroy"] == "failed" and rows["stack-rm"] == "skipped" and rows["sweep"] == "passed"
     assert "remove_stack" not in h.calls.names()
     assert report.failed_step == "destroy"
+    kept = next(r.detail for r in report.rows if r.step == "stack-rm")
+    run_id = h.driver.state.run_id
+    assert f"`pulumi destroy --yes --continue-on-error --stack {run_id}`" in kept
+    assert f"`pulumi cancel --yes --stack {run_id}`" in kept and f"`pulumi stack rm --yes {run_id}`" in kept
 
 
 def test_the_sweep_removes_what_the_run_tagged_after_a_failure(aws: Any, tmp_path: Path, user_snapshot: str) -> None:
@@ -183,6 +188,7 @@ FAKES_AND_REAL = [
     (FakeStack.up, auto.Stack.up, False),
     (FakeStack.destroy, auto.Stack.destroy, False),
     (FakeStack.outputs, auto.Stack.outputs, False),
+    (FakeStack.cancel, auto.Stack.cancel, False),
     (FakeWorkspace.remove_stack, auto.LocalWorkspace.remove_stack, False),
 ]
 
@@ -226,8 +232,39 @@ def test_the_workflow_cleanup_destroys_the_stack_when_it_exists_and_always_sweep
     report = cleanup_run(run_id, h.driver.deps, repo=tmp_path, region="us-west-2", protect=frozenset())
     rows = {r.step: r.result for r in report.rows}
     if stack_exists:
-        assert rows == {"pre-destroy": "passed", "destroy": "passed", "stack-rm": "passed", "sweep": "passed"}
+        assert rows == {"cancel": "passed", "pre-destroy": "passed", "destroy": "passed", "stack-rm": "passed",
+                        "sweep": "passed"}
+        assert "no update was in progress" in report.rows[0].detail
         assert dict(h.calls.log)["destroy"]["continue_on_error"] is True
     else:
         assert rows == {"destroy": "skipped", "sweep": "passed"}
     assert len(report.sweep["removed"]) == 1
+
+
+def test_an_up_past_the_wall_clock_is_canceled_and_cleanup_still_destroys(aws: Any, tmp_path: Path,
+                                                                          user_snapshot: str) -> None:
+    """The Automation API's `up` has no timeout: the driver runs it in a thread and `pulumi cancel`s it at the
+    limit, so the stack is not left locked for destroy."""
+    h = Harness(aws, tmp_path, fail=set(), E2E_SNAPSHOT_ID=user_snapshot)
+    h.calls.hang = {"up"}
+    h.driver._left = lambda: 0.2  # type: ignore[method-assign]  # 0.2 s of real time left for `up`
+    report = h.driver.run()
+    rows = h.rows()
+    assert report.failed_step == "up"
+    up = next(r.detail for r in report.rows if r.step == "up")
+    assert "ran past the wall-clock limit" in up and "pulumi cancel" in up
+    names = h.calls.names()
+    assert names.index("up") < names.index("cancel") < names.index("destroy")
+    assert rows["destroy"] == "passed" and rows["stack-rm"] == "passed" and rows["sweep"] == "passed"
+
+
+def test_the_workflow_cleanup_cancels_an_update_a_killed_run_left_in_progress(aws: Any, tmp_path: Path) -> None:
+    """Without the cancel, destroy meets "Another update is currently in progress" and the stack stays."""
+    h = Harness(aws, tmp_path, fail=set())
+    h.calls.locked = True
+    report = cleanup_run(h.driver.state.run_id, h.driver.deps, repo=tmp_path, region="us-west-2",
+                         protect=frozenset())
+    rows = {r.step: (r.result, r.detail) for r in report.rows}
+    assert rows["cancel"] == ("passed", "canceled an update left in progress")
+    assert rows["destroy"][0] == "passed" and rows["stack-rm"][0] == "passed"
+    assert h.calls.names().index("cancel") < h.calls.names().index("destroy")

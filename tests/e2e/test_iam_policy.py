@@ -19,7 +19,7 @@ parliament = pytest.importorskip("parliament", reason="parliament is pinned in r
 # boto3 client names -> IAM service prefixes.
 PREFIX = {"ec2": "ec2", "eks": "eks", "elbv2": "elasticloadbalancing", "iam": "iam", "logs": "logs", "sqs": "sqs",
           "events": "events", "kms": "kms", "ebs": "ebs", "ssm": "ssm", "sts": "sts",
-          "service-quotas": "servicequotas", "resourcegroupstaggingapi": "tag"}
+          "service-quotas": "servicequotas", "resourcegroupstaggingapi": "tag", "autoscaling": "autoscaling"}
 
 ALIASES = {"quotas": "service-quotas", "tagging": "resourcegroupstaggingapi", "elb": "elbv2"}
 
@@ -72,6 +72,7 @@ def _calls() -> set[str]:
 def test_every_call_of_the_driver_and_the_sweeper_is_allowed() -> None:
     calls = _calls()
     assert "ec2:DeleteSecurityGroup" in calls and "ebs:PutSnapshotBlock" in calls and "iam:DeleteRole" in calls
+    assert "autoscaling:DeleteAutoScalingGroup" in calls and "iam:DeletePolicyVersion" in calls
     allowed = [a for s in iam_policy.role_policy()["Statement"] if s["Effect"] == "Allow" for a in s["Action"]]
     patterns = [re.compile("^" + re.escape(a).replace(r"\*", ".*") + "$", re.I) for a in allowed]
     missing = sorted(c for c in calls if not any(p.match(c) for p in patterns))
@@ -90,3 +91,21 @@ def test_the_trust_is_github_oidc_for_the_e2e_environment_only() -> None:
     condition = statement["Condition"]["StringEquals"]
     assert condition["token.actions.githubusercontent.com:sub"] == "repo:acme/gpu-platform:environment:e2e"
     assert condition["token.actions.githubusercontent.com:aud"] == "sts.amazonaws.com"
+
+
+def test_iam_star_is_narrowed_by_denies_that_no_call_of_the_run_needs() -> None:
+    denies = {s["Sid"]: s for s in iam_policy.role_policy()["Statement"] if s["Effect"] == "Deny"}
+    users = denies["NoUsersKeysOrPasswords"]
+    assert {"iam:CreateUser", "iam:CreateAccessKey", "iam:CreateLoginProfile", "iam:AttachUserPolicy",
+            "iam:PutUserPolicy"} <= set(users["Action"])
+    admin = denies["NoAdministratorPolicies"]
+    assert "iam:AttachRolePolicy" in admin["Action"]
+    assert "arn:*:iam::aws:policy/AdministratorAccess" in admin["Condition"]["ArnLike"]["iam:PolicyARN"]
+    itself = denies["NotThisRoleItself"]
+    assert itself["Resource"] == "arn:*:iam::*:role/gpu-platform-e2e"
+    assert "iam:UpdateAssumeRolePolicy" in itself["Action"] and "iam:PutRolePolicy" in itself["Action"]
+    # the driver and the sweeper call nothing an unconditional deny refuses
+    refused = [re.compile("^" + re.escape(a).replace(r"\*", ".*") + "$", re.I) for a in users["Action"]]
+    assert sorted(c for c in _calls() if any(p.match(c) for p in refused)) == []
+    docs = (REPO / "docs" / "e2e.md").read_text()
+    assert "--role-name gpu-platform-e2e" in docs

@@ -4,6 +4,7 @@ the report, the model snapshot (EBS direct APIs on moto), and `make e2e` without
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,8 @@ import pytest
 from moto import mock_aws
 
 from tools.e2e import images, inference, model_snapshot
-from tools.e2e.kube import Kube, longest_gap, node_ready_with_gpu
+from tools.e2e.driver import StepError, empty_or_explain
+from tools.e2e.kube import ClusterUnreachable, Kube, KubeError, longest_gap, node_ready_with_gpu
 from tools.e2e.report import Report, Row
 from tools.e2e.runid import RUN_TAG, run_tags
 
@@ -159,9 +161,12 @@ def test_the_cluster_is_emptied_in_order_waiting_for_each_kind(tmp_path: Path,
     kube, log = _kube_with(tmp_path, monkeypatch, {
         "ingress": [_meta("triton-dev")], "scaledobjects.keda.sh": [_meta("triton-dev")],
         "persistentvolumeclaims": [_meta("triton-dev-0-models")],
+        "persistentvolumes": [{"metadata": {"name": "pvc-1"}, "spec": {
+            "csi": {"driver": "ebs.csi.aws.com"},
+            "claimRef": {"namespace": "inference", "name": "triton-dev-0-models"}}}],
         "nodepools.karpenter.sh": [_meta("gpu-spot", "")], "nodeclaims.karpenter.sh": [_meta("gpu-spot-abcde", "")]})
     done = kube.empty_cluster(budget=600)
-    assert len(done) == 4
+    assert len(done) == 5 and "their EBS volumes are deleted" in done
     commands = log.read_text().splitlines()
     first = {verb: next(i for i, c in enumerate(commands) if c.startswith(verb)) for verb in (
         "delete ingress", "delete scaledobjects.keda.sh", "scale deployments", "delete persistentvolumeclaims",
@@ -170,6 +175,9 @@ def test_the_cluster_is_emptied_in_order_waiting_for_each_kind(tmp_path: Path,
     # each deletion is waited for: the Ingress (its ALB) gone before anything else is deleted
     gone = max(i for i, c in enumerate(commands) if c.startswith("get ingress"))
     assert gone < first["delete scaledobjects.keda.sh"]
+    # the PVs behind the claims are waited for before the NodePools go
+    volumes = max(i for i, c in enumerate(commands) if c.startswith("get persistentvolumes"))
+    assert first["delete persistentvolumeclaims"] < volumes < first["delete nodepools.karpenter.sh"]
     assert commands[-1].startswith("get nodeclaims.karpenter.sh")
 
 
@@ -179,3 +187,36 @@ def test_drift_is_done_when_no_nodeclaim_predates_the_roll(tmp_path: Path, monke
         _meta("new", "", creationTimestamp="2026-12-05T07:10:00Z")]})
     assert kube.nodeclaims_older_than("2026-12-05T07:00:00Z") == 1
     assert kube.nodeclaims_older_than("2026-12-05T05:00:00Z") == 0
+
+
+def test_an_unreachable_cluster_is_not_an_empty_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """kubectl fails when the API server does not answer (the cleanup job's runner is not in the endpoint's
+    /32): pre-destroy fails and says so, it never reports the cluster emptied."""
+    kube, log = _kube_with(tmp_path, monkeypatch, {"ingress": [_meta("triton-dev")]})
+    monkeypatch.setenv("FAKE_KUBECTL_UNREACHABLE", "1")
+    with pytest.raises(ClusterUnreachable, match="Unable to connect to the server"):
+        kube.empty_cluster(budget=600)
+    with pytest.raises(StepError, match=r"(?s)did not answer .* left to destroy and to the sweep, the backstop"):
+        empty_or_explain(kube)
+    assert not any(c.startswith("delete") for c in log.read_text().splitlines())
+    with pytest.raises(KubeError, match=r"(?s)last kubectl error: .*i/o timeout"):
+        kube.until("Ingresses gone", lambda: not kube.items("ingress", "-A"), budget=0)
+
+
+def test_a_kind_without_its_crd_is_an_empty_list(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    kube, _ = _kube_with(tmp_path, monkeypatch, {"persistentvolumeclaims": []})
+    state = tmp_path / "state.json"
+    state.write_text(json.dumps({"objects": {"ingress": [_meta("triton-dev")]},
+                                 "absent": ["scaledobjects.keda.sh", "nodepools.karpenter.sh"]}))
+    assert kube.empty_cluster(budget=600) == [
+        "deleted 1 Ingress(es); the load balancer controller removed their ALBs"]
+
+
+def test_a_ttl_shorter_than_a_run_can_live_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    from tools.e2e.__main__ import MIN_TTL_HOURS, main  # noqa: PLC0415
+
+    assert main(["sweep", "--older-than-hours", "2", "--region", "us-west-2"]) == 2
+    assert f"a shorter TTL would sweep a live run. Use at least {MIN_TTL_HOURS}" in capsys.readouterr().err
+    workflow = (REPO / ".github" / "workflows" / "e2e.yml").read_text()
+    limits = [int(m) for m in re.findall(r"timeout-minutes: (\d+)", workflow)]
+    assert max(limits) + sorted(limits)[-2] <= MIN_TTL_HOURS * 60  # the run's job, then its cleanup job

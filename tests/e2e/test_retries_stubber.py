@@ -141,13 +141,38 @@ def test_the_gpu_quota_below_the_peak_is_refused_with_the_quota_code() -> None:
             cost.check_quota(quotas, cost.GPU_QUOTA_CODE, 28)
 
 
+def test_the_quota_check_subtracts_the_on_demand_vcpus_already_running() -> None:
+    """L-DB2E81BA limits running vCPUs: a dev stack's g5.2xlarge (8 vCPUs) and a previous run's g4dn.xlarge (4)
+    leave 20 of 32; a spot instance does not count against the on-demand quota."""
+    ec2, quotas = client("ec2"), client("service-quotas")
+    running = {"Name": "instance-state-name", "Values": ["pending", "running"]}
+    with Stubber(ec2) as stub_ec2, Stubber(quotas) as stub_quotas:
+        stub_ec2.add_response("describe_instances", {"Reservations": [{"Instances": [
+            {"InstanceId": "i-1", "InstanceType": "g5.2xlarge", "CpuOptions": {"CoreCount": 4, "ThreadsPerCore": 2}},
+            {"InstanceId": "i-2", "InstanceType": "g4dn.xlarge", "CpuOptions": {"CoreCount": 2, "ThreadsPerCore": 2}},
+            {"InstanceId": "i-3", "InstanceType": "g6.xlarge", "InstanceLifecycle": "spot",
+             "CpuOptions": {"CoreCount": 2, "ThreadsPerCore": 2}}]}]},
+            {"Filters": [running, {"Name": "instance-type", "Values": ["g*", "vt*"]}]})
+        in_use = cost.running_vcpus(ec2, cost.GPU_QUOTA_CODE)
+        assert in_use == 12
+        for _ in range(2):
+            stub_quotas.add_response("get_service_quota", {"Quota": {"QuotaCode": cost.GPU_QUOTA_CODE, "Value": 32.0}},
+                                     {"ServiceCode": "ec2", "QuotaCode": cost.GPU_QUOTA_CODE})
+        assert cost.check_quota(quotas, cost.GPU_QUOTA_CODE, 20, in_use) == (
+            "quota L-DB2E81BA: 32 vCPUs, 12 running, run needs 20")
+        with pytest.raises(cost.CostError, match=r"32 vCPUs in this region, 12 of them already running; the run "
+                                                 r"needs 28 .*--desired-value 40"):
+            cost.check_quota(quotas, cost.GPU_QUOTA_CODE, 28, in_use)
+
+
 def test_an_unset_quota_falls_back_to_the_aws_default() -> None:
     quotas = client("service-quotas")
     with Stubber(quotas) as stub:
         stub.add_client_error("get_service_quota", "NoSuchResourceException", "no applied value")
         stub.add_response("get_aws_default_service_quota", {"Quota": {"QuotaCode": cost.GPU_QUOTA_CODE, "Value": 64.0}},
                           {"ServiceCode": "ec2", "QuotaCode": cost.GPU_QUOTA_CODE})
-        assert cost.check_quota(quotas, cost.GPU_QUOTA_CODE, 28) == "quota L-DB2E81BA: 64 vCPUs, run needs 28"
+        assert cost.check_quota(quotas, cost.GPU_QUOTA_CODE, 28) == (
+            "quota L-DB2E81BA: 64 vCPUs, 0 running, run needs 28")
 
 
 def test_run_ids_are_names_labels_and_ages() -> None:
@@ -158,3 +183,75 @@ def test_run_ids_are_names_labels_and_ages() -> None:
     assert len(run) <= 63
     with pytest.raises(ValueError, match="lowercase letters or digits"):
         new_run_id(datetime(2026, 12, 5, tzinfo=UTC), "Bad_Suffix")
+
+
+# ---- NAT gateways and requester-managed ENIs (moto deletes a NAT gateway at once) ----------------------------
+
+def test_the_sweep_waits_for_a_deleting_nat_gateway_and_leaves_requester_managed_enis_to_aws() -> None:
+    """DeleteNatGateway returns while the gateway is `deleting`; its Elastic IP is disassociated only once it is
+    `deleted` (https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DeleteNatGateway.html), and AWS refuses
+    to detach a requester-managed ENI or disassociate its address
+    (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/requester-managed-eni.html). No DisassociateAddress or
+    DetachNetworkInterface is stubbed for them: the Stubber fails the test if the sweeper makes either call."""
+    ec2 = client("ec2")
+    time = FakeTime()
+    tags = [{"Key": RUN_TAG, "Value": RUN}]
+    live = {"Filter": [{"Name": "state", "Values": ["pending", "available", "failed", "deleting"]}]}
+    nat = {"NatGatewayId": "nat-1", "VpcId": "vpc-1", "Tags": tags}
+    nat_eni = {"NetworkInterfaceId": "eni-nat", "VpcId": "vpc-1", "RequesterManaged": True,
+               "InterfaceType": "natGateway", "Attachment": {"AttachmentId": "ela-attach-1", "DeviceIndex": 1}}
+    alb_eni = {"NetworkInterfaceId": "eni-alb", "VpcId": "vpc-1", "RequesterManaged": True,
+               "InterfaceType": "interface", "Description": "ELB app/k8s-e2e/0123",
+               "Attachment": {"AttachmentId": "ela-attach-2", "DeviceIndex": 1}}
+    cni_eni = {"NetworkInterfaceId": "eni-cni", "VpcId": "vpc-1", "RequesterManaged": False,
+               "InterfaceType": "interface", "Attachment": {"AttachmentId": "eni-attach-3", "DeviceIndex": 1}}
+    with Stubber(ec2) as stub:
+        stub.add_response("describe_vpcs", {"Vpcs": [{"VpcId": "vpc-1", "Tags": tags}]})
+        # find, delete, then the wait: still `deleting` twice, then gone from the state filter's answer
+        stub.add_response("describe_nat_gateways", {"NatGateways": [{**nat, "State": "available"}]}, live)
+        stub.add_response("delete_nat_gateway", {"NatGatewayId": "nat-1"}, {"NatGatewayId": "nat-1"})
+        stub.add_response("describe_nat_gateways", {"NatGateways": [{**nat, "State": "deleting"}]}, live)
+        stub.add_response("describe_nat_gateways", {"NatGateways": [{**nat, "State": "deleting"}]}, live)
+        stub.add_response("describe_nat_gateways", {"NatGateways": []}, live)
+        # the address still shows the NAT's association (the API lags): released without disassociating
+        stub.add_response("describe_addresses", {"Addresses": [
+            {"AllocationId": "eipalloc-1", "AssociationId": "eipassoc-1", "NetworkInterfaceId": "eni-nat",
+             "Tags": tags}]})
+        stub.add_response("describe_network_interfaces", {"NetworkInterfaces": [nat_eni]},
+                          {"NetworkInterfaceIds": ["eni-nat"]})
+        stub.add_client_error("release_address", "InvalidIPAddress.InUse", "Address is in use",
+                              expected_params={"AllocationId": "eipalloc-1"})
+        stub.add_response("release_address", {}, {"AllocationId": "eipalloc-1"})
+        # ENIs: the CNI's is detached and deleted, the NAT's and ALB's are waited for
+        stub.add_response("describe_network_interfaces", {"NetworkInterfaces": [nat_eni, alb_eni, cni_eni]})
+        stub.add_response("detach_network_interface", {}, {"AttachmentId": "eni-attach-3", "Force": True})
+        stub.add_response("delete_network_interface", {}, {"NetworkInterfaceId": "eni-cni"})
+        stub.add_response("describe_network_interfaces", {"NetworkInterfaces": [alb_eni]})
+        stub.add_response("describe_network_interfaces", {"NetworkInterfaces": []})
+        logged: list[str] = []
+        sweeper = Sweeper(lambda _: ec2, Selector(run_id=RUN),
+                          retry=Retry(budget=600, sleep=time.sleep, clock=time.clock),
+                          poll=15, sleep=time.sleep, clock=time.clock, log=logged.append)
+        sweeper.leftovers = lambda: ([], [])  # type: ignore[method-assign]
+        result = sweeper.sweep(("ec2-nat-gateway", "ec2-elastic-ip", "ec2-network-interface"))
+        stub.assert_no_pending_responses()
+    assert result.ok, result.as_dict()
+    assert result.removed == ["ec2-nat-gateway nat-1", "ec2-elastic-ip eipalloc-1", "ec2-network-interface eni-cni"]
+    assert time.slept == [15, 15, 2, 15]  # two NAT polls, one InUse backoff, one ENI poll
+    assert any("eni-alb is requester-managed" in line for line in logged)
+
+
+def test_a_nat_gateway_still_deleting_at_the_end_of_the_wait_is_reported() -> None:
+    ec2 = client("ec2")
+    time = FakeTime()
+    nat = {"NatGatewayId": "nat-1", "VpcId": "vpc-1", "State": "deleting", "Tags": [{"Key": RUN_TAG, "Value": RUN}]}
+    with Stubber(ec2) as stub:
+        stub.add_response("describe_vpcs", {"Vpcs": []})
+        for _ in range(4):
+            stub.add_response("describe_nat_gateways", {"NatGateways": [nat]})
+        sweeper = Sweeper(lambda _: ec2, Selector(run_id=RUN), retry=Retry(budget=0), wait_budget=30, poll=15,
+                          sleep=time.sleep, clock=time.clock, log=lambda _: None)
+        sweeper.leftovers = lambda: ([], [])  # type: ignore[method-assign]
+        result = sweeper.sweep(("ec2-nat-gateway",))
+    assert result.failed == ["ec2-nat-gateway nat-1: still there after 30 s"]
+    assert result.removed == ["ec2-nat-gateway nat-1"]  # already deleting: no second DeleteNatGateway call

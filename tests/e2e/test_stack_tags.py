@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -106,3 +106,44 @@ def test_the_labels_transformation_adds_the_tags_and_keeps_an_object_s_own_label
     assert result.props["metadata"].labels == {RUN_TAG: RUN, "team": "gpu", "app": "triton"}
     assert _transform("aws:ec2/vpc:Vpc", {"tags": {}}) is None
     assert _transform("kubernetes:helm.sh/v3:Release", {"values": {}}) is None
+
+
+def _next_daily(after: datetime, cron: str) -> datetime:
+    """The next time a daily "M H * * *" cron fires after `after` (KEDA's cron scaler, robfig/cron semantics)."""
+    minute, hour, *rest = cron.split()
+    assert rest == ["*", "*", "*"]
+    at = after.replace(hour=int(hour), minute=int(minute), second=0, microsecond=0)
+    return at if at > after else at + timedelta(days=1)
+
+
+@pytest.mark.parametrize("minute", range(60))
+def test_the_wake_window_never_opens_during_a_run_whatever_the_minute(minute: int) -> None:
+    """KEDA's cron scaler is inactive only while the next start comes before the next end and now is before the
+    next start (kedacore/keda pkg/scalers/cron_scaler.go, GetMetricsAndActivity): checked for every minute of
+    the hour a run can start at, up to the run's longest life (the job and the cleanup job, about 6.7 h)."""
+    now = datetime(2026, 12, 5, 23, minute, 30, tzinfo=UTC)
+    inputs = Inputs(run_id=RUN, region="us-west-2", snapshot_id="snap-0123456789abcdef1", snapshot_gib=1,
+                    ingress_host="e2e.example.com", certificate_arn="arn:aws:acm:us-west-2:1:certificate/x",
+                    endpoint_cidrs=("198.51.100.7/32",), deployer_arn="arn:aws:iam::123456789012:role/e2e")
+    config = e2e_config(load_dev(REPO), inputs, now)
+    for service in config["config"]["gpu-platform:inferenceServices"]:
+        window = service["autoscaling"]["wakeSchedule"]
+        for step in range(0, 7 * 60, 5):
+            t = now + timedelta(minutes=step)
+            start, end = _next_daily(t, window["start"]), _next_daily(t, window["end"])
+            assert start < end and t < start, (minute, step, window)
+        assert _next_daily(now, window["end"]) - _next_daily(now, window["start"]) == timedelta(minutes=1)
+
+
+def test_the_e2e_stack_runs_only_the_service_it_sends_its_request_to() -> None:
+    """dev's second service (vllm-dev) would share the host, get a snapshot holding only the e2e Triton model, and
+    be an internet-facing OpenAI endpoint without an API key, which the pack refuses."""
+    dev = load_dev(REPO)
+    assert len(dev["config"]["gpu-platform:inferenceServices"]) > 1
+    inputs = Inputs(run_id=RUN, region="us-west-2", snapshot_id="snap-0123456789abcdef1", snapshot_gib=1,
+                    ingress_host="e2e.example.com", certificate_arn="arn:aws:acm:us-west-2:1:certificate/x",
+                    endpoint_cidrs=("198.51.100.7/32",), deployer_arn="arn:aws:iam::123456789012:role/e2e")
+    services = e2e_config(dev, inputs, NOW)["config"]["gpu-platform:inferenceServices"]
+    assert [s["name"] for s in services] == [dev["config"]["gpu-platform:inferenceServices"][0]["name"]]
+    # fast snapshot restore bills per zone-hour on a snapshot the sweeper never touches: off in the e2e stack
+    assert services[0]["modelVolume"]["fastSnapshotRestore"] is False

@@ -48,7 +48,7 @@ MOTO_ORDER = tuple(k for k in SWEEP_ORDER if k not in MOTO_LACKS)
 
 def sweeper(clients: Any, selector: Selector) -> Sweeper:
     return Sweeper(clients, selector, retry=Retry(budget=5, sleep=lambda _: None), poll=0.0, wait_budget=1,
-                   sleep=lambda _: None, log=lambda _: None)
+                   sleep=lambda _: None, log=lambda _: None, checked=MOTO_ORDER)
 
 
 def present(clients: Any, run_id: str) -> dict[str, set[str]]:
@@ -124,3 +124,18 @@ def test_what_the_sweeper_could_not_delete_is_reported_as_left(clients: Any) -> 
     assert not result.ok
     assert any(":vpc/" in arn for arn in result.left)
     assert any(":subnet/" in arn for arn in result.left)
+
+
+def test_the_final_check_sees_what_the_tagging_api_cannot(clients: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """GetResources returns no IAM roles and no Auto Scaling groups (AWS's supported-services page): with the
+    tagging API answering nothing, a role, a policy and a group the sweep skipped are still reported as left."""
+    build_run(clients, RUN_A)
+    skipped = ("iam-role", "iam-policy", "autoscaling-group")
+    sweep = sweeper(clients, Selector(run_id=RUN_A))
+    monkeypatch.setattr(sweep, "_tagging_query", lambda: ([], []))
+    result = sweep.sweep(tuple(k for k in MOTO_ORDER if k not in skipped))
+    assert not result.ok
+    assert f"iam-role {RUN_A}-node" in result.left and f"iam-role {RUN_A}-cluster" in result.left
+    assert f"autoscaling-group {RUN_A}-gpu-self" in result.left
+    assert any(x.startswith("iam-policy arn:aws:iam::") for x in result.left)
+    assert {x.split()[0] for x in result.left} == set(skipped)

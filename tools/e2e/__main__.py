@@ -107,6 +107,11 @@ def _check(_: argparse.Namespace) -> int:
     return 0
 
 
+# The longest a run's resources can be in use: the run's job (e2e.yml timeout-minutes 280) and then its cleanup
+# job (120), rounded up. The scheduled sweep is in another concurrency group, so its TTL must not be shorter.
+MIN_TTL_HOURS = 7
+
+
 def _sweep(args: argparse.Namespace) -> int:
     from tools.e2e.runid import Selector  # noqa: PLC0415
     from tools.e2e.sweep.sweeper import Sweeper  # noqa: PLC0415
@@ -116,6 +121,12 @@ def _sweep(args: argparse.Namespace) -> int:
         print("sweep needs a region: --region, E2E_REGION or AWS_REGION", file=sys.stderr)
         return 2
     protect = frozenset(p for p in [*args.protect, os.environ.get("E2E_SNAPSHOT_ID", "")] if p)
+    if not args.run_id and args.older_than_hours < MIN_TTL_HOURS:
+        print(f"sweep --older-than-hours {args.older_than_hours:g}: a run may live {MIN_TTL_HOURS} h (its job, "
+              f"timeout-minutes 280, then its cleanup job, 120), and the TTL sweep runs beside it; a shorter TTL "
+              f"would sweep a live run. Use at least {MIN_TTL_HOURS} (E2E_TTL_HOURS), or --run-id for one run.",
+              file=sys.stderr)
+        return 2
     if args.run_id:
         selector = Selector(run_id=args.run_id, protect=protect)
     else:

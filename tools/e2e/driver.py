@@ -30,7 +30,7 @@ from components.inference.budget import POD_START_SECONDS
 from tools.e2e import images, model_snapshot
 from tools.e2e.cap import cost, preflight
 from tools.e2e.inference import Answer
-from tools.e2e.kube import Kube, longest_gap
+from tools.e2e.kube import ClusterUnreachable, Kube, longest_gap
 from tools.e2e.report import Report, Row
 from tools.e2e.runid import RUN_ID_RE, Selector, new_run_id, run_tags
 from tools.e2e.stack import Inputs, e2e_config, load_dev, shape
@@ -50,6 +50,10 @@ ALB_BUDGET = 15 * 60          # the controller provisions the ALB and registers 
 SLEEP_SLACK = 10 * 60         # after cooldownSeconds, KEDA's polling and the HPA's scale-in
 ROLL_BUDGET = 60 * 60
 PRE_DESTROY_BUDGET = 15 * 60
+SWEEP_RESERVE = 30 * 60       # kept after destroy for the sweep
+DESTROY_FLOOR = 10 * 60       # destroy always gets this long, even when the limit is spent
+CANCEL_GRACE = 5 * 60         # how long a canceled `pulumi` call gets to stop
+CLEANUP_LIMIT_MINUTES = 110   # the workflow's cleanup job (timeout-minutes: 120) and some margin
 SAMPLE_EVERY = 10.0
 # Expected duration of a run that passes (for the expected cost): up 35 min, probe 15, inference 10,
 # sleep and wake 35, roll 40, pre-destroy 10, destroy 25, sweep 10.
@@ -58,6 +62,66 @@ EXPECTED_MINUTES = 180
 
 class StepError(Exception):
     """A step failed; the message is the report's detail."""
+
+
+def bounded(what: str, call: Callable[[], Any], seconds: float, cancel: Callable[[], None],
+            log: Callable[[str], None], *, grace: float = CANCEL_GRACE) -> Any:
+    """`call()` (a blocking `pulumi up`/`destroy`), stopped with `cancel()` (`Stack.cancel`, `pulumi cancel`)
+    when it runs past `seconds`. The Automation API has no timeout of its own (pulumi 3.272
+    `automation/_stack.py` `up`/`destroy`), and a `pulumi` process killed by the job's timeout leaves the update
+    in progress on Pulumi Cloud, or the lock file on a self-managed backend; `pulumi cancel` ends the update
+    (https://www.pulumi.com/docs/iac/cli/commands/pulumi_cancel/), and the CLI that ran it then stops."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["result"] = call()
+        except BaseException as error:  # noqa: BLE001  # handed back to the caller's thread
+            box["error"] = error
+
+    worker = threading.Thread(target=target, name=f"pulumi-{what}", daemon=True)
+    worker.start()
+    worker.join(max(seconds, 0.0))
+    if worker.is_alive():
+        log(f"!! {what} ran past its {seconds / 60:.1f} min: pulumi cancel")
+        try:
+            cancel()
+        except Exception as error:  # noqa: BLE001  # reported in the step's error below
+            log(f"!! pulumi cancel failed: {error}")
+        worker.join(grace)
+        raise StepError(f"{what} ran past the wall-clock limit ({seconds / 60:.1f} min left for it) and was "
+                        "canceled (pulumi cancel)")
+    if "error" in box:
+        raise box["error"]
+    return box.get("result")
+
+
+def cancel_update(stack: Any) -> str:
+    """`pulumi cancel` for an update a killed run left in progress; an error means there was none to cancel
+    (the CLI refuses when no update is running: pulumi 3.272 `automation/_stack.py` `Stack.cancel`)."""
+    try:
+        stack.cancel()
+    except Exception as error:  # noqa: BLE001  # CommandError: nothing to cancel
+        return f"no update was in progress ({str(error).strip().splitlines()[-1] if str(error).strip() else error})"
+    return "canceled an update left in progress"
+
+
+def empty_or_explain(kube: Kube) -> str:
+    """Pre-destroy; an unreachable cluster fails the step with what that leaves to destroy and the sweep."""
+    try:
+        return "; ".join(kube.empty_cluster(PRE_DESTROY_BUDGET)) or "the cluster answered and had nothing to delete"
+    except ClusterUnreachable as error:
+        raise StepError(f"the cluster's API server did not answer ({error}); nothing was removed in the cluster, so "
+                        "the ALBs, volumes and Karpenter nodes its controllers made are left to destroy and to the "
+                        "sweep, the backstop") from error
+
+
+def manual_commands(run_id: str) -> str:
+    """What an operator runs for a stack whose destroy failed (the stack keeps its state and its lock, if any)."""
+    return (f"by hand: `pulumi cancel --yes --stack {run_id}` (if an update is still in progress), "
+            f"`pulumi destroy --yes --continue-on-error --stack {run_id}`, then `pulumi stack rm --yes {run_id}`; "
+            f"once `python -m tools.e2e sweep --run-id {run_id}` reports nothing left, "
+            f"`pulumi stack rm --yes --force {run_id}` removes a stack whose resources are already gone")
 
 
 @dataclass
@@ -143,7 +207,8 @@ class Driver:
             if self.state.destroyed:
                 self._step("stack-rm", self.stack_rm)
             else:
-                self._skip("stack-rm", "kept: destroy failed, so the stack's state still names what it created")
+                self._skip("stack-rm", "kept: destroy failed, so the stack's state still names what it created; "
+                           + manual_commands(self.state.run_id))
         else:
             for name in ("pre-destroy", "destroy", "stack-rm"):
                 self._skip(name, "no stack was created")
@@ -169,6 +234,10 @@ class Driver:
 
     def _left(self) -> float:
         return self.limit - CLEANUP_RESERVE - (self.deps.clock() - self.started)
+
+    def _cleanup_left(self) -> float:
+        """What destroy may take: the rest of the limit less the sweep's reserve, and never less than the floor."""
+        return max(DESTROY_FLOOR, self.limit - SWEEP_RESERVE - (self.deps.clock() - self.started))
 
     def _budget(self, seconds: float) -> float:
         return max(0.0, min(seconds, self._left()))
@@ -213,13 +282,17 @@ class Driver:
         self.deps.log(est.table())
         cost.refuse_above(est, self.state.max_usd)
         self.state.config = config
-        return (f"worst case USD {est.worst_usd:.2f}, expected USD {est.expected_usd:.2f} "
+        return (f"estimate USD {est.at_limit_usd:.2f} within the limit, expected USD {est.expected_usd:.2f}, "
+                f"USD {est.cleanup_fails_usd:.2f} if cleanup fails "
                 f"(MAX_USD {self.state.max_usd:.2f})")
 
     def quota(self) -> str:
-        quotas = self._clients()("service-quotas")
-        gpu = cost.check_quota(quotas, cost.GPU_QUOTA_CODE, int(self.report.estimate["peak_gpu_vcpus"]))
-        standard = cost.check_quota(quotas, cost.STANDARD_QUOTA_CODE, int(self.report.estimate["peak_standard_vcpus"]))
+        clients = self._clients()
+        quotas, ec2 = clients("service-quotas"), clients("ec2")
+        gpu = cost.check_quota(quotas, cost.GPU_QUOTA_CODE, int(self.report.estimate["peak_gpu_vcpus"]),
+                               cost.running_vcpus(ec2, cost.GPU_QUOTA_CODE))
+        standard = cost.check_quota(quotas, cost.STANDARD_QUOTA_CODE, int(self.report.estimate["peak_standard_vcpus"]),
+                                    cost.running_vcpus(ec2, cost.STANDARD_QUOTA_CODE))
         return f"{gpu}; {standard}"
 
     def snapshot(self) -> str:
@@ -287,8 +360,9 @@ class Driver:
 
     def up(self) -> str:
         assert self.state.config_file is not None
-        result = self.state.stack.up(on_output=self.deps.log, color="never", config_file=str(self.state.config_file),
-                                     **self._policy_args())
+        stack, config_file = self.state.stack, str(self.state.config_file)
+        result = bounded("up", lambda: stack.up(on_output=self.deps.log, color="never", config_file=config_file,
+                                                **self._policy_args()), self._left(), stack.cancel, self.deps.log)
         self.state.outputs = {k: v.value for k, v in self.state.stack.outputs().items()}
         self.state.kubeconfig = self.out / "kubeconfig"
         kubeconfig = self.state.outputs.get("kubeconfig")
@@ -390,7 +464,10 @@ class Driver:
         sampler.start()
         try:
             # `up` returns once the managed node group's rolling update is done; Karpenter's drift follows it.
-            self.state.stack.up(on_output=self.deps.log, color="never", config_file=str(path), **self._policy_args())
+            stack = self.state.stack
+            bounded("the roll's up", lambda: stack.up(on_output=self.deps.log, color="never", config_file=str(path),
+                                                      **self._policy_args()), self._left(), stack.cancel,
+                    self.deps.log)
             self.state.config_file = path
             kube.until("Karpenter's drifted nodes replaced",
                        lambda: kube.nodeclaims_older_than(rolled_at) == 0 and kube.disrupted_nodes() == 0
@@ -410,13 +487,15 @@ class Driver:
     # ---- cleanup steps ---------------------------------------------------------------------------------------
 
     def pre_destroy(self) -> str:
-        return "; ".join(self._kube().empty_cluster(PRE_DESTROY_BUDGET)) or "nothing to delete"
+        return empty_or_explain(self._kube())
 
     def destroy(self) -> str:
         kwargs: dict[str, Any] = {"on_output": self.deps.log, "color": "never", "continue_on_error": True}
         if self.state.config_file is not None:
             kwargs["config_file"] = str(self.state.config_file)
-        result = self.state.stack.destroy(**kwargs)
+        stack = self.state.stack
+        result = bounded("destroy", lambda: stack.destroy(**kwargs), self._cleanup_left(), stack.cancel,
+                         self.deps.log)
         self.state.destroyed = True
         changes = getattr(getattr(result, "summary", None), "resource_changes", None) or {}
         return f"destroy (continue-on-error): {dict(changes)}"
@@ -439,11 +518,14 @@ class Driver:
         return f"removed {len(result.removed)} resource(s); the tagging API finds nothing tagged with the run"
 
 
-def cleanup_run(run_id: str, deps: Deps, *, repo: Path, region: str, protect: frozenset[str]) -> Report:
+def cleanup_run(run_id: str, deps: Deps, *, repo: Path, region: str, protect: frozenset[str],
+                limit_minutes: int = CLEANUP_LIMIT_MINUTES) -> Report:
     """The workflow's cleanup job (under `always()`), for a run whose own job may have been killed before its
-    cleanup: pre-destroy where the cluster still answers, destroy (continue-on-error) and stack rm where the stack
-    exists, then the sweep. Each step is reported; none stops the next."""
+    cleanup: cancel the update a killed `pulumi` left in progress (its lock would refuse destroy), pre-destroy
+    where the cluster still answers, destroy (continue-on-error, bounded by the job's limit less the sweep's
+    reserve) and stack rm where the stack exists, then the sweep. Each step is reported; none stops the next."""
     report = Report(run_id)
+    started = deps.clock()
     clients_cache: dict[str, Any] = {}
     session = deps.session(region)
 
@@ -474,21 +556,24 @@ def cleanup_run(run_id: str, deps: Deps, *, repo: Path, region: str, protect: fr
             value = kubeconfig.value
             path.write_text(value if isinstance(value, str) else yaml.safe_dump(value), encoding="utf-8")
             path.chmod(0o600)
-            return "; ".join(deps.kube(path).empty_cluster(PRE_DESTROY_BUDGET)) or "nothing to delete"
+            return empty_or_explain(deps.kube(path))
         def destroy() -> str:
-            stack.destroy(on_output=deps.log, color="never", continue_on_error=True)
+            left = max(DESTROY_FLOOR, limit_minutes * 60 - SWEEP_RESERVE - (deps.clock() - started))
+            bounded("destroy", lambda: stack.destroy(on_output=deps.log, color="never", continue_on_error=True),
+                    left, stack.cancel, deps.log)
             return "destroyed (continue-on-error)"
 
         def stack_rm() -> str:
             stack.workspace.remove_stack(run_id)
             return f"stack {run_id} removed"
 
+        step("cancel", lambda: cancel_update(stack))
         step("pre-destroy", pre_destroy)
         step("destroy", destroy)
         if report.rows[-1].result == "passed":
             step("stack-rm", stack_rm)
         else:
-            report.rows.append(Row("stack-rm", 0.0, "skipped", "kept: destroy failed"))
+            report.rows.append(Row("stack-rm", 0.0, "skipped", "kept: destroy failed; " + manual_commands(run_id)))
 
     def sweep() -> str:
         result = Sweeper(clients, Selector(run_id=run_id, protect=protect), log=deps.log).sweep()

@@ -14,8 +14,18 @@ Three parts:
   (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_condition-keys.html#condition-keys-resourcetag,
   `Null` condition: https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_elements_condition_operators.html#Conditions_Null).
 
+- denies that narrow `iam:*`: no IAM user, access key or console password; no AdministratorAccess,
+  PowerUserAccess or IAMFullAccess attached to anything; no change to this role itself.
+
+Still broad, and why: service-level wildcards for the nine services `pulumi up`/`destroy` uses, on `Resource: *`
+(the stack names its resources after the run id, known only at run time; the deploy role's generator of issue 47
+is where per-action lists belong). No permissions boundary: a boundary condition on `iam:CreateRole` would refuse
+the roles pulumi-eks and the components create, which set none.
+
 Trust: GitHub's OIDC provider, audience sts.amazonaws.com, subject `repo:<OWNER>/<REPO>:environment:e2e`
 (https://docs.github.com/en/actions/security-for-github-actions/security-hardening-your-deployments/configuring-openid-connect-in-amazon-web-services).
+A job of an environment gets that subject whatever its branch, so the `e2e` environment must admit the default
+branch only (its "Deployment branches" rule, docs/e2e.md): that rule, not the subject, keeps other branches out.
 """
 
 from __future__ import annotations
@@ -42,6 +52,23 @@ DRIVER_ACTIONS = sorted({
 })
 
 
+# The role's name in docs/e2e.md's `aws iam create-role`; the deny below protects the role from itself.
+ROLE_NAME = "gpu-platform-e2e"
+NO_USER_ACTIONS = sorted({
+    "iam:CreateUser", "iam:CreateAccessKey", "iam:CreateLoginProfile", "iam:UpdateLoginProfile",
+    "iam:AttachUserPolicy", "iam:PutUserPolicy", "iam:AddUserToGroup", "iam:CreateServiceSpecificCredential",
+})
+# `iam:PolicyARN` is a condition key of the Attach*Policy actions
+# (https://docs.aws.amazon.com/service-authorization/latest/reference/list_awsidentityandaccessmanagementiam.html).
+ATTACH_ACTIONS = sorted({"iam:AttachRolePolicy", "iam:AttachGroupPolicy", "iam:AttachUserPolicy"})
+BROAD_MANAGED_POLICIES = ("AdministratorAccess", "PowerUserAccess", "IAMFullAccess")
+SELF_ACTIONS = sorted({
+    "iam:UpdateAssumeRolePolicy", "iam:AttachRolePolicy", "iam:DetachRolePolicy", "iam:PutRolePolicy",
+    "iam:DeleteRolePolicy", "iam:PutRolePermissionsBoundary", "iam:DeleteRolePermissionsBoundary",
+    "iam:UpdateRole", "iam:DeleteRole",
+})
+
+
 def role_policy() -> dict[str, Any]:
     return {
         "Version": "2012-10-17",
@@ -53,6 +80,14 @@ def role_policy() -> dict[str, Any]:
              "Action": ["ec2:DeleteSnapshot", "ec2:ModifySnapshotAttribute"],
              "Resource": "arn:aws:ec2:*::snapshot/*",
              "Condition": {"Null": {f"aws:ResourceTag/{RUN_TAG}": "true"}}},
+            # iam:* is there for the stack's roles, policies and instance profiles; nothing of the run needs an
+            # IAM user, a long-lived key, a console password, an administrator policy, or a change to this role.
+            {"Sid": "NoUsersKeysOrPasswords", "Effect": "Deny", "Action": NO_USER_ACTIONS, "Resource": "*"},
+            {"Sid": "NoAdministratorPolicies", "Effect": "Deny", "Action": ATTACH_ACTIONS, "Resource": "*",
+             "Condition": {"ArnLike": {"iam:PolicyARN": [f"arn:*:iam::aws:policy/{name}"
+                                                         for name in BROAD_MANAGED_POLICIES]}}},
+            {"Sid": "NotThisRoleItself", "Effect": "Deny", "Action": SELF_ACTIONS,
+             "Resource": f"arn:*:iam::*:role/{ROLE_NAME}"},
         ],
     }
 

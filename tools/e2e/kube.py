@@ -16,14 +16,23 @@ from typing import Any
 GPU_RESOURCE = "nvidia.com/gpu"
 POOL_LABEL = "gpu-platform.io/pool"
 FORCE_ACTIVATION = "autoscaling.keda.sh/force-activation"  # docs/runbook.md: wake a service by hand
-# The AWS Load Balancer Controller's Ingress finalizer: present until the ALB, listeners and target groups are
-# gone (https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/ingress/annotations/ and
-# kubernetes-sigs/aws-load-balancer-controller#921).
-INGRESS_FINALIZER = "ingress.k8s.aws/resources"
 
 
 class KubeError(RuntimeError):
     pass
+
+
+class KubectlError(KubeError):
+    """kubectl exited non-zero (the API server refused or did not answer); a wait counts it as "not yet"."""
+
+
+class ClusterUnreachable(KubeError):
+    """The API server does not answer with this kubeconfig (the cleanup job runs on another runner than the one
+    whose /32 the endpoint admits, or the cluster is gone): nothing in the cluster could be listed or deleted."""
+
+
+# kubectl's message when a kind's CRD is not installed (Karpenter or KEDA absent): an empty list, not an error.
+NO_RESOURCE_TYPE = "the server doesn't have a resource type"
 
 
 @dataclass
@@ -41,24 +50,45 @@ class Kube:
         self.calls.append(command)
         proc = subprocess.run(command, capture_output=True, text=True, check=False, timeout=300)
         if check and proc.returncode != 0:
-            raise KubeError(f"kubectl {' '.join(args)}: {proc.stderr.strip()[-800:]}")
+            raise KubectlError(f"kubectl {' '.join(args)}: {proc.stderr.strip()[-800:]}")
         return proc.stdout
 
     def items(self, *args: str) -> list[dict[str, Any]]:
-        out = self.run("get", *args, "-o", "json", check=False)
+        """The objects listed; [] only when the kind does not exist in the cluster. A kubectl failure raises
+        KubectlError: an unreachable API server is not an empty cluster."""
+        command = [self.kubectl, "--kubeconfig", str(self.kubeconfig), "get", *args, "-o", "json"]
+        self.calls.append(command)
+        proc = subprocess.run(command, capture_output=True, text=True, check=False, timeout=300)
+        if proc.returncode != 0:
+            if NO_RESOURCE_TYPE in proc.stderr:
+                return []
+            raise KubectlError(f"kubectl get {' '.join(args)}: {proc.stderr.strip()[-800:]}")
         try:
-            return list(json.loads(out).get("items", []))
-        except json.JSONDecodeError:
-            return []
+            return list(json.loads(proc.stdout).get("items", []))
+        except json.JSONDecodeError as error:
+            raise KubectlError(f"kubectl get {' '.join(args)}: not JSON ({error})") from error
+
+    def reachable(self) -> None:
+        """ClusterUnreachable unless the API server answers (`/version` is readable by any authenticated user)."""
+        try:
+            self.run("get", "--raw", "/version", "--request-timeout=30s")
+        except KubectlError as error:
+            raise ClusterUnreachable(str(error)) from error
 
     def until(self, what: str, ready: Callable[[], bool], budget: float) -> float:
         """Poll `ready` until it holds; the seconds it took. KubeError at the end of `budget`."""
         start = self.clock()
-        while not ready():
+        failure = ""
+        while True:
+            try:
+                if ready():
+                    return self.clock() - start
+                failure = ""
+            except KubectlError as error:  # the API did not answer this time: not a "yes"
+                failure = f" (last kubectl error: {error})"
             if self.clock() - start > budget:
-                raise KubeError(f"{what}: not after {budget:.0f} s")
+                raise KubeError(f"{what}: not after {budget:.0f} s{failure}")
             self.sleep(self.poll)
-        return self.clock() - start
 
     # ---- GPU nodes and the probe -----------------------------------------------------------------------------
 
@@ -117,10 +147,15 @@ class Kube:
         return sum(1 for n in self.items("nodes")
                    if any(t.get("key") == "karpenter.sh/disrupted" for t in n.get("spec", {}).get("taints", [])))
 
+    def _ebs_volumes_of(self, claims: set[tuple[str, str]]) -> list[dict[str, Any]]:
+        return [v for v in self.items("persistentvolumes")
+                if (v.get("spec", {}).get("csi") or {}).get("driver") == EBS_CSI_DRIVER and _claim_of(v) in claims]
+
     # ---- before destroy ---------------------------------------------------------------------------------------
 
     def empty_cluster(self, budget: float) -> list[str]:
         """The pre-destroy order; what it did, one line each. Each wait is bounded by `budget`."""
+        self.reachable()
         done: list[str] = []
         ingresses = self.items("ingress", "-A")
         for item in ingresses:
@@ -145,12 +180,28 @@ class Kube:
             if found:
                 self.until(f"{kind} gone", lambda k=kind: not self.items(k, "-A"), budget)  # type: ignore[misc]
                 done.append(f"deleted {len(found)} {kind}")
+            if found and kind == "persistentvolumeclaims":
+                # A bound PV with reclaim policy Delete is deleted after its claim, asynchronously, by the EBS CSI
+                # controller, which `destroy` then removes: wait until the volumes are gone too
+                # (https://kubernetes.io/docs/concepts/storage/persistent-volumes/#delete).
+                claims = {(i["metadata"]["namespace"], i["metadata"]["name"]) for i in found}
+                self.until("the EBS volumes behind the PVCs deleted",
+                           lambda c=claims: not self._ebs_volumes_of(c), budget)  # type: ignore[misc]
+                done.append("their EBS volumes are deleted")
         pools = self.items("nodepools.karpenter.sh")
         if pools:
             self.run("delete", "nodepools.karpenter.sh", "--all", "--wait=false", check=False)
             self.until("Karpenter's nodes gone", lambda: not self.items("nodeclaims.karpenter.sh"), budget)
             done.append(f"deleted {len(pools)} NodePool(s); their nodes are gone")
         return done
+
+
+EBS_CSI_DRIVER = "ebs.csi.aws.com"
+
+
+def _claim_of(volume: dict[str, Any]) -> tuple[str, str]:
+    ref = volume.get("spec", {}).get("claimRef") or {}
+    return str(ref.get("namespace", "")), str(ref.get("name", ""))
 
 
 def node_ready_with_gpu(node: dict[str, Any]) -> bool:

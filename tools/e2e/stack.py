@@ -72,20 +72,33 @@ def e2e_config(dev: dict[str, Any], inputs: Inputs, now: datetime) -> dict[str, 
         for pool in karpenter.get("pools", []):
             pool.update({"instanceTypes": [cheapest(pool["instanceTypes"])], "capacityTypes": ["on-demand"],
                          "onDemandFallback": False, "maxGpus": 2})
-    # A window 12 hours away, one minute long: it never opens during a run, so the service sleeps when idle.
+    # A window 12 hours away, one minute long: it never opens during a run, so the service sleeps when idle. The
+    # end is the start plus one minute, hour included: at :59 an end of "0 <same hour>" would come 11 h later,
+    # before the next start, and KEDA's cron scaler is active whenever the next end comes before the next start
+    # (kedacore/keda pkg/scalers/cron_scaler.go, GetMetricsAndActivity), so the service would never sleep.
     closed = now + timedelta(hours=12)
-    for service in config.get(_key("inferenceServices"), []):
+    reopens = closed + timedelta(minutes=1)
+    # Only the first service runs: it is the one the run sends its request to (driver.py `_service`), and the run's
+    # model snapshot holds the e2e Triton model only. Another service of dev (vllm-dev since issue 48) would get the
+    # same host, a snapshot it cannot load, and an internet-facing endpoint the pack refuses without an API key.
+    services = config.get(_key("inferenceServices"), [])[:1]
+    if _key("inferenceServices") in config:
+        config[_key("inferenceServices")] = services
+    for service in services:
         service["minReplicas"] = 0
         service["maxReplicas"] = 1
         volume = service.setdefault("modelVolume", {})
         volume["snapshotId"] = inputs.snapshot_id
         volume["sizeGiB"] = max(int(volume.get("sizeGiB", 20)), inputs.snapshot_gib)
+        # Fast snapshot restore bills per Availability Zone per hour on the snapshot, which the sweeper never
+        # touches (the user's is protected): off, so a failed destroy cannot leave it billing.
+        volume["fastSnapshotRestore"] = False
         service["ingress"] = {"host": inputs.ingress_host, "certificateArn": inputs.certificate_arn,
                               "scheme": "internet-facing"}
         autoscaling = service.setdefault("autoscaling", {})
         autoscaling["cooldownSeconds"] = COOLDOWN_SECONDS
         autoscaling["wakeSchedule"] = {"timezone": "UTC", "start": f"{closed.minute} {closed.hour} * * *",
-                                       "end": f"{(closed.minute + 1) % 60} {closed.hour} * * *"}
+                                       "end": f"{reopens.minute} {reopens.hour} * * *"}
     return {"config": config}
 
 

@@ -1,10 +1,12 @@
 """The cost cap: an estimate of one run, printed before `up` and refused above MAX_USD; the smallest GPU instance
 type each pool allows; and the account's GPU vCPU quota, checked before `up`.
 
-The estimate is the worst case the run can bill: every resource alive for the whole wall-clock limit, at the peak
-node count (a managed node group's update surges extra nodes; Karpenter's drift launches the replacement before
-it drains). The expected cost (each phase's budget) is printed beside it. Usage-billed items (NAT and ALB data,
-CloudWatch Logs ingestion, S3, requests) are not in it: a run moves a few GB at most.
+The estimate is what a run that ends within its wall-clock limit bills: every resource alive for the whole limit,
+at the peak node count (a managed node group's update surges extra nodes; Karpenter's drift launches the
+replacement before it drains), plus the NAT gateway's data processing for the images the GPU nodes pull. It is an
+estimate, not a bound: a run whose cleanup fails bills the same hourly rate until the TTL sweep takes it (the
+table gives that figure too), and other usage-billed items (ALB and inter-zone data, CloudWatch Logs ingestion,
+requests) are left out. The expected cost (each phase's budget) is printed beside it.
 """
 
 from __future__ import annotations
@@ -42,6 +44,12 @@ ALB = 0.0225                  # USD per ALB per hour
 ALB_LCU = 0.008               # USD per LCU-hour; one LCU is far above one request a minute
 GP3_GB_MONTH = 0.08           # USD per GB-month, gp3
 SNAPSHOT_GB_MONTH = 0.05      # USD per GB-month, standard snapshot storage
+NAT_DATA_GB = 0.045           # USD per GB processed by a NAT gateway (VPC_SOURCE, "NAT Gateway Pricing")
+# An assumption, not a measurement: what each GPU node pulls through the NAT gateway (the Triton serving image,
+# several GB compressed, the GPU Operator's images and driver packages).
+NAT_GB_PER_GPU_NODE = 15
+# If cleanup fails, resources live until the TTL sweep: E2E_TTL_HOURS (12) on a 12-hourly schedule (e2e.yml).
+UNTIL_TTL_SWEEP_HOURS = 24
 
 # The service quota of on-demand G and VT instances, in vCPUs ("Running On-Demand G and VT instances"), and of
 # the standard families the system nodes use. Source: https://docs.aws.amazon.com/ec2/latest/instancetypes/ec2-instance-quotas.html
@@ -91,22 +99,34 @@ class Shape:
 @dataclass
 class Estimate:
     lines: list[tuple[str, float, float]] = field(default_factory=list)  # (item, USD per hour, hours)
+    usage: list[tuple[str, float]] = field(default_factory=list)         # (item, USD), not time-billed
     limit_hours: float = 0.0
     expected_hours: float = 0.0
     peak_gpu_vcpus: int = 0
     peak_standard_vcpus: int = 0
 
     @property
-    def worst_usd(self) -> float:
-        return round(sum(rate * hours for _, rate, hours in self.lines), 2)
+    def hourly_usd(self) -> float:
+        return sum(rate for _, rate, _ in self.lines)
+
+    @property
+    def at_limit_usd(self) -> float:
+        """The estimate of a run that ends within the wall-clock limit (not a bound: see the module)."""
+        return round(sum(rate * hours for _, rate, hours in self.lines) + sum(usd for _, usd in self.usage), 2)
 
     @property
     def expected_usd(self) -> float:
         scale = self.expected_hours / self.limit_hours if self.limit_hours else 0.0
-        return round(self.worst_usd * scale, 2)
+        return round(sum(rate * hours for _, rate, hours in self.lines) * scale + sum(usd for _, usd in self.usage), 2)
+
+    @property
+    def cleanup_fails_usd(self) -> float:
+        """The same hourly rate until the TTL sweep, had cleanup failed at the end of the limit."""
+        return round(self.at_limit_usd + self.hourly_usd * max(0.0, UNTIL_TTL_SWEEP_HOURS - self.limit_hours), 2)
 
     def table(self) -> str:
         rows = [f"| {item} | {rate:.4f} | {hours:.2f} | {rate * hours:.2f} |" for item, rate, hours in self.lines]
+        rows += [f"| {item} | | | {usd:.2f} |" for item, usd in self.usage]
         return "\n".join([
             f"Estimate before `up` (on-demand prices, {PRICES_REGION}, recorded {PRICES_READ}: {EC2_SOURCE}, "
             f"{EKS_SOURCE}, {VPC_SOURCE}, {ELB_SOURCE}, {EBS_SOURCE})",
@@ -114,18 +134,22 @@ class Estimate:
             "| item | USD per hour | hours | USD |",
             "|---|---|---|---|",
             *rows,
-            f"| **worst case** (everything for the wall-clock limit, {self.limit_hours:.2f} h) | | | "
-            f"**{self.worst_usd:.2f}** |",
+            f"| **estimate, a run that ends within the limit** (everything for {self.limit_hours:.2f} h) | | | "
+            f"**{self.at_limit_usd:.2f}** |",
             f"| expected (each phase within its budget, {self.expected_hours:.2f} h) | | | {self.expected_usd:.2f} |",
+            f"| if cleanup fails: the same rate until the TTL sweep (up to {UNTIL_TTL_SWEEP_HOURS} h) | | | "
+            f"{self.cleanup_fails_usd:.2f} |",
             "",
             f"Peak vCPUs: {self.peak_gpu_vcpus} of G and VT ({GPU_QUOTA_CODE}), {self.peak_standard_vcpus} standard "
             f"({STANDARD_QUOTA_CODE}).",
         ])
 
     def as_dict(self) -> dict[str, Any]:
-        return {"worst_usd": self.worst_usd, "expected_usd": self.expected_usd, "limit_hours": self.limit_hours,
+        return {"at_limit_usd": self.at_limit_usd, "expected_usd": self.expected_usd,
+                "cleanup_fails_usd": self.cleanup_fails_usd, "limit_hours": self.limit_hours,
                 "expected_hours": self.expected_hours, "region": PRICES_REGION, "prices_read": PRICES_READ,
                 "lines": [{"item": i, "usd_per_hour": r, "hours": h} for i, r, h in self.lines],
+                "usage": [{"item": i, "usd": u} for i, u in self.usage],
                 "peak_gpu_vcpus": self.peak_gpu_vcpus, "peak_standard_vcpus": self.peak_standard_vcpus}
 
 
@@ -158,25 +182,55 @@ def estimate(shape: Shape, *, limit_hours: float, expected_hours: float) -> Esti
     if shape.snapshot_gib:
         snapshot_rate = shape.snapshot_gib * SNAPSHOT_GB_MONTH / HOURS_PER_MONTH
         est.lines.append((f"{shape.snapshot_gib} GiB snapshot", snapshot_rate, h))
+    gpu_nodes = sum(shape.mng_gpu.values()) + MNG_SURGE_PER_ZONE * shape.zones * len(shape.mng_gpu) + sum(
+        n + 1 for n in shape.karpenter_gpu.values())
+    nat_gb = gpu_nodes * NAT_GB_PER_GPU_NODE
+    est.usage.append((f"NAT data processing, about {nat_gb} GB ({gpu_nodes} GPU nodes x {NAT_GB_PER_GPU_NODE} GB "
+                      "of images, assumed)", nat_gb * NAT_DATA_GB))
     est.peak_gpu_vcpus = gpu_vcpus
-    est.peak_standard_vcpus = shape.system_nodes * INSTANCES[shape.system_type][1] + 2  # + the snapshot writer
+    # The model snapshot is written from the runner through the EBS direct APIs: no instance of its own.
+    est.peak_standard_vcpus = shape.system_nodes * INSTANCES[shape.system_type][1]
     return est
 
 
 def refuse_above(est: Estimate, max_usd: float) -> None:
-    if est.worst_usd > max_usd:
-        raise CostError(f"the run may cost up to USD {est.worst_usd:.2f} (worst case at the wall-clock limit), above "
-                        f"MAX_USD={max_usd:.2f}: raise MAX_USD, or shorten E2E_LIMIT_MINUTES")
+    if est.at_limit_usd > max_usd:
+        raise CostError(f"the run is estimated at USD {est.at_limit_usd:.2f} (everything alive for the wall-clock "
+                        f"limit), above MAX_USD={max_usd:.2f}: raise MAX_USD, or shorten E2E_LIMIT_MINUTES")
 
 
-def check_quota(quotas: Any, code: str, needed: int) -> str:
-    """Service Quotas' applied value of `code` (ec2), else its AWS default; a refusal when below `needed`."""
+# The instance families each quota counts ("Running On-Demand G and VT instances", "Running On-Demand Standard
+# (A, C, D, H, I, M, R, T, Z) instances"), as DescribeInstances `instance-type` filter patterns.
+QUOTA_FAMILIES = {GPU_QUOTA_CODE: ("g*", "vt*"), STANDARD_QUOTA_CODE: tuple(f"{f}*" for f in "acdhimrtz")}
+
+
+def running_vcpus(ec2: Any, code: str) -> int:
+    """vCPUs of the running and pending on-demand instances the quota `code` counts, already in the region (a dev
+    stack, a previous run still being cleaned up). Spot instances have quotas of their own and are not counted.
+    vCPUs = CoreCount x ThreadsPerCore (DescribeInstances CpuOptions)."""
+    total = 0
+    filters = [{"Name": "instance-state-name", "Values": ["pending", "running"]},
+               {"Name": "instance-type", "Values": list(QUOTA_FAMILIES[code])}]
+    for page in ec2.get_paginator("describe_instances").paginate(Filters=filters):
+        for reservation in page.get("Reservations", []):
+            for instance in reservation.get("Instances", []):
+                if instance.get("InstanceLifecycle") == "spot":
+                    continue
+                cpu = instance.get("CpuOptions") or {}
+                total += int(cpu.get("CoreCount", 0)) * int(cpu.get("ThreadsPerCore", 1))
+    return total
+
+
+def check_quota(quotas: Any, code: str, needed: int, in_use: int = 0) -> str:
+    """Service Quotas' applied value of `code` (ec2), else its AWS default, less the vCPUs already running in
+    its families (`running_vcpus`); a refusal when what is left is below `needed`."""
     try:
         value = quotas.get_service_quota(ServiceCode="ec2", QuotaCode=code)["Quota"]["Value"]
     except quotas.exceptions.NoSuchResourceException:
         value = quotas.get_aws_default_service_quota(ServiceCode="ec2", QuotaCode=code)["Quota"]["Value"]
-    if value < needed:
-        raise CostError(f"the account's ec2 quota {code} is {value:.0f} vCPUs in this region; the run needs {needed} "
-                        f"at its peak. Request an increase: aws service-quotas request-service-quota-increase "
-                        f"--service-code ec2 --quota-code {code} --desired-value {needed}")
-    return f"quota {code}: {value:.0f} vCPUs, run needs {needed}"
+    if value - in_use < needed:
+        raise CostError(f"the account's ec2 quota {code} is {value:.0f} vCPUs in this region, {in_use} of them "
+                        f"already running; the run needs {needed} at its peak. Stop what runs there, or request an "
+                        f"increase: aws service-quotas request-service-quota-increase --service-code ec2 "
+                        f"--quota-code {code} --desired-value {int(in_use + needed)}")
+    return f"quota {code}: {value:.0f} vCPUs, {in_use} running, run needs {needed}"

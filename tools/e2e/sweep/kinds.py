@@ -3,7 +3,8 @@
 A resource is the run's when its tags name the run (`runid.Selector`), or, for what lives in a VPC (ENIs,
 security groups, subnets, route tables, internet gateways), when it is in one of the run's VPCs: the VPC CNI's
 ENIs and EKS's own cluster security group do not carry the stack's tags. A finder returns what is still there
-and not already on its way out; a deleter is safe to call twice.
+and not already on its way out, except for asynchronous kinds (`Kind.gone_when_deleted=False`), whose finder
+keeps what is being deleted so that the sweeper's wait lasts until it is gone; a deleter is safe to call twice.
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 from tools.e2e.runid import Selector, tag_dict
-from tools.e2e.sweep.retry import Retry
+from tools.e2e.sweep.retry import Retry, is_not_found
 
 Clients = Callable[[str], Any]
 
@@ -135,36 +138,81 @@ def delete_launch_template(ctx: Context, item: Found) -> None:
     ctx.call(ctx.clients("ec2").delete_launch_template, LaunchTemplateId=item.id)
 
 
+# DeleteNatGateway returns at once; the gateway stays `deleting` until AWS has removed it, and only then is its
+# Elastic IP disassociated ("Deleting a public NAT gateway disassociates its Elastic IP address, but does not
+# release the address", https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DeleteNatGateway.html).
+# The finder therefore keeps `deleting` gateways, so the sweeper's wait lasts until they are `deleted`.
+NAT_LIVE_STATES = ("pending", "available", "failed", "deleting")
+
+
 def find_nat_gateways(ctx: Context) -> list[Found]:
-    gateways = [g for g in _pages(ctx.clients("ec2"), "describe_nat_gateways", "NatGateways")
-                if g.get("State") in ("pending", "available", "failed")]
-    return [Found("ec2-nat-gateway", g["NatGatewayId"]) for g in _in_run_vpcs(ctx, gateways, "NatGatewayId")]
+    gateways = list(_pages(ctx.clients("ec2"), "describe_nat_gateways", "NatGateways",
+                           Filter=[{"Name": "state", "Values": list(NAT_LIVE_STATES)}]))
+    gateways = [g for g in gateways if g.get("State") in NAT_LIVE_STATES]
+    return [Found("ec2-nat-gateway", g["NatGatewayId"], {"state": g.get("State")})
+            for g in _in_run_vpcs(ctx, gateways, "NatGatewayId")]
 
 
 def delete_nat_gateway(ctx: Context, item: Found) -> None:
-    ctx.call(ctx.clients("ec2").delete_nat_gateway, NatGatewayId=item.id)
+    if item.extra.get("state") != "deleting":
+        ctx.call(ctx.clients("ec2").delete_nat_gateway, NatGatewayId=item.id)
 
 
 def find_addresses(ctx: Context) -> list[Found]:
     addresses = ctx.clients("ec2").describe_addresses().get("Addresses", [])
-    return [Found("ec2-elastic-ip", a["AllocationId"], {"association": a.get("AssociationId")})
+    return [Found("ec2-elastic-ip", a["AllocationId"], {"association": a.get("AssociationId"),
+                                                        "eni": a.get("NetworkInterfaceId")})
             for a in _tagged(ctx, addresses, "AllocationId")]
 
 
+def _requester_managed(eni: dict[str, Any]) -> bool:
+    """An ENI that AWS created for a service (NAT gateway, load balancer, VPC endpoint): "You can't detach a
+    requester-managed network interface", nor disassociate its Elastic IP; the service removes it
+    (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/requester-managed-eni.html)."""
+    return bool(eni.get("RequesterManaged")) or eni.get("InterfaceType") in AWS_MANAGED_INTERFACE_TYPES
+
+
+# InterfaceType values of ENIs that their service owns (EC2 API NetworkInterface.InterfaceType,
+# https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_NetworkInterface.html). An ALB's ENIs are of type
+# `interface` but RequesterManaged, described "ELB app/<name>/<id>".
+AWS_MANAGED_INTERFACE_TYPES = frozenset({"natGateway", "nat_gateway", "load_balancer", "network_load_balancer",
+                                         "gateway_load_balancer", "gateway_load_balancer_endpoint",
+                                         "vpc_endpoint"})
+
+
+def _eni_is_aws_managed(ctx: Context, eni_id: str | None) -> bool:
+    if not eni_id:
+        return False
+    try:
+        enis = ctx.clients("ec2").describe_network_interfaces(NetworkInterfaceIds=[eni_id])["NetworkInterfaces"]
+    except ClientError as error:
+        if is_not_found(error):
+            return False  # the ENI is gone: nothing holds the address any more
+        raise
+    return any(_requester_managed(e) for e in enis)
+
+
 def delete_address(ctx: Context, item: Found) -> None:
+    """An address still held by a NAT gateway's ENI is not disassociated (AWS refuses it): it is released when
+    the gateway's deletion lets it go, InvalidIPAddress.InUse being retried until then."""
     ec2 = ctx.clients("ec2")
-    if item.extra.get("association"):
+    if item.extra.get("association") and not _eni_is_aws_managed(ctx, item.extra.get("eni")):
         ctx.call(ec2.disassociate_address, AssociationId=item.extra["association"])
     ctx.call(ec2.release_address, AllocationId=item.id)
 
 
 def find_network_interfaces(ctx: Context) -> list[Found]:
     enis = list(_pages(ctx.clients("ec2"), "describe_network_interfaces", "NetworkInterfaces"))
-    return [Found("ec2-network-interface", e["NetworkInterfaceId"], {"attachment": e.get("Attachment") or {}})
+    return [Found("ec2-network-interface", e["NetworkInterfaceId"],
+                  {"attachment": e.get("Attachment") or {}, "aws_managed": _requester_managed(e)})
             for e in _in_run_vpcs(ctx, enis, "NetworkInterfaceId")]
 
 
 def delete_network_interface(ctx: Context, item: Found) -> None:
+    """A requester-managed ENI (NAT gateway, ALB: these linger for minutes after DeleteLoadBalancer) is left to
+    its service; the kind is asynchronous, so the sweeper waits until AWS has removed it."""
+    if item.extra.get("aws_managed"):
+        return
     ec2 = ctx.clients("ec2")
     attachment = item.extra.get("attachment") or {}
     if attachment.get("AttachmentId") and attachment.get("DeviceIndex", 0) != 0:
@@ -376,6 +424,53 @@ def delete_role(ctx: Context, item: Found) -> None:
     ctx.call(iam.delete_role, RoleName=item.id)
 
 
+def find_policies(ctx: Context) -> list[Found]:
+    """Customer-managed policies (the Karpenter controller's, components/karpenter/controller.py): `Scope=Local`."""
+    iam = ctx.clients("iam")
+    found = []
+    for policy in _pages(iam, "list_policies", "Policies", Scope="Local"):
+        arn = policy["Arn"]
+        tags = tag_dict(iam.list_policy_tags(PolicyArn=arn).get("Tags", []))
+        if ctx.selector.matches(tags, arn):
+            found.append(Found("iam-policy", arn))
+    return found
+
+
+def delete_policy(ctx: Context, item: Found) -> None:
+    """DeletePolicy: detach it from every user, group and role and delete its non-default versions first
+    (https://docs.aws.amazon.com/IAM/latest/APIReference/API_DeletePolicy.html)."""
+    iam = ctx.clients("iam")
+    entities = iam.list_entities_for_policy(PolicyArn=item.id)
+    for role in entities.get("PolicyRoles", []):
+        ctx.call(iam.detach_role_policy, RoleName=role["RoleName"], PolicyArn=item.id)
+    for user in entities.get("PolicyUsers", []):
+        ctx.call(iam.detach_user_policy, UserName=user["UserName"], PolicyArn=item.id)
+    for group in entities.get("PolicyGroups", []):
+        ctx.call(iam.detach_group_policy, GroupName=group["GroupName"], PolicyArn=item.id)
+    for version in iam.list_policy_versions(PolicyArn=item.id).get("Versions", []):
+        if not version.get("IsDefaultVersion"):
+            ctx.call(iam.delete_policy_version, PolicyArn=item.id, VersionId=version["VersionId"])
+    ctx.call(iam.delete_policy, PolicyArn=item.id)
+
+
+# ---- Auto Scaling ---------------------------------------------------------------------------------------------
+
+def find_auto_scaling_groups(ctx: Context) -> list[Found]:
+    """The self-managed GPU pools' groups (components/gpu_node_group.py, `selfManaged: true`); a group being
+    deleted is kept, so the sweeper's wait lasts until it is gone."""
+    groups = list(_pages(ctx.clients("autoscaling"), "describe_auto_scaling_groups", "AutoScalingGroups"))
+    return [Found("autoscaling-group", g["AutoScalingGroupName"], {"status": g.get("Status")}) for g in groups
+            if ctx.selector.matches(tag_dict(g.get("Tags", [])), g["AutoScalingGroupName"])]
+
+
+def delete_auto_scaling_group(ctx: Context, item: Found) -> None:
+    """ForceDelete terminates the instances with the group, so it launches no replacement of an instance the
+    sweeper terminates (https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_DeleteAutoScalingGroup.html)."""
+    if item.extra.get("status") != "Delete in progress":
+        ctx.call(ctx.clients("autoscaling").delete_auto_scaling_group, AutoScalingGroupName=item.id,
+                 ForceDelete=True)
+
+
 # ---- SQS, EventBridge, KMS ------------------------------------------------------------------------------------
 
 def find_queues(ctx: Context) -> list[Found]:
@@ -446,13 +541,14 @@ KINDS: dict[str, Kind] = {
     "eks-addon": Kind(find_eks_addons, delete_eks_addon, False),
     "eks-nodegroup": Kind(find_eks_nodegroups, delete_eks_nodegroup, False),
     "eks-cluster": Kind(find_eks_clusters, delete_eks_cluster, False),
+    "autoscaling-group": Kind(find_auto_scaling_groups, delete_auto_scaling_group, False),
     "ec2-instance": Kind(find_instances, delete_instance, False),
     "ec2-launch-template": Kind(find_launch_templates, delete_launch_template),
     "elb-load-balancer": Kind(find_load_balancers, delete_load_balancer),
     "elb-target-group": Kind(find_target_groups, delete_target_group),
     "ec2-nat-gateway": Kind(find_nat_gateways, delete_nat_gateway, False),
     "ec2-elastic-ip": Kind(find_addresses, delete_address),
-    "ec2-network-interface": Kind(find_network_interfaces, delete_network_interface),
+    "ec2-network-interface": Kind(find_network_interfaces, delete_network_interface, False),
     "ec2-security-group": Kind(find_security_groups, delete_security_group),
     "ec2-subnet": Kind(find_subnets, delete_subnet),
     "ec2-route-table": Kind(find_route_tables, delete_route_table),
@@ -464,6 +560,7 @@ KINDS: dict[str, Kind] = {
     "iam-oidc-provider": Kind(find_oidc_providers, delete_oidc_provider),
     "iam-instance-profile": Kind(find_instance_profiles, delete_instance_profile),
     "iam-role": Kind(find_roles, delete_role),
+    "iam-policy": Kind(find_policies, delete_policy),
     "sqs-queue": Kind(find_queues, delete_queue),
     "events-rule": Kind(find_rules, delete_rule),
     "kms-key": Kind(find_kms_keys, delete_kms_key),

@@ -5,7 +5,9 @@ the rules AWS documents for why one must go before another.
 templates; load balancers and target groups; NAT gateways and Elastic IPs; ENIs and security groups; subnets and
 the VPC; EBS volumes and the run's snapshots; log groups; the OIDC provider; instance profiles, then IAM roles;
 SQS and EventBridge; KMS keys), with the two VPC children the issue's list leaves implicit (internet gateways and
-route tables: DeleteVpc refuses a VPC that still has them) placed before the VPC.
+route tables: DeleteVpc refuses a VPC that still has them) placed before the VPC, and two kinds a failed destroy
+can leave that the issue's list lacks: Auto Scaling groups (self-managed GPU pools), before their instances, and
+customer-managed IAM policies, after the roles they are attached to.
 
 `BLOCKS` lists (dependant, dependency) pairs: AWS refuses to delete the dependency while the dependant exists
 (or, where `kind` says so, the dependency would be recreated or stranded). tests/e2e/test_order.py checks that
@@ -21,6 +23,7 @@ SWEEP_ORDER: tuple[str, ...] = (
     "eks-addon",
     "eks-nodegroup",
     "eks-cluster",
+    "autoscaling-group",
     "ec2-instance",
     "ec2-launch-template",
     "elb-load-balancer",
@@ -39,13 +42,15 @@ SWEEP_ORDER: tuple[str, ...] = (
     "iam-oidc-provider",
     "iam-instance-profile",
     "iam-role",
+    "iam-policy",
     "sqs-queue",
     "events-rule",
     "kms-key",
 )
 
 # The issue's list, in its order; SWEEP_ORDER must contain it as a subsequence.
-ISSUE_ORDER: tuple[str, ...] = tuple(k for k in SWEEP_ORDER if k not in ("ec2-route-table", "ec2-internet-gateway"))
+ISSUE_ORDER: tuple[str, ...] = tuple(k for k in SWEEP_ORDER if k not in (
+    "ec2-route-table", "ec2-internet-gateway", "autoscaling-group", "iam-policy"))
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,7 @@ _EC2_DETACH_IGW = "https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_De
 _EC2_DELETE_ROUTE_TABLE = "https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DeleteRouteTable.html"
 _ELB_DELETE_TG = "https://docs.aws.amazon.com/elasticloadbalancing/latest/APIReference/API_DeleteTargetGroup.html"
 _IAM_DELETE_ROLE = "https://docs.aws.amazon.com/IAM/latest/APIReference/API_DeleteRole.html"
+_ASG_DELETE = "https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_DeleteAutoScalingGroup.html"
 _EKS_DELETE_CLUSTER_GUIDE = "https://docs.aws.amazon.com/eks/latest/userguide/delete-cluster.html"
 _KARPENTER_DELETE = "https://karpenter.sh/docs/getting-started/getting-started-with-karpenter/#delete-the-cluster"
 
@@ -134,6 +140,14 @@ BLOCKS: tuple[Block, ...] = (
           _EKS_DELETE_CLUSTER_GUIDE, "stranded"),
     Block("eks-cluster", "iam-role", "the control plane acts with its cluster role until it is gone",
           _EKS_DELETE_CLUSTER_GUIDE, "stranded"),
+    Block("autoscaling-group", "ec2-instance", "an Auto Scaling group replaces the instances it manages when they "
+          "are terminated; ForceDelete terminates them with the group", _ASG_DELETE, "stranded"),
+    Block("autoscaling-group", "ec2-launch-template", "the group launches from its template until it is gone",
+          _ASG_DELETE, "stranded"),
+    Block("eks-nodegroup", "autoscaling-group", "a managed node group owns its Auto Scaling group and deletes it "
+          "itself", _EKS_DELETE_CLUSTER, "stranded"),
+    Block("iam-role", "iam-policy", "DeletePolicy: detach the policy from every role first (deleting the roles "
+          "detaches it)", "https://docs.aws.amazon.com/IAM/latest/APIReference/API_DeletePolicy.html"),
 )
 
 

@@ -47,6 +47,7 @@ class Sweeper:
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
     log: Callable[[str], None] = print
+    checked: tuple[str, ...] = SWEEP_ORDER  # the kinds the final check asks directly
 
     def sweep(self, order: tuple[str, ...] = SWEEP_ORDER) -> SweepResult:
         result = SweepResult()
@@ -72,6 +73,9 @@ class Sweeper:
                     kind.delete(ctx, item)
                 except (ClientError, BotoCoreError) as error:
                     result.failed.append(f"{item.describe()}: {error}")
+                    continue
+                if item.extra.get("aws_managed"):
+                    self.log(f"sweep: {item.describe()} is requester-managed: waiting for AWS to remove it")
                     continue
                 self.log(f"sweep: deleted {item.describe()}")
                 result.removed.append(item.describe())
@@ -99,13 +103,37 @@ class Sweeper:
 
     def leftovers(self) -> tuple[list[str], list[str]]:
         """What the resource-groups tagging API still finds with the run tag, less the KMS keys pending deletion;
-        and those keys. The API lags behind deletions, so it is asked again until it agrees or the wait is over."""
+        and those keys. The API lags behind deletions, so it is asked again until it agrees or the wait is over.
+
+        The tagging API cannot see everything: "The GetResources operation does not currently support IAM users
+        and roles", and Auto Scaling groups "aren't supported at this time and return an empty response"
+        (https://docs.aws.amazon.com/resourcegroupstagging/latest/APIReference/supported-services.html); IAM is
+        global, and the VPC CNI's ENIs and EKS's cluster security group carry no run tag. So every kind's own
+        finder is asked too (IAM roles, instance profiles, policies and OIDC providers by their tags, Auto Scaling
+        groups by theirs, the VPC-scoped kinds by VPC), and what it still sees is left."""
         deadline = self.clock() + min(self.wait_budget, 600.0)
         while True:
             left, scheduled = self._tagging_query()
             if not left or self.clock() + self.poll > deadline:
-                return left, scheduled
+                break
             self.sleep(self.poll)
+        seen = set(left)
+        left += [f for f in self._found_directly() if f not in seen]
+        return left, scheduled
+
+    def _found_directly(self) -> list[str]:
+        ctx = Context(self.clients, self.selector, self.retry)
+        found: list[str] = []
+        try:
+            ctx.vpcs = {f.id for f in find_vpcs(ctx)}
+        except (ClientError, BotoCoreError) as error:
+            found.append(f"ec2-vpc (could not list: {error})")
+        for kind_name in self.checked:
+            try:
+                found.extend(f.describe() for f in KINDS[kind_name].find(ctx))
+            except (ClientError, BotoCoreError) as error:  # cannot see, cannot pass
+                found.append(f"{kind_name} (could not list: {error})")
+        return found
 
     def _tagging_query(self) -> tuple[list[str], list[str]]:
         tagging = self.clients("resourcegroupstaggingapi")
