@@ -32,7 +32,7 @@ GATE_TODAY := 2026-11-30
 .DEFAULT_GOAL := help
 .PHONY: help venv program-venv upstream upstream-if-reachable pack-venv preview preview-json gate lint test mutants bench clean
 .PHONY: mutants-chunks mutants-pack mutants-merge
-.PHONY: test-calendar test-fresh-clone e2e e2e-cleanup e2e-sweep
+.PHONY: test-calendar test-fresh-clone e2e e2e-cleanup e2e-sweep e2e-run-id
 
 help:
 	@echo "make preview        offline preview of the dev stack (STACK=prod for prod): no cloud account, no Pulumi CLI"
@@ -219,6 +219,11 @@ e2e: $(E2E_STAMP)
 	MAX_USD="$(MAX_USD)" $(PY) -m tools.e2e check
 	$(MAKE) pack-venv
 	MAX_USD="$(MAX_USD)" $(PY) -m tools.e2e run
+
+# A new run id (standard library only: the workflow's first step, before any virtualenv); RUN_SUFFIX= its suffix.
+RUN_SUFFIX ?=
+e2e-run-id:
+	@$(PYTHON) -m tools.e2e new-id $(if $(RUN_SUFFIX),--suffix "$(RUN_SUFFIX)")
 
 # What a run left when its own cleanup could not run (the e2e workflow's always() job): E2E_RUN_ID=e2e-... ;
 # and the scheduled sweep of every run older than E2E_TTL_HOURS.

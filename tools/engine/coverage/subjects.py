@@ -56,6 +56,9 @@ POLICY_SUBJECTS: dict[str, tuple[str, ...]] = {
     "gpu-workload-schedulable": INVENTORY,
     "imdsv2-required": ("aws:ec2/launchTemplate:LaunchTemplate",),
     "karpenter-gpu-limits": ("kubernetes:karpenter.sh/",),
+    # A serving workload, judged with the GPU pools it declares it can reach (its reachable-pools annotation).
+    "serving-image-architecture": WORKLOADS,
+    "serving-model-fits": WORKLOADS,
     "karpenter-interruption-handling": ("aws:sqs/queue:Queue", "aws:cloudwatch/eventRule:EventRule",
                                         "aws:cloudwatch/eventTarget:EventTarget", "kubernetes:karpenter.sh/",
                                         *DRIVERS),
