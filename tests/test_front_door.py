@@ -111,7 +111,7 @@ def test_the_tests_that_read_the_cache_pass_or_skip_with_its_reason_on_a_fresh_c
             outcomes["skipped" if ok else "other"].append(f"{name}: {reason}")
         else:
             outcomes["passed"].append(name)
-    assert outcomes["other"] == [], proc.stdout[-3000:]
+    assert outcomes["other"] == [], f"{outcomes['other']}\n{proc.stdout[-3000:]}"
     assert outcomes["skipped"], "no test skipped for the cache: the clone had one, or the selection found none"
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert "skip summary: " in proc.stdout and CACHE_CAUSE.how in proc.stdout
