@@ -35,7 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,32 +58,27 @@ REQUEST_TYPES = {
 
 
 # ------------------------------------------------------------------------------------------ record
-def _record(out: Path, preview_args: list[str]) -> None:
-    """Run `tools.preview` in this process with a recording analyzer stub; write what it sent to `out`."""
+def observe_analyzer_calls(note: Callable[[str, Any], None]) -> None:
+    """Make the analyzer stub `tools.engine.warm_pack` talks through call `note(method, request)` before each call
+    it sends the pack (this recording; tests/tools/preview_work.py counts them the same way). In this process,
+    before the preview imports it."""
     from pulumi.runtime.proto import analyzer_pb2_grpc  # noqa: PLC0415
 
-    from tools.engine import warm_pack  # noqa: PLC0415 - patched before the preview imports it
-    from tools.engine.pack_process import PackProcess  # noqa: PLC0415
-
-    calls: list[dict[str, str]] = []
-    started: dict[str, Any] = {}
+    from tools.engine import warm_pack  # noqa: PLC0415
 
     class Method:
         def __init__(self, name: str, method: Any) -> None:
             self.name, self.method = name, method
 
-        def _note(self, request: Any) -> None:
-            calls.append({"method": self.name, "request": base64.b64encode(request.SerializeToString()).decode()})
-
         def __call__(self, request: Any, **kwargs: Any) -> Any:
-            self._note(request)
+            note(self.name, request)
             return self.method(request, **kwargs)
 
         def future(self, request: Any, **kwargs: Any) -> Any:
-            self._note(request)
+            note(self.name, request)
             return self.method.future(request, **kwargs)
 
-    class RecordingStub:
+    class ObservedStub:
         def __init__(self, channel: Any) -> None:
             self._stub = analyzer_pb2_grpc.AnalyzerStub(channel)
 
@@ -91,14 +86,27 @@ def _record(out: Path, preview_args: list[str]) -> None:
             return Method(name, getattr(self._stub, name))
 
     class Grpc:
-        AnalyzerStub = RecordingStub
+        AnalyzerStub = ObservedStub
+
+    vars(warm_pack).update(analyzer_pb2_grpc=Grpc)
+
+
+def _record(out: Path, preview_args: list[str]) -> None:
+    """Run `tools.preview` in this process with a recording analyzer stub; write what it sent to `out`."""
+    from tools.engine import warm_pack  # noqa: PLC0415 - patched before the preview imports it
+    from tools.engine.pack_process import PackProcess  # noqa: PLC0415
+
+    calls: list[dict[str, str]] = []
+    started: dict[str, Any] = {}
+    observe_analyzer_calls(lambda method, request: calls.append(
+        {"method": method, "request": base64.b64encode(request.SerializeToString()).decode()}))
 
     class RecordingProcess(PackProcess):
         def __init__(self, cmd: list[str], cwd: Path, env: dict[str, str]) -> None:
             started.update(cmd=cmd, cwd=str(cwd), env=env)
             super().__init__(cmd, cwd, env)
 
-    vars(warm_pack).update(analyzer_pb2_grpc=Grpc, PackProcess=RecordingProcess)
+    vars(warm_pack).update(PackProcess=RecordingProcess)
     sys.argv = ["tools.preview", *preview_args]
     code: Any = 0
     try:

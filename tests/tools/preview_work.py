@@ -8,8 +8,8 @@ The counts, each measured from outside the code it counts, so that they hold for
   regression parsed every module the run imported, again for each importer). Parses of text that is no file
   (`inspect.signature` reads a builtin's signature string with `ast.parse`) are not counted;
 - `calls` and `bytes`: the analyzer gRPC calls the preview sent the policy pack, by method, and the serialized
-  size of their requests (the stub `tools.engine.warm_pack` talks through is wrapped, as bench/pack_replay.py
-  records them);
+  size of their requests (the stub `tools.engine.warm_pack` talks through is wrapped:
+  `bench.pack_replay.observe_analyzer_calls`);
 - `pack`: the pack's own count of its calls and of the policy validations it ran (`GPU_GUARD_WORK_FILE`, read by
   policies/gpu_guard/servicer.py);
 - `resources`: the resources the program registered (the `--json` document's `resources`);
@@ -37,9 +37,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def count(out: Path, preview_args: list[str]) -> int:
     sys.path.insert(0, str(REPO))
-    from pulumi.runtime.proto import analyzer_pb2_grpc  # noqa: PLC0415
-
-    from tools.engine import warm_pack  # noqa: PLC0415 - patched before the preview imports it
+    from bench.pack_replay import observe_analyzer_calls  # noqa: PLC0415
 
     calls: Counter[str] = Counter()
     sent = [0]
@@ -51,33 +49,11 @@ def count(out: Path, preview_args: list[str]) -> int:
             parsed[0] += 1
         return real_parse(source, filename, *args, **kwargs)
 
-    class Method:
-        def __init__(self, name: str, method: Any) -> None:
-            self.name, self.method = name, method
+    def note(method: str, request: Any) -> None:
+        calls[method] += 1
+        sent[0] += request.ByteSize()
 
-        def _note(self, request: Any) -> None:
-            calls[self.name] += 1
-            sent[0] += request.ByteSize()
-
-        def __call__(self, request: Any, **kwargs: Any) -> Any:
-            self._note(request)
-            return self.method(request, **kwargs)
-
-        def future(self, request: Any, **kwargs: Any) -> Any:
-            self._note(request)
-            return self.method.future(request, **kwargs)
-
-    class CountingStub:
-        def __init__(self, channel: Any) -> None:
-            self._stub = analyzer_pb2_grpc.AnalyzerStub(channel)
-
-        def __getattr__(self, name: str) -> Method:
-            return Method(name, getattr(self._stub, name))
-
-    class Grpc:
-        AnalyzerStub = CountingStub
-
-    vars(warm_pack).update(analyzer_pb2_grpc=Grpc)
+    observe_analyzer_calls(note)
     with tempfile.TemporaryDirectory() as tmp:
         pack_file = Path(tmp) / "pack.json"
         os.environ["GPU_GUARD_WORK_FILE"] = str(pack_file)
