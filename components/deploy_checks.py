@@ -214,7 +214,11 @@ def check_caller_is_creator(config: ClusterConfig, caller: str, *, cluster_exist
         "`pulumi up`: it would get an admin entry this stack does not manage and the first deployer none; fix: "
         "run the first `pulumi up` as the first entry of cluster.deployerPrincipalArns, or list this identity "
         "first there")
-    if pulumi.runtime.is_dry_run() if dry_run is None else dry_run:
+    # A preview warns; so does a run in a documentation account (no real deployment: the offline gate's mocks), as
+    # `refuse_documentation_values` does.
+    arn = caller.split(":")
+    in_documentation_account = len(arn) > 4 and arn[4] in DOCUMENTATION_ACCOUNTS
+    if (pulumi.runtime.is_dry_run() if dry_run is None else dry_run) or in_documentation_account:
         pulumi.log.warn(REAL_UP_REFUSED + message)
         return
     raise ConfigError(message)
