@@ -53,7 +53,6 @@ from pulumi.runtime.mocks import MockSettings
 from pulumi.runtime.proto import engine_pb2
 from pulumi.runtime.stack import run_in_stack
 
-from policies.gpu_guard.calendar import TODAY_ENV
 from tools.engine.coverage.unjudged import unjudged_advisories, unjudged_components
 from tools.engine.gate import ALL_PHASES, Phase
 from tools.engine.mocks.monitor import (
@@ -76,13 +75,12 @@ from tools.engine.view import emulated_children, not_seen_offline, stack_tags
 from tools.engine.warm_pack import WarmPack
 from tools.preview.forked import Forked, preload_program
 from tools.preview.model import GateReport, LogEntry, Recording, StackConfig, real_up_refusals
-from tools.preview.program_modules import ProgramModules, is_own_program
+from tools.preview.program_modules import program_environment
 from tools.preview.stack_files import PreviewError, Project, load_project, load_stack_config, load_stack_outputs
 from tools.preview.verdicts import api_server_check, api_server_verdict
 
 REPO = Path(__file__).resolve().parents[2]
 PACK_DIR = REPO / "policies"
-CONFIG_FILE_ENV = "GPU_PLATFORM_CONFIG_FILE"
 ORGANIZATION = "organization"
 
 EXIT_OK = 0
@@ -105,51 +103,6 @@ class RecordingEngine:
         names = {engine_pb2.DEBUG: "debug", engine_pb2.INFO: "info", engine_pb2.WARNING: "warning",
                  engine_pb2.ERROR: "error"}
         self.entries.append(LogEntry(names.get(request.severity, "info"), request.message, request.urn))
-
-
-def _forget_registering_modules(program_dir: Path, before: set[str]) -> None:
-    """Drop from sys.modules what this run of the program imported (not in `before`) from the program's own folder
-    and whose import registers resources (`program_modules`): the next run executes them under its own mocks.
-    Modules that only define things, and everything imported before the run (the gate's own), stay cached.
-    This repository's own program is known to have none (`OWN_PROGRAM_REGISTERING`): nothing is read for it."""
-    if is_own_program(program_dir):
-        return
-    root = program_dir.resolve()
-    modules = ProgramModules(program_dir)
-    for name in set(sys.modules) - before:
-        file = getattr(sys.modules.get(name), "__file__", None)
-        if file and Path(file).resolve().is_relative_to(root) and modules.registers(name):
-            del sys.modules[name]
-
-
-@contextlib.contextmanager
-def _program_environment(project: Project, config: StackConfig, today: datetime.date | None) -> Iterator[None]:
-    saved_cwd = Path.cwd()
-    saved_path = list(sys.path)
-    saved_env = os.environ.get(CONFIG_FILE_ENV)
-    saved_today = os.environ.get(TODAY_ENV)
-    os.environ[CONFIG_FILE_ENV] = str(config.path)
-    if today is not None:  # the program's lifecycle checks judge on the same day as the pack
-        os.environ[TODAY_ENV] = today.isoformat()
-    sys.path.insert(0, str(project.main.parent))
-    os.chdir(project.directory)
-    before = set(sys.modules)
-    try:
-        yield
-    finally:
-        # A second run in this process (`--phase up`: the CLI's preview, then the update) must execute them again,
-        # as each `pulumi` command does in a fresh interpreter; cached, `import vpc` would register nothing.
-        _forget_registering_modules(project.main.parent, before)
-        os.chdir(saved_cwd)
-        sys.path[:] = saved_path
-        if saved_env is None:
-            os.environ.pop(CONFIG_FILE_ENV, None)
-        else:
-            os.environ[CONFIG_FILE_ENV] = saved_env
-        if saved_today is None:
-            os.environ.pop(TODAY_ENV, None)
-        else:
-            os.environ[TODAY_ENV] = saved_today
 
 
 def _exception_chain(exc: BaseException) -> Iterator[BaseException]:
@@ -240,7 +193,8 @@ def run_program(project: Project, stack: str, config: StackConfig, phase: Phase 
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     try:
-        with _program_environment(project, config, today), contextlib.redirect_stdout(sys.stderr):
+        with (program_environment(project.main.parent, project.directory, config.path, today),
+              contextlib.redirect_stdout(sys.stderr)):
             loop.run_until_complete(run_in_stack(program))
     except Exception as exc:
         raise PreviewError(_rejection(exc, project)) from exc

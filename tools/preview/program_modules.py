@@ -5,7 +5,7 @@ A program module that creates resources at its top level (pulumi/examples aws-py
 by every run under that run's mocks, as each `pulumi` command executes it in a fresh interpreter: it may not be
 preloaded before the runtime is set up (`forked.preload_program`), and it must be dropped from `sys.modules`
 after a run so that the next run of the same process (`--phase up`'s update after its preview, watch mode)
-imports it again (`command._program_environment`). A module that only defines things may stay cached.
+imports it again (`program_environment`). A module that only defines things may stay cached.
 
 The reading is static (`ast`): a module registers when a call at its top level reaches a Pulumi SDK, one of the
 program's modules or a function of its own, or when a program module it imports does (a reachability over the
@@ -25,8 +25,16 @@ call that may register), so a preview of it reads none of them.
 from __future__ import annotations
 
 import ast
+import contextlib
+import datetime
+import os
+import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from components.config.issues import CONFIG_FILE_ENV
+from policies.gpu_guard.calendar import TODAY_ENV
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -207,3 +215,52 @@ def inert_module(name: str, program_dir: Path) -> bool:
     """Whether importing the program's own module `name` registers nothing (a module that is not the program's
     is not its to judge: inert). One-off question; a run asks its `ProgramModules` instead."""
     return not ProgramModules(program_dir).registers(name)
+
+
+def forget_registering_modules(program_dir: Path, before: set[str]) -> None:
+    """Drop from sys.modules what this run of the program imported (not in `before`) from the program's own folder
+    and whose import registers resources (`program_modules`): the next run executes them under its own mocks.
+    Modules that only define things, and everything imported before the run (the gate's own), stay cached.
+    This repository's own program is known to have none (`OWN_PROGRAM_REGISTERING`): nothing is read for it."""
+    if is_own_program(program_dir):
+        return
+    root = program_dir.resolve()
+    modules = ProgramModules(program_dir)
+    for name in set(sys.modules) - before:
+        file = getattr(sys.modules.get(name), "__file__", None)
+        if file and Path(file).resolve().is_relative_to(root) and modules.registers(name):
+            del sys.modules[name]
+
+
+@contextlib.contextmanager
+def program_environment(program_dir: Path, working_dir: Path, config_file: Path,
+                        today: datetime.date | None) -> Iterator[None]:
+    """One run of the program in this process, as the Pulumi Python language host runs it: the program's folder
+    first on sys.path, its project folder as working directory, the stack file and judging day in the environment;
+    all of it given back afterwards, and the program modules that registered at import forgotten."""
+    saved_cwd = Path.cwd()
+    saved_path = list(sys.path)
+    saved_env = os.environ.get(CONFIG_FILE_ENV)
+    saved_today = os.environ.get(TODAY_ENV)
+    os.environ[CONFIG_FILE_ENV] = str(config_file)
+    if today is not None:  # the program's lifecycle checks judge on the same day as the pack
+        os.environ[TODAY_ENV] = today.isoformat()
+    sys.path.insert(0, str(program_dir))
+    os.chdir(working_dir)
+    before = set(sys.modules)
+    try:
+        yield
+    finally:
+        # A second run in this process (`--phase up`: the CLI's preview, then the update) must execute them again,
+        # as each `pulumi` command does in a fresh interpreter; cached, `import vpc` would register nothing.
+        forget_registering_modules(program_dir, before)
+        os.chdir(saved_cwd)
+        sys.path[:] = saved_path
+        if saved_env is None:
+            os.environ.pop(CONFIG_FILE_ENV, None)
+        else:
+            os.environ[CONFIG_FILE_ENV] = saved_env
+        if saved_today is None:
+            os.environ.pop(TODAY_ENV, None)
+        else:
+            os.environ[TODAY_ENV] = saved_today
