@@ -5,28 +5,18 @@ whatever happened to it, a wall-clock limit above the driver's own, and the sche
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from tests.ci.test_workflows import _tool as tool
 from tools.e2e.driver import LIMIT_MINUTES
 
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOW = REPO / ".github" / "workflows" / "e2e.yml"
-BIN = Path(sys.executable).parent
-
-
-def tool(name: str) -> str:
-    path = BIN / name
-    found = str(path) if path.is_file() else shutil.which(name)
-    if found is None:
-        pytest.fail(f"{name} is not installed; it is pinned in requirements-dev.txt (make venv installs it)")
-    return found
 
 
 @pytest.fixture(scope="module")
