@@ -22,7 +22,7 @@ def _vllm(**values: Any) -> VllmConfig:
 
 
 def _check(**changes: Any) -> tuple[list[str], list[str]]:
-    config, problems, advisories = check_stack(_dev(**changes), region="us-west-2", today=TODAY)
+    _config, problems, advisories = check_stack(_dev(**changes), region="us-west-2", today=TODAY)
     return ([p.render("Pulumi.dev.yaml") for p in problems], [a.render("Pulumi.dev.yaml") for a in advisories])
 
 
