@@ -199,6 +199,7 @@ def run_program(project: Project, stack: str, config: StackConfig, phase: Phase 
     except Exception as exc:
         raise PreviewError(_rejection(exc, project)) from exc
     finally:
+        monitor.close()  # the package plugin, where the program used the package (tools/engine/mocks/own_package.py)
         for task in asyncio.all_tasks(loop):
             task.cancel()
         loop.close()
