@@ -74,6 +74,9 @@ HOLDS: dict[str, tuple[str, ...]] = {
                                          "kubernetes:nvidia.com/v1alpha1:NVIDIADriver", "pulumi:providers:"),
     f"{TYPE_PREFIX}InferenceService": ("kubernetes:", "aws:ebs/", "aws:ec2/", "pulumi:providers:"),
 }
+# Why one of ours is unjudged: it is built only at this tree's version (`OwnPackage.not_built`).
+NOT_BUILT = (f"the gate builds {PACKAGE} components with this tree's plugin (provider/), and the program asks for "
+             "another version of the package, whose plugin the engine would run")
 # The monitor's methods the plugin calls (the SDK's ResourceMonitor client).
 _MONITOR_METHODS = ("RegisterResource", "RegisterResourceOutputs", "ReadResource", "Invoke", "Call",
                     "GetDeploymentInfo", "RegisterPackage", "SignalAndWaitForShutdown")
