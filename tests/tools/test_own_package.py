@@ -89,7 +89,6 @@ def test_a_compliant_program_passes_with_none_of_our_components_unjudged(run_pre
     assert {"kubernetes:karpenter.sh/v1:NodePool", "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"} <= under[
         "KarpenterGpuPool"]
     assert "kubernetes:apps/v1:Deployment" in under["InferenceService"]
-    assert "verdict: PASS" in run.stderr + run.stdout or doc["policyPack"]
 
 
 def test_children_have_the_urns_and_parents_the_engine_records(run_preview: RunPreview, program: Path) -> None:

@@ -137,10 +137,10 @@ class _Engine(engine_pb2_grpc.EngineServicer):
     def __init__(self, log: Callable[[Any], None], context: contextvars.Context) -> None:
         self._log = log
         self._context = context
-        self.lines: list[tuple[int, str]] = []
+        self.logs: list[tuple[int, str]] = []
 
     def Log(self, request: Any, context: Any) -> Any:
-        self.lines.append((request.severity, request.message))
+        self.logs.append((request.severity, request.message))
         self._context.copy().run(self._log, request)
         return empty_pb2.Empty()
 
@@ -157,10 +157,6 @@ class MonitorServer:
         engine_pb2_grpc.add_EngineServicer_to_server(self.engine, self.server)
         self.address = f"127.0.0.1:{self.server.add_insecure_port('127.0.0.1:0')}"
         self.server.start()
-
-    @property
-    def logs(self) -> list[tuple[int, str]]:
-        return self.engine.lines
 
     def stop(self) -> None:
         self.server.stop(grace=None)
