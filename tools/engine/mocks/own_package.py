@@ -67,11 +67,12 @@ TYPE_PREFIX = f"{PACKAGE}:index:"
 # when it is not built (tools/engine/coverage/unjudged.py). tests/tools/test_own_package.py checks it against a build.
 HOLDS: dict[str, tuple[str, ...]] = {
     f"{TYPE_PREFIX}SystemNodeGroup": ("aws:eks/nodeGroup:NodeGroup", "aws:ec2/launchTemplate:LaunchTemplate"),
-    f"{TYPE_PREFIX}GpuManagedNodeGroup": ("aws:eks/nodeGroup:NodeGroup", "aws:ec2/launchTemplate:LaunchTemplate"),
+    f"{TYPE_PREFIX}GpuManagedNodeGroup": ("aws:eks/", "aws:ec2/launchTemplate:LaunchTemplate", "aws:autoscaling/",
+                                          "aws:iam/"),
     f"{TYPE_PREFIX}KarpenterGpuPool": ("kubernetes:karpenter.sh/v1:NodePool",
                                        "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass", "pulumi:providers:"),
-    f"{TYPE_PREFIX}GpuOperatorRelease": ("kubernetes:helm.sh/v3:Release",
-                                         "kubernetes:nvidia.com/v1alpha1:NVIDIADriver", "pulumi:providers:"),
+    # The namespace, the Helm release, one NVIDIADriver per Ubuntu pool, the smoke test's objects.
+    f"{TYPE_PREFIX}GpuOperatorRelease": ("kubernetes:", "pulumi:providers:"),
     f"{TYPE_PREFIX}InferenceService": ("kubernetes:", "aws:ebs/", "aws:ec2/", "pulumi:providers:"),
 }
 # Why one of ours is unjudged: it is built only at this tree's version (`OwnPackage.not_built`).
