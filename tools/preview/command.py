@@ -170,7 +170,7 @@ def run_program(project: Project, stack: str, config: StackConfig, phase: Phase 
     pulumi_settings.configure(
         MockSettings(  # type: ignore[no-untyped-call]
             monitor=monitor,
-            monitor_features=set(monitor.GetDeploymentInfo(None).supportedFeatures),  # type: ignore[no-untyped-call]
+            monitor_features=set(monitor.GetDeploymentInfo(None).supportedFeatures),
             engine=engine,
             project=project.name,
             stack=stack,
