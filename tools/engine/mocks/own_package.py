@@ -38,6 +38,7 @@ import contextvars
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Mapping
 from concurrent import futures
@@ -170,15 +171,21 @@ class PluginProcess:
     lifecycles on is `GPU_PLATFORM_TODAY` there, docs/component-package.md)."""
 
     def __init__(self, engine_address: str, *, env: Mapping[str, str] | None = None) -> None:
+        # stderr to a file and stdout drained after the port line: a pipe nobody reads would stop the plugin once
+        # its warnings fill the pipe's buffer.
+        self.errors = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 - closed in stop()
         self.process = subprocess.Popen(
             [sys.executable, str(PLUGIN_DIR), engine_address], cwd=PLUGIN_DIR, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})})
+            stderr=self.errors, text=True, env={**os.environ, **(env or {})})
         assert self.process.stdout is not None
         line = self.process.stdout.readline().strip()
         if not line.isdigit():
             self.process.kill()
-            errors = self.process.stderr.read() if self.process.stderr else ""
-            raise RuntimeError(f"the {PACKAGE} plugin ({PLUGIN_DIR}) printed {line!r} instead of its port: {errors}")
+            self.process.wait(timeout=10)
+            self.errors.seek(0)
+            raise RuntimeError(f"the {PACKAGE} plugin ({PLUGIN_DIR}) printed {line!r} instead of its port: "
+                               f"{self.errors.read()}")
+        threading.Thread(target=self.process.stdout.read, daemon=True).start()
         self.port = int(line)
         self.channel = grpc.insecure_channel(f"127.0.0.1:{self.port}")
         self.stub = provider_pb2_grpc.ResourceProviderStub(self.channel)
@@ -190,6 +197,7 @@ class PluginProcess:
         self.channel.close()
         self.process.kill()
         self.process.wait(timeout=10)
+        self.errors.close()
 
 
 def construct_request(request: Any, info: ConstructInfo, monitor_address: str) -> Any:
