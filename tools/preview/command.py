@@ -170,7 +170,7 @@ def run_program(project: Project, stack: str, config: StackConfig, phase: Phase 
     pulumi_settings.configure(
         MockSettings(  # type: ignore[no-untyped-call]
             monitor=monitor,
-            monitor_features=set(monitor.GetDeploymentInfo(None).supportedFeatures),  # type: ignore[no-untyped-call]
+            monitor_features=set(monitor.GetDeploymentInfo(None).supportedFeatures),
             engine=engine,
             project=project.name,
             stack=stack,
@@ -199,6 +199,7 @@ def run_program(project: Project, stack: str, config: StackConfig, phase: Phase 
     except Exception as exc:
         raise PreviewError(_rejection(exc, project)) from exc
     finally:
+        monitor.close()  # the package plugin, where the program used the package (tools/engine/mocks/own_package.py)
         for task in asyncio.all_tasks(loop):
             task.cancel()
         loop.close()

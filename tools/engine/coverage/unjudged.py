@@ -2,12 +2,16 @@
 
 In a real preview the children a component's provider registers reach the pack like any other resource
 (pulumi/pulumi@1b5949891b pkg/resource/deploy/source_eval.go lines 2826-2882: Construct's registrations go through
-the same resource monitor). Offline, only the children the gate builds (tools/engine/mocks: the emulation records each
-child with `emulated`, its source) are judged. Every other remote component (`tools.engine.unseen.unseen_sources`:
-a pulumi-eks shape not emulated, awsx, pulumi-kubernetes's helm v4 `Chart` and `yaml/v2` components where their files
-are not local, any other multi-language package) is unjudged: each policy that could judge a type it may register
-gets one `<policy>-pending` advisory on it. The policies come from the package schema's resource outputs where a
-pinned schema knows the component (tools/engine/coverage/schema.py, plus what its source registers beyond them), else
+the same resource monitor). Offline, only the children the gate builds are judged: pulumi-eks's and pulumi-kubernetes's
+emulated from their source (tools/engine/mocks: each child recorded with `emulated`, its source), and this
+repository's own package (`gpu-platform:index:*`), which its own plugin builds through Construct as the engine does
+(tools/engine/mocks/own_package.py: the component is then registered by the plugin, no remote component remains).
+Every other remote component (`tools.engine.unseen.unseen_sources`: a pulumi-eks shape not emulated, awsx,
+pulumi-kubernetes's helm v4 `Chart` and `yaml/v2` components where their files are not local, one of ours at another
+version than this tree's, any other multi-language package) is unjudged: each policy that could judge a type it may
+register gets one `<policy>-pending` advisory on it. The policies come from the package schema's resource outputs where
+a pinned schema knows the component (tools/engine/coverage/schema.py, plus what its source registers beyond them),
+from what our components register for ours (own_package.py `HOLDS`), else
 every node and workload policy. Unjudged is not a failure (exit 0); the verdict line counts them.
 """
 
@@ -19,6 +23,9 @@ from typing import Any
 
 from tools.engine.coverage.schema import schema_children, schema_source
 from tools.engine.coverage.subjects import NODE_AND_WORKLOAD_POLICIES, policies_reading
+from tools.engine.mocks.own_package import HOLDS as OWN_HOLDS
+from tools.engine.mocks.own_package import NOT_BUILT as OWN_NOT_BUILT
+from tools.engine.mocks.own_package import is_own
 from tools.engine.records import Violation
 from tools.engine.unseen import PENDING_SUFFIX, STACK_REFERENCE, Unseen, declared_holds
 
@@ -53,6 +60,8 @@ class Unjudged:
 def _policies(u: Unseen) -> tuple[tuple[str, ...], str]:
     if u.type == "eks:index:Cluster":  # `Unseen.holds` already says what pulumi-eks adds for these inputs
         return policies_reading(u.holds), "what pulumi-eks registers for these inputs (tools/engine/mocks)"
+    if is_own(u.type):  # one of ours the gate did not build (another version): what our code registers
+        return policies_reading(OWN_HOLDS.get(u.type, ("",))), "what gpu-platform's components register"
     declared = declared_holds(u.type)
     found = policies_reading(declared) if declared else ()
     if found:
@@ -73,7 +82,7 @@ def unjudged_components(unseen: Sequence[Unseen]) -> list[Unjudged]:
             continue
         policies, basis = _policies(u)
         if policies:
-            out.append(Unjudged(u.urn, u.type, u.why, policies, basis))
+            out.append(Unjudged(u.urn, u.type, OWN_NOT_BUILT if is_own(u.type) else u.why, policies, basis))
     return out
 
 

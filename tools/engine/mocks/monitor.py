@@ -62,6 +62,7 @@ from tools.engine.mocks.outputs import (
     register_outputs,
     state_chosen_unknown,
 )
+from tools.engine.mocks.own_package import OwnPackage, is_own
 from tools.engine.mocks.stack_refs import outputs_for_reference
 from tools.engine.mocks.values import (
     ACCOUNT_ID,
@@ -305,6 +306,7 @@ class RecordingMonitor(MockMonitor):
         self.resource_outputs: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
         self._provider_regions: dict[str, str] = {}
+        self.own_package = OwnPackage(self)  # this repository's package, built by its plugin (own_package.py)
 
     # -- helpers ----------------------------------------------------------------------------------
 
@@ -388,6 +390,8 @@ class RecordingMonitor(MockMonitor):
             self._record(RecordedResource(**base))
             return resource_pb2.RegisterResourceResponse(urn=urn)
 
+        if request.remote and is_own(request.type) and self.own_package.not_built(request) is None:
+            return self.own_package.construct(request, inputs)  # the plugin registers it and its children here
         if request.type.startswith("pulumi:providers:") and isinstance(inputs.get("region"), str):
             self._provider_regions[urn] = inputs["region"]
         req = ResourceRequest(type=request.type, name=request.name, urn=urn, inputs=inputs,
@@ -560,6 +564,24 @@ class RecordingMonitor(MockMonitor):
         response = provider_pb2.CallResponse()
         getattr(response, "return").CopyFrom(self._outputs_struct(ret))
         return response
+
+    def GetDeploymentInfo(self, request: Any) -> Any:
+        """The SDK's mock features plus `outputValues`, which the engine supports (pulumi/pulumi@1b5949891b
+        pkg/resource/deploy/source_eval.go lines 961-962, 996-997): the SDK then sends a remote component's inputs as
+        output values, each unknown or secret where it is, not a whole input wrapped as one (pulumi 3.272.0
+        pulumi/runtime/resource.py line 236, rpc.py lines 659-661); `plain` and tools/engine/view.py read both."""
+        info = super().GetDeploymentInfo(request)  # type: ignore[no-untyped-call]
+        info.supportedFeatures.append(resource_pb2.RESOURCE_MONITOR_FEATURE_OUTPUT_VALUES)
+        return info
+
+    def SupportsFeature(self, request: Any) -> Any:
+        if request.id == "outputValues":
+            return resource_pb2.SupportsFeatureResponse(hasSupport=True)
+        return super().SupportsFeature(request)  # type: ignore[no-untyped-call]
+
+    def close(self) -> None:
+        """Stop the package plugin a program run started (tools/engine/mocks/own_package.py)."""
+        self.own_package.close()
 
     # -- results ----------------------------------------------------------------------------------
 
