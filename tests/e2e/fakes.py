@@ -265,7 +265,9 @@ def completed(command: list[str]) -> subprocess.CompletedProcess[str]:
 
 
 def base_env(**overrides: str) -> Mapping[str, str]:
-    env = {"MAX_USD": "40", "E2E_REGION": "us-west-2", "E2E_INGRESS_HOST": "e2e.example.com",
+    # moto's account (moto.core DEFAULT_ACCOUNT_ID): the one account the run may act in.
+    env = {"MAX_USD": "40", "E2E_AWS_ACCOUNT_ID": "123456789012", "E2E_REGION": "us-west-2",
+           "E2E_INGRESS_HOST": "e2e.example.com",
            "E2E_CERTIFICATE_ARN": "arn:aws:acm:us-west-2:123456789012:certificate/e2e",
            "E2E_ENDPOINT_CIDRS": "198.51.100.7/32", "PULUMI_BACKEND_URL": "file:///tmp/state"}
     env.update(overrides)

@@ -66,6 +66,21 @@ def _deps() -> Any:
     return Deps(automation=automation, session=_session, kube=Kube, infer=infer, which=shutil.which, run=run_command)
 
 
+def _account_guard(session: Any) -> str | None:
+    """Why cleanup or the sweep must not run with these credentials: E2E_AWS_ACCOUNT_ID unset or malformed, or the
+    credentials belong to another account (STS GetCallerIdentity). None when they may."""
+    from tools.e2e.cap.preflight import account_problem, expected_account  # noqa: PLC0415
+
+    expected, error = expected_account(os.environ)
+    if expected is None:
+        return error
+    try:
+        actual = str(session.client("sts").get_caller_identity()["Account"])
+    except Exception as failure:  # noqa: BLE001  # no identity, no deletion
+        return f"STS GetCallerIdentity failed ({failure}): the account cannot be checked, so nothing is deleted"
+    return account_problem(expected, actual)
+
+
 def _cleanup(args: argparse.Namespace) -> int:
     from tools.e2e.driver import cleanup_run  # noqa: PLC0415
 
@@ -76,6 +91,10 @@ def _cleanup(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     protect = frozenset(p for p in [*args.protect, os.environ.get("E2E_SNAPSHOT_ID", "")] if p)
+    refused = _account_guard(_session(region))
+    if refused is not None:
+        print(f"cleanup refused: {refused}", file=sys.stderr)
+        return 2
     report = cleanup_run(run_id, _deps(), repo=REPO, region=region, protect=protect)
     report.write(Path(args.out) / run_id / "cleanup")
     print(report.markdown())
@@ -132,6 +151,10 @@ def _sweep(args: argparse.Namespace) -> int:
     else:
         selector = Selector.older_than(timedelta(hours=args.older_than_hours), datetime.now(UTC), protect)
     session = _session(region)
+    refused = _account_guard(session)
+    if refused is not None:
+        print(f"sweep refused: {refused}", file=sys.stderr)
+        return 2
     result = Sweeper(session.client, selector).sweep()
     print(json.dumps(result.as_dict(), indent=2))
     return 0 if result.ok else 1

@@ -270,7 +270,8 @@ class Driver:
         return Inputs(run_id=self.state.run_id, region=self.state.region, snapshot_id=snapshot_id,
                       snapshot_gib=model_snapshot.SNAPSHOT_GIB, ingress_host=self.env["E2E_INGRESS_HOST"],
                       certificate_arn=self.env["E2E_CERTIFICATE_ARN"], endpoint_cidrs=cidrs,
-                      deployer_arn=deployer_arn(self.state.caller))
+                      deployer_arn=deployer_arn(self.state.caller),
+                      cleanup_arn=self.env.get("E2E_CLEANUP_ROLE_ARN") or None)
 
     def estimate(self) -> str:
         user_snapshot = self.env.get("E2E_SNAPSHOT_ID", "")
