@@ -116,6 +116,31 @@ def empty_or_explain(kube: Kube) -> str:
                         "sweep, the backstop") from error
 
 
+def cluster_kubeconfig(eks: Any, name: str, region: str) -> str | None:
+    """A kubeconfig for the run's cluster read from EKS itself (DescribeCluster), for a cleanup whose `up` failed
+    before the stack exported one (or whose outputs never resolved): the cluster is named after the run
+    (tools/e2e/stack.py), and the token comes from `aws eks get-token`, as pulumi-eks's own kubeconfig does
+    (https://docs.aws.amazon.com/eks/latest/userguide/create-kubeconfig.html). None when no such cluster exists or
+    it has no endpoint yet: there is nothing in a cluster to empty then."""
+    try:
+        cluster = eks.describe_cluster(name=name)["cluster"]
+    except Exception as error:  # noqa: BLE001  # ResourceNotFoundException: up failed before the cluster
+        if "ResourceNotFound" in type(error).__name__ or "ResourceNotFound" in str(error):
+            return None
+        raise
+    endpoint, ca = cluster.get("endpoint"), (cluster.get("certificateAuthority") or {}).get("data")
+    if not endpoint or not ca:
+        return None
+    return yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": name,
+        "clusters": [{"name": name, "cluster": {"server": endpoint, "certificate-authority-data": ca}}],
+        "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
+        "users": [{"name": name, "user": {"exec": {
+            "apiVersion": "client.authentication.k8s.io/v1beta1", "command": "aws",
+            "args": ["eks", "get-token", "--cluster-name", name, "--region", region]}}}],
+    }, sort_keys=False)
+
+
 def manual_commands(run_id: str) -> str:
     """What an operator runs for a stack whose destroy failed (the stack keeps its state and its lock, if any)."""
     return (f"by hand: `pulumi cancel --yes --stack {run_id}` (if an update is still in progress), "
@@ -199,10 +224,13 @@ class Driver:
 
     def cleanup(self) -> None:
         if self.state.stack is not None:
+            if self.state.kube is None:
+                self._kube_from_eks()
             if self.state.kube is not None:
                 self._step("pre-destroy", self.pre_destroy)
             else:
-                self._skip("pre-destroy", "no kubeconfig (up did not finish)")
+                self._skip("pre-destroy", f"no cluster {self.state.run_id} with an endpoint in EKS: up failed before "
+                           "creating it, so there is nothing in a cluster to empty")
             self._step("destroy", self.destroy)
             if self.state.destroyed:
                 self._step("stack-rm", self.stack_rm)
@@ -373,6 +401,21 @@ class Driver:
         self.state.kube = self.deps.kube(self.state.kubeconfig)
         changes = getattr(getattr(result, "summary", None), "resource_changes", None) or {}
         return f"up: {dict(changes)}"
+
+    def _kube_from_eks(self) -> None:
+        """After an `up` that failed before exporting its kubeconfig: the cluster's own, read from EKS."""
+        try:
+            text = cluster_kubeconfig(self._clients()("eks"), self.state.run_id, self.state.region)
+        except Exception as error:  # noqa: BLE001  # reported; destroy and the sweep still run
+            self.deps.log(f"!! reading the cluster from EKS failed: {error}")
+            return
+        if text is None:
+            return
+        self.state.kubeconfig = self.out / "kubeconfig"
+        self.state.kubeconfig.parent.mkdir(parents=True, exist_ok=True)
+        self.state.kubeconfig.write_text(text, encoding="utf-8")
+        self.state.kubeconfig.chmod(0o600)
+        self.state.kube = self.deps.kube(self.state.kubeconfig)
 
     def _kube(self) -> Kube:
         if self.state.kube is None:
@@ -550,11 +593,14 @@ def cleanup_run(run_id: str, deps: Deps, *, repo: Path, region: str, protect: fr
     if stack is not None:
         def pre_destroy() -> str:
             kubeconfig = stack.outputs().get("kubeconfig")
-            if kubeconfig is None:
-                return "no kubeconfig output"
+            value = None if kubeconfig is None else kubeconfig.value
+            if value is None:
+                # up failed before exporting it: the cluster's own, from EKS
+                value = cluster_kubeconfig(clients("eks"), run_id, region)
+                if value is None:
+                    return f"no cluster {run_id} with an endpoint in EKS: nothing in a cluster to empty"
             path = repo / "out" / "e2e" / run_id / "kubeconfig"
             path.parent.mkdir(parents=True, exist_ok=True)
-            value = kubeconfig.value
             path.write_text(value if isinstance(value, str) else yaml.safe_dump(value), encoding="utf-8")
             path.chmod(0o600)
             return empty_or_explain(deps.kube(path))

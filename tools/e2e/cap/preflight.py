@@ -98,7 +98,9 @@ def check(env: Mapping[str, str], *, which: Callable[[str], str | None] = shutil
                                      "PULUMI_BACKEND_URL=s3://<bucket>), and PULUMI_CONFIG_PASSPHRASE for a "
                                      "self-managed backend's secrets")
     for tool, why in (("kubectl", "to wait for GPU nodes, read the probe, wake the service and empty the "
-                                  "cluster before destroy"),):
+                                  "cluster before destroy"),
+                      ("aws", "the AWS CLI: kubectl's token for the cluster comes from `aws eks get-token`, in the "
+                              "stack's kubeconfig and in the one cleanup reads from EKS after a failed up")):
         if which(tool) is None:
             needs.missing.append(f"{tool} on PATH ({why})")
     if not env.get("E2E_INGRESS_HOST") or not env.get("E2E_CERTIFICATE_ARN"):
