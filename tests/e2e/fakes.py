@@ -4,6 +4,7 @@ whose sleep moves time on. AWS itself is moto."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import threading
 from collections.abc import Callable, Mapping, MutableMapping
@@ -38,9 +39,12 @@ class Calls:
     fail: set[str] = field(default_factory=set)
     hang: set[str] = field(default_factory=set)  # `pulumi` calls that run until canceled
     locked: bool = False  # the stacks hold an update a killed `pulumi` left in progress
+    signal_on: dict[str, int] = field(default_factory=dict)  # a call that sends this process a signal (Ctrl-C, ...)
 
     def record(self, name: str, **kwargs: Any) -> None:
         self.log.append((name, kwargs))
+        if name in self.signal_on:
+            os.kill(os.getpid(), self.signal_on.pop(name))
         if name in self.fail:
             raise Boom(f"injected failure in {name}")
 

@@ -94,3 +94,29 @@ def test_the_sweep_command_deletes_nothing_in_another_account(monkeypatch: pytes
     monkeypatch.setattr("tools.e2e.sweep.sweeper.Sweeper", no_sweeper)
     assert cli.main(["sweep", "--run-id", "e2e-202612050600-test1", "--region", "us-west-2"]) == 2
     assert "sweep refused: the AWS credentials are for account 210987654321" in capsys.readouterr().err
+
+
+def test_the_budget_alert_is_a_monthly_cost_budget_at_max_usd_with_no_action(
+        tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """What bounds the bill besides the estimate and the TTL sweep (issue 54): an alert, never a deny action, which
+    would also stop the cleanup."""
+    assert cli.main(["budget-alert", "--max-usd", "30", "--email", "ops@example.com", "--out", str(tmp_path)]) == 0
+    import json  # noqa: PLC0415
+
+    budget = json.loads((tmp_path / "budget.json").read_text())
+    assert budget == {"BudgetName": "gpu-platform-e2e", "BudgetType": "COST", "TimeUnit": "MONTHLY",
+                      "BudgetLimit": {"Amount": "30.00", "Unit": "USD"}}
+    notes = json.loads((tmp_path / "notifications.json").read_text())
+    assert {n["Notification"]["NotificationType"] for n in notes} == {"ACTUAL", "FORECASTED"}
+    assert all(n["Notification"]["Threshold"] == 100 for n in notes)
+    assert "aws budgets create-budget" in capsys.readouterr().out
+    from tools.e2e import iam_policy  # noqa: PLC0415
+
+    for policy in (iam_policy.role_policy(), iam_policy.cleanup_role_policy()):
+        assert "budgets:" not in json.dumps(policy)
+
+
+@pytest.mark.parametrize("args", [["--max-usd", "0", "--email", "a@b.c"], ["--max-usd", "5", "--email", "nobody"]])
+def test_a_bad_budget_alert_input_is_refused(tmp_path: Any, args: list[str]) -> None:
+    assert cli.main(["budget-alert", *args, "--out", str(tmp_path)]) == 2
+    assert list(tmp_path.iterdir()) == []

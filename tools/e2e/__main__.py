@@ -7,6 +7,7 @@
     python -m tools.e2e sweep --run-id e2e-YYYYmmddHHMM-ID [--protect snap-...]
     python -m tools.e2e sweep --older-than-hours 12 [--protect snap-...]
     python -m tools.e2e estimate
+    python -m tools.e2e budget-alert --max-usd 30 --email ops@example.com --out DIR
 
 `run` reads MAX_USD, E2E_REGION (or AWS_REGION), E2E_INGRESS_HOST, E2E_CERTIFICATE_ARN and optionally
 E2E_SNAPSHOT_ID, E2E_ENDPOINT_CIDRS, E2E_KARPENTER_FROM_VERSION from the environment (docs/e2e.md). Exit 0: every
@@ -179,6 +180,23 @@ def _estimate(_: argparse.Namespace) -> int:
     return 0
 
 
+def _budget_alert(args: argparse.Namespace) -> int:
+    from tools.e2e.cap import alert  # noqa: PLC0415
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        documents = {"budget.json": alert.budget(args.max_usd), "notifications.json": alert.notifications(args.email)}
+    except ValueError as error:
+        print(f"budget-alert: {error}", file=sys.stderr)
+        return 2
+    for name, document in documents.items():
+        (out / name).write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    print(f"aws budgets create-budget --account-id \"$E2E_AWS_ACCOUNT_ID\" --budget file://{out / 'budget.json'} "
+          f"--notifications-with-subscribers file://{out / 'notifications.json'}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.e2e", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -201,6 +219,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     sweep.add_argument("--region")
     sweep.add_argument("--protect", action="append", default=[], help="an id no sweep deletes (repeatable)")
     commands.add_parser("estimate", help="the cost estimate of a run of dev's config, without an account")
+    alert = commands.add_parser("budget-alert", help="write the AWS Budgets alert documents at MAX_USD (bootstrap)")
+    alert.add_argument("--max-usd", type=float, required=True)
+    alert.add_argument("--email", required=True)
+    alert.add_argument("--out", default="out/e2e/budget")
     args = parser.parse_args(argv)
     if args.command == "run":
         from tools.e2e.driver import LIMIT_MINUTES  # noqa: PLC0415
@@ -215,6 +237,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _new_id(args)
     if args.command == "cleanup":
         return _cleanup(args)
+    if args.command == "budget-alert":
+        return _budget_alert(args)
     return _estimate(args)
 
 
