@@ -52,8 +52,9 @@ def environment_problems(name: str, environment: dict[str, Any], policies: list[
     rule = environment.get("deployment_branch_policy")
     wanted = sorted(PROTECTED[name])
     if not rule or not rule.get("custom_branch_policies") or policies is None:
-        problems.append(f"environment '{name}' admits deployments from {'any ref' if not rule else 'protected branches'}"
-                        f": under {where} > Deployment branches and tags, select only "
+        admits = "any ref" if not rule else "protected branches"
+        problems.append(f"environment '{name}' admits deployments from {admits}: under {where} > Deployment "
+                        "branches and tags, select only "
                         + ", ".join(f"{kind} {ref}" for ref, kind in wanted))
     else:
         have = sorted((str(p.get("name")), str(p.get("type", "branch"))) for p in policies)

@@ -271,8 +271,9 @@ def test_the_pack_has_no_remediation_policy_in_any_stack() -> None:
     """pulumi/pulumi pkg/resource/deploy/step_generator.go (v3.259.0) checks the plan at line 1395, then calls
     `Remediate` at 1438: a remediation would rewrite inputs the reviewer never saw. No policy of the pack may
     remediate, by its default or by a stack's policy config."""
-    from policies.gpu_guard.base import all_policies  # noqa: PLC0415
     from pulumi_policy import EnforcementLevel  # noqa: PLC0415
+
+    from policies.gpu_guard.base import all_policies  # noqa: PLC0415
 
     # pulumi_policy keeps a resource policy's remediation callback in `_ResourceValidationPolicy__remediate`
     # (pulumi_policy/policy.py, ResourceValidationPolicy.__init__); None when the policy only validates.
