@@ -29,7 +29,7 @@ GOOD_ENVIRONMENT: dict[str, Any] = {
     "deployment_branch_policy": {"protected_branches": False, "custom_branch_policies": True},
 }
 GOOD_POLICIES = [{"name": "main", "type": "branch"}]
-GOOD_MAIN = [{"type": "pull_request", "parameters": {"dismiss_stale_reviews_on_push": True,
+GOOD_MAIN: list[dict[str, Any]] = [{"type": "pull_request", "parameters": {"dismiss_stale_reviews_on_push": True,
                                                      "require_last_push_approval": True,
                                                      "required_approving_review_count": 1,
                                                      "require_code_owner_review": True}},
