@@ -4,8 +4,10 @@
 Automation API passes it as `--save-plan` to a preview and as `--plan` to an update: pulumi/pulumi v3.206.0
 `sdk/nodejs/automation/stack.ts` lines 411-412 and 257-258, after `up --yes --skip-preview` at 197-198; v3.206.0 is
 the version pulumi/actions v7.0.0 bundles, its `yarn.lock` lines 1207-1208), as the read-only role of the
-`preview-prod-main` environment. `up-prod`, behind prod's required reviewers, applies exactly that plan with
-`pulumi up --plan` (<https://www.pulumi.com/docs/iac/operations/stack-management/update-plans/>).
+`preview-prod-main` environment. `up-prod`, behind prod's required reviewers, applies that plan with
+`pulumi up --plan` (<https://www.pulumi.com/docs/iac/operations/stack-management/update-plans/>), which holds the
+update to the plan's constraints, not to the plan exactly: unknown planned values accept any value and a weaker
+operation may stand for a planned one (pulumi/pulumi `pkg/resource/deploy/plan.go` lines 38-43 at v3.259.0).
 
 - `seal` (the preview job) refuses a plan that holds a secret in plaintext, writes the plan's operations as Markdown
   (the run summary the reviewer reads before approving) and a manifest: the run, its attempt, the commit, the stack,
@@ -39,6 +41,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from tools import plan_values
 
 # Source: pulumi/pulumi sdk/go/common/resource/sig/sig.go (Key, Secret): a property value that is an object with
 # this key set to this value is a secret.
@@ -77,16 +81,18 @@ class Seal:
     stack: str
     stack_version: int
     plan_sha256: str
+    state_sha256: str = ""  # the `pulumi stack export` the summary's old values come from
 
     def as_json(self) -> dict[str, Any]:
-        return {"runId": self.run_id, "runAttempt": self.run_attempt, "sha": self.sha, "stack": self.stack,
-                "stackVersion": self.stack_version, "planSha256": self.plan_sha256}
+        sealed = {"runId": self.run_id, "runAttempt": self.run_attempt, "sha": self.sha, "stack": self.stack,
+                  "stackVersion": self.stack_version, "planSha256": self.plan_sha256}
+        return sealed | ({"stateSha256": self.state_sha256} if self.state_sha256 else {})
 
     @classmethod
     def from_json(cls, data: dict[str, Any], where: str) -> Seal:
         try:
             return cls(str(data["runId"]), str(data["runAttempt"]), str(data["sha"]), str(data["stack"]),
-                       int(data["stackVersion"]), str(data["planSha256"]))
+                       int(data["stackVersion"]), str(data["planSha256"]), str(data.get("stateSha256", "")))
         except (KeyError, TypeError, ValueError) as err:
             raise PlanRefused(f"{where}: not a plan manifest ({err!r} missing or wrong); fix: re-run all jobs so the "
                               "preview job seals a new plan") from err
@@ -143,8 +149,11 @@ def summary(plan: dict[str, Any], stack: str, where: str = PLAN) -> str:
     lines = [f"## The update plan of `{stack}`: what `pulumi up --plan` may do", "",
              "| operation | resources |", "|---|---|"]
     lines += [f"| {op} | {n} |" for op, n in sorted(counts.items())]
-    lines += ["", "Only these operations can be applied: any other fails `pulumi up` at that resource "
-              "(<https://www.pulumi.com/docs/iac/operations/stack-management/update-plans/>).", ""]
+    lines += ["", "`pulumi up --plan` holds the update to these operations as constraints: an operation the plan does "
+              "not list fails it at that resource, but a planned replace may apply as an update or no change, an "
+              "update as no change, and a value unknown at preview accepts any value (pulumi/pulumi "
+              "`pkg/resource/deploy/plan.go` lines 38-43 at v3.259.0; docs/ci-cd.md, \"What a saved plan "
+              "guarantees\").", ""]
     if rows:
         lines += ["| operation | type | name |", "|---|---|---|"]
         lines += [f"| **{op}** | `{kind}` | `{name}` |" for _, op, kind, name in sorted(rows)]
@@ -187,8 +196,10 @@ def _read_json(path: Path) -> Any:
 
 
 def seal(plan_path: Path, history_path: Path, out: Path, *, stack: str, run_id: str, run_attempt: str,
-         sha: str) -> Seal:
-    """Refuse a plan with a plaintext secret; else write plan.json, plan.md and manifest.json into `out`."""
+         sha: str, state_path: Path | None = None) -> Seal:
+    """Refuse a plan with a plaintext secret; else write plan.json, plan.md and manifest.json into `out`. With
+    `state_path` (`pulumi stack export`, read before the preview), plan.md lists every changed input's old and new
+    value, secrets masked, and the manifest seals the state's sha256."""
     plan = _read_json(plan_path)
     if not isinstance(plan, dict):
         raise PlanRefused(f"{plan_path}: not a Pulumi update plan (not an object)")
@@ -199,11 +210,21 @@ def seal(plan_path: Path, history_path: Path, out: Path, *, stack: str, run_id: 
                           + "\nfix: mark the value secret in the program (pulumi.Output.secret, additionalSecret"
                           "Outputs) or keep it out of resource inputs; never run the preview with --show-secrets")
     text = summary(plan, stack, str(plan_path))
+    state_digest = ""
+    if state_path is not None:
+        try:
+            rows = plan_values.changes(plan, _read_json(state_path))
+        except ValueError as err:
+            raise PlanRefused(f"{state_path}: {err}; fix: write it with `pulumi stack export --stack {stack}` "
+                              "before the preview") from err
+        text += ("\n### Every changed input, before and after (secrets masked; the state exported before the "
+                 "preview)\n\n" + plan_values.markdown(rows))
+        state_digest = sha256(state_path)
     version = stack_version(_read_json(history_path), str(history_path))
     out.mkdir(parents=True, exist_ok=True)
     (out / PLAN).write_bytes(plan_path.read_bytes())
     (out / SUMMARY).write_text(text, encoding="utf-8")
-    sealed = Seal(run_id, run_attempt, sha, stack, version, sha256(out / PLAN))
+    sealed = Seal(run_id, run_attempt, sha, stack, version, sha256(out / PLAN), state_digest)
     (out / MANIFEST).write_text(json.dumps(sealed.as_json(), indent=2) + "\n", encoding="utf-8")
     return sealed
 
@@ -250,6 +271,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                 "--save-plan`")
     seal_cmd.add_argument("plan", type=Path)
     seal_cmd.add_argument("--out", type=Path, required=True, help="folder to write plan.json, plan.md, manifest.json")
+    seal_cmd.add_argument("--state", type=Path, default=None,
+                          help="the output of `pulumi stack export --stack STACK`, read before the preview: the old "
+                               "value of each changed input in the summary")
     verify_cmd = commands.add_parser("verify", help="may the sealed plan in DIRECTORY be applied now?")
     verify_cmd.add_argument("directory", type=Path)
     for command in (seal_cmd, verify_cmd):
@@ -262,7 +286,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "seal":
             sealed = seal(args.plan, args.history, args.out, stack=args.stack, run_id=_env("GITHUB_RUN_ID"),
-                          run_attempt=_env("GITHUB_RUN_ATTEMPT"), sha=_env("GITHUB_SHA"))
+                          run_attempt=_env("GITHUB_RUN_ATTEMPT"), sha=_env("GITHUB_SHA"), state_path=args.state)
             text = (args.out / SUMMARY).read_text(encoding="utf-8")
             if os.environ.get("GITHUB_STEP_SUMMARY"):
                 with Path(os.environ["GITHUB_STEP_SUMMARY"]).open("a", encoding="utf-8") as handle:

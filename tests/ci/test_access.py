@@ -84,7 +84,7 @@ def _index(steps: list[dict[str, Any]], predicate: Any) -> int | None:
     return next((i for i, s in enumerate(steps) if predicate(s)), None)
 
 
-PREVIEW_COMMANDS = {"preview", "login", "stack history"}
+PREVIEW_COMMANDS = {"preview", "login", "stack history", "stack export"}
 
 
 def unguarded_writers(paths: list[Path]) -> list[str]:
@@ -111,7 +111,8 @@ def unguarded_writers(paths: list[Path]) -> list[str]:
                 where = f"{path.name}: job {job_id} ({environment or 'no environment'})"
                 if environment.startswith("preview-"):
                     # `login`: preview-prod's backend of its own (tests/ci/test_state_credentials.py: never a token).
-                    # `stack history`: the saved plan's job reads the stack's last update (tools/saved_plan.py).
+                    # `stack history`, `stack export`: the saved plan's job reads the stack's last update and the old
+                    # values of what the plan changes (tools/saved_plan.py, tools/plan_values.py); both only read.
                     if set(commands) - PREVIEW_COMMANDS:
                         found.append(f"{where}: a preview role runs {sorted(set(commands) - PREVIEW_COMMANDS)}")
                     continue

@@ -203,3 +203,85 @@ def test_without_mains_history_nothing_is_published(clone: tuple[Path, str, str]
     _git(repo, "update-ref", "-d", "refs/remotes/origin/main")
     refused = _on_main(repo, on_main)
     assert refused.returncode == 1 and "origin/main is not in this checkout" in refused.stderr
+
+
+# ---- the values the reviewer reads (issue 54: the summary showed operation, type and name only) ----------------
+
+def _state(inputs: dict[str, Any]) -> dict[str, Any]:
+    """What `pulumi stack export` writes (pulumi/pulumi sdk/go/common/apitype/core.go DeploymentV3, ResourceV3)."""
+    return {"version": 3, "deployment": {"manifest": {}, "resources": [
+        {"urn": URN, "type": "aws:eks/cluster:Cluster", "inputs": inputs, "outputs": {}}]}}
+
+
+def _changed_plan() -> dict[str, Any]:
+    plan = _plan()
+    plan["resourcePlans"][URN]["goal"]["inputDiff"] = {
+        "updates": {"version": "1.35", "encryptionConfig": {SIG_KEY: SIG_SECRET, "ciphertext": "v1:new"},
+                    "roleArn": "04da6b54-80e4-46f7-96ec-b56ff0331ba9"},
+        "adds": {"tags": {"team": "ml"}},
+        "deletes": ["enabledClusterLogTypes"]}
+    return plan
+
+
+def test_the_summary_shows_each_changed_input_before_and_after_with_secrets_masked(tmp_path: Path) -> None:
+    (tmp_path / "plan.json").write_text(json.dumps(_changed_plan()))
+    (tmp_path / "history.json").write_text(json.dumps(_history(7)))
+    state = _state({"version": "1.34", "encryptionConfig": {SIG_KEY: SIG_SECRET, "ciphertext": "v1:old"},
+                    "roleArn": "arn:aws:iam::123456789012:role/old", "enabledClusterLogTypes": ["api", "audit"]})
+    (tmp_path / "state.json").write_text(json.dumps(state))
+    sealed = saved_plan.seal(tmp_path / "plan.json", tmp_path / "history.json", tmp_path / "out", stack="prod",
+                             run_id="100", run_attempt="1", sha="c0ffee", state_path=tmp_path / "state.json")
+    text = (tmp_path / "out" / "plan.md").read_text()
+    assert "| `aws:eks/cluster:Cluster` `gpu-cluster` | `version` | `1.34` | `1.35` |" in text
+    assert "| `aws:eks/cluster:Cluster` `gpu-cluster` | `encryptionConfig` | `[secret]` | `[secret]` |" in text
+    assert "v1:old" not in text and "v1:new" not in text
+    assert "`(unknown at preview: any value is accepted)`" in text
+    assert '| `tags` | (absent) | `{"team":"ml"}` |' in text
+    assert '| `enabledClusterLogTypes` | `["api","audit"]` | (absent) |' in text
+    assert sealed.state_sha256 == saved_plan.sha256(tmp_path / "state.json")
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["stateSha256"] == sealed.state_sha256
+
+
+def test_a_state_that_is_not_an_export_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "plan.json").write_text(json.dumps(_changed_plan()))
+    (tmp_path / "history.json").write_text(json.dumps(_history(7)))
+    (tmp_path / "state.json").write_text(json.dumps({"resources": []}))
+    with pytest.raises(PlanRefused, match="pulumi stack export --stack prod"):
+        saved_plan.seal(tmp_path / "plan.json", tmp_path / "history.json", tmp_path / "out", stack="prod",
+                        run_id="100", run_attempt="1", sha="c0ffee", state_path=tmp_path / "state.json")
+
+
+def test_the_prod_preview_exports_the_state_before_the_preview_and_seals_it() -> None:
+    import yaml  # noqa: PLC0415
+
+    steps = yaml.safe_load((REPO / ".github" / "workflows" / "deploy.yml").read_text())["jobs"]["preview-prod-main"][
+        "steps"]
+    runs = [str(s.get("run", "")) for s in steps]
+    export = next(i for i, r in enumerate(runs) if "pulumi stack export --stack" in r)
+    preview = next(i for i, s in enumerate(steps) if s.get("with", {}).get("command") == "preview")
+    seal = next(i for i, r in enumerate(runs) if "tools.saved_plan seal" in r)
+    assert export < preview < seal
+    assert '--state "$RUNNER_TEMP/prod-state.json"' in runs[seal]
+
+
+# ---- what the plan does not bind: remediations run after the plan check ------------------------------------------
+
+def test_the_pack_has_no_remediation_policy_in_any_stack() -> None:
+    """pulumi/pulumi pkg/resource/deploy/step_generator.go (v3.259.0) checks the plan at line 1395, then calls
+    `Remediate` at 1438: a remediation would rewrite inputs the reviewer never saw. No policy of the pack may
+    remediate, by its default or by a stack's policy config."""
+    from pulumi_policy import EnforcementLevel  # noqa: PLC0415
+
+    from policies.gpu_guard.base import all_policies  # noqa: PLC0415
+
+    # pulumi_policy keeps a resource policy's remediation callback in `_ResourceValidationPolicy__remediate`
+    # (pulumi_policy/policy.py, ResourceValidationPolicy.__init__); None when the policy only validates.
+    remediating = [p.name for p in all_policies()
+                   if getattr(p, "enforcement_level", None) == EnforcementLevel.REMEDIATE
+                   or getattr(p, "_ResourceValidationPolicy__remediate", None) is not None]
+    assert remediating == []
+    for config in sorted((REPO / "policies" / "config").glob("*.json")):
+        levels = {name: (value or {}).get("enforcementLevel") if isinstance(value, dict) else value
+                  for name, value in json.loads(config.read_text()).items()}
+        assert "remediate" not in levels.values(), config.name

@@ -4,6 +4,7 @@ whose sleep moves time on. AWS itself is moto."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import threading
 from collections.abc import Callable, Mapping, MutableMapping
@@ -38,9 +39,12 @@ class Calls:
     fail: set[str] = field(default_factory=set)
     hang: set[str] = field(default_factory=set)  # `pulumi` calls that run until canceled
     locked: bool = False  # the stacks hold an update a killed `pulumi` left in progress
+    signal_on: dict[str, int] = field(default_factory=dict)  # a call that sends this process a signal (Ctrl-C, ...)
 
     def record(self, name: str, **kwargs: Any) -> None:
         self.log.append((name, kwargs))
+        if name in self.signal_on:
+            os.kill(os.getpid(), self.signal_on.pop(name))
         if name in self.fail:
             raise Boom(f"injected failure in {name}")
 
@@ -265,7 +269,9 @@ def completed(command: list[str]) -> subprocess.CompletedProcess[str]:
 
 
 def base_env(**overrides: str) -> Mapping[str, str]:
-    env = {"MAX_USD": "40", "E2E_REGION": "us-west-2", "E2E_INGRESS_HOST": "e2e.example.com",
+    # moto's account (moto.core DEFAULT_ACCOUNT_ID): the one account the run may act in.
+    env = {"MAX_USD": "40", "E2E_AWS_ACCOUNT_ID": "123456789012", "E2E_REGION": "us-west-2",
+           "E2E_INGRESS_HOST": "e2e.example.com",
            "E2E_CERTIFICATE_ARN": "arn:aws:acm:us-west-2:123456789012:certificate/e2e",
            "E2E_ENDPOINT_CIDRS": "198.51.100.7/32", "PULUMI_BACKEND_URL": "file:///tmp/state"}
     env.update(overrides)

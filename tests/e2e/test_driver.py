@@ -268,3 +268,39 @@ def test_the_workflow_cleanup_cancels_an_update_a_killed_run_left_in_progress(aw
     assert rows["cancel"] == ("passed", "canceled an update left in progress")
     assert rows["destroy"][0] == "passed" and rows["stack-rm"][0] == "passed"
     assert h.calls.names().index("cancel") < h.calls.names().index("destroy")
+
+
+def _eks_cluster(aws: Any, name: str) -> None:
+    ec2 = aws.client("ec2")
+    vpc = ec2.create_vpc(CidrBlock="10.8.0.0/16")["Vpc"]["VpcId"]
+    subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.8.1.0/24")["Subnet"]["SubnetId"]
+    aws.client("eks").create_cluster(name=name, roleArn="arn:aws:iam::123456789012:role/eks",
+                                     resourcesVpcConfig={"subnetIds": [subnet]})
+
+
+def test_a_failed_up_whose_cluster_exists_still_empties_it_before_destroy(aws: Any, tmp_path: Path,
+                                                                         user_snapshot: str) -> None:
+    """`up` failed after EKS created the cluster but before the stack exported its kubeconfig: pre-destroy was
+    skipped, so the ALBs, volumes and Karpenter nodes the cluster's controllers made waited for the sweep (issue 54).
+    The cleanup reads the run's cluster from EKS and empties it."""
+    h = Harness(aws, tmp_path, fail={"up"}, E2E_SNAPSHOT_ID=user_snapshot)
+    _eks_cluster(aws, h.driver.state.run_id)
+    h.driver.run()
+    rows = h.rows()
+    assert rows["up"] == "failed" and rows["pre-destroy"] == "passed", h.driver.report.markdown()
+    names = h.calls.names()
+    assert names.index("empty_cluster") < names.index("destroy")
+    import yaml  # noqa: PLC0415
+
+    kubeconfig = yaml.safe_load((h.driver.state.kubeconfig or Path()).read_text())
+    user = kubeconfig["users"][0]["user"]["exec"]
+    assert user["command"] == "aws"
+    assert user["args"] == ["eks", "get-token", "--cluster-name", h.driver.state.run_id, "--region", "us-west-2"]
+
+
+def test_a_failed_up_with_no_cluster_says_so_and_destroys(aws: Any, tmp_path: Path, user_snapshot: str) -> None:
+    h = Harness(aws, tmp_path, fail={"up"}, E2E_SNAPSHOT_ID=user_snapshot)
+    h.driver.run()
+    row = next(r for r in h.driver.report.rows if r.step == "pre-destroy")
+    assert row.result == "skipped" and f"no cluster {h.driver.state.run_id} with an endpoint in EKS" in row.detail
+    assert h.rows()["destroy"] == "passed" and h.rows()["sweep"] == "passed"

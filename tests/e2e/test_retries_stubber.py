@@ -255,3 +255,36 @@ def test_a_nat_gateway_still_deleting_at_the_end_of_the_wait_is_reported() -> No
         result = sweeper.sweep(("ec2-nat-gateway",))
     assert result.failed == ["ec2-nat-gateway nat-1: still there after 30 s"]
     assert result.removed == ["ec2-nat-gateway nat-1"]  # already deleting: no second DeleteNatGateway call
+
+
+def test_the_sweeps_deadline_bounds_every_wait_and_retry() -> None:
+    """The sweeper's budgets (a kind's wait 1,800 s, a call's retries 1,200 s) dwarfed the 30 minutes the run keeps
+    for its sweep (driver.SWEEP_RESERVE), so one slow kind could outlast the run's limit (issue 54). With the sweep's
+    deadline, a wait ends there."""
+    ec2 = client("ec2")
+    time = FakeTime()
+    nat = {"NatGatewayId": "nat-1", "VpcId": "vpc-1", "State": "deleting", "Tags": [{"Key": RUN_TAG, "Value": RUN}]}
+    with Stubber(ec2) as stub:
+        stub.add_response("describe_vpcs", {"Vpcs": []})
+        for _ in range(6):
+            stub.add_response("describe_nat_gateways", {"NatGateways": [nat]})
+        sweeper = Sweeper(lambda _: ec2, Selector(run_id=RUN), retry=Retry(sleep=time.sleep, clock=time.clock),
+                          wait_budget=1800, poll=15, sleep=time.sleep, clock=time.clock, log=lambda _: None,
+                          deadline=time.clock() + 60)
+        sweeper.leftovers = lambda: ([], [])  # type: ignore[method-assign]
+        result = sweeper.sweep(("ec2-nat-gateway",))
+    assert result.failed == ["ec2-nat-gateway nat-1: still there after 60 s"]
+    assert sum(time.slept) <= 60
+    assert sweeper.retry.deadline == 60 + 0  # the call retries end at the same deadline
+
+
+def test_a_call_retried_past_the_sweeps_deadline_gives_up_there() -> None:
+    time = FakeTime()
+    error = ClientError({"Error": {"Code": "DependencyViolation", "Message": "in use"}}, "DeleteVpc")
+
+    def refuse(**_: Any) -> None:
+        raise error
+    retry = Retry(budget=1200, sleep=time.sleep, clock=time.clock, deadline=time.clock() + 100)
+    with pytest.raises(ClientError):
+        retry(refuse)
+    assert 0 < sum(time.slept) <= 100

@@ -67,8 +67,8 @@ def test_oidc_only_no_standing_keys(workflow: dict[Any, Any]) -> None:
         assumes = [s for s in job.get("steps", []) if "configure-aws-credentials" in str(s.get("uses"))]
         if assumes:
             assert job["permissions"]["id-token"] == "write", name
-            assert job["environment"] == "e2e", name
-            assert assumes[0]["with"]["role-to-assume"] == "${{ vars.E2E_AWS_ROLE_ARN }}"
+            role = {"e2e": "E2E_AWS_ROLE_ARN", "e2e-cleanup": "E2E_CLEANUP_ROLE_ARN"}[job["environment"]]
+            assert assumes[0]["with"]["role-to-assume"] == "${{ vars." + role + " }}"
 
 
 def test_one_run_at_a_time_per_account_never_cancelled(workflow: dict[Any, Any]) -> None:
@@ -108,3 +108,52 @@ def test_the_run_gets_its_cap_and_settings_through_env_never_the_shell(workflow:
     assert step["env"]["MAX_USD"] == "${{ inputs.max-usd }}"
     for name in ("E2E_REGION", "E2E_INGRESS_HOST", "E2E_CERTIFICATE_ARN", "E2E_RUN_ID", "PULUMI_ACCESS_TOKEN"):
         assert name in step["env"], name
+
+
+def _env_of_make(job: dict[Any, Any]) -> dict[str, str]:
+    steps = [s for s in job["steps"] if str(s.get("run", "")).startswith("make e2e")]
+    assert len(steps) == 1, steps
+    return dict(steps[0].get("env", {}))
+
+
+@pytest.mark.parametrize("name", ["e2e", "cleanup", "sweep"])
+def test_every_e2e_command_knows_the_one_account_it_may_act_in(workflow: dict[Any, Any], name: str) -> None:
+    """Preflight, cleanup and the sweep compare the caller's account with E2E_AWS_ACCOUNT_ID (tools/e2e/cap/
+    preflight.py); the `make e2e` step did not pass it (issue 54)."""
+    assert _env_of_make(workflow["jobs"][name])["E2E_AWS_ACCOUNT_ID"] == "${{ vars.E2E_AWS_ACCOUNT_ID }}"
+
+
+@pytest.mark.parametrize(("name", "environment", "role"), [
+    ("e2e", "e2e", "E2E_AWS_ROLE_ARN"),
+    ("cleanup", "e2e-cleanup", "E2E_CLEANUP_ROLE_ARN"),
+    ("sweep", "e2e-cleanup", "E2E_CLEANUP_ROLE_ARN"),
+])
+def test_cleanup_and_the_sweep_run_unreviewed_under_the_delete_only_role(workflow: dict[Any, Any], name: str,
+                                                                         environment: str, role: str) -> None:
+    """The `e2e` environment's reviewer gated the cleanup and the scheduled sweep too, so a rejected or unattended
+    approval left a run's resources billing. They now run in `e2e-cleanup` (no reviewer) with the role that can only
+    read and delete the run's resources; the trust policy of each role names its environment and this workflow."""
+    from tools.e2e import iam_policy  # noqa: PLC0415
+
+    job = workflow["jobs"][name]
+    assert job["environment"] == environment
+    configure = [s for s in job["steps"] if "configure-aws-credentials" in str(s.get("uses", ""))]
+    assert [s["with"]["role-to-assume"] for s in configure] == ["${{ vars." + role + " }}"]
+    trust = (iam_policy.TRUST_POLICY if environment == "e2e" else iam_policy.CLEANUP_TRUST_POLICY).read_text()
+    assert f":environment:{environment}:job_workflow_ref:" in trust and WORKFLOW.name + "@refs/heads/main" in trust
+
+
+def test_the_run_lets_the_cleanup_role_into_its_cluster(workflow: dict[Any, Any]) -> None:
+    from tools.e2e.stack import Inputs, e2e_config, load_dev  # noqa: PLC0415
+
+    assert _env_of_make(workflow["jobs"]["e2e"])["E2E_CLEANUP_ROLE_ARN"] == "${{ vars.E2E_CLEANUP_ROLE_ARN }}"
+    from datetime import UTC, datetime  # noqa: PLC0415
+
+    cleanup = "arn:aws:iam::123456789012:role/gpu-platform-e2e-cleanup"
+    inputs = Inputs(run_id="e2e-202612050600-t1", region="us-west-2", snapshot_id="snap-0123456789abcdef0",
+                    snapshot_gib=1, ingress_host="e2e.example.com",
+                    certificate_arn="arn:aws:acm:us-west-2:123456789012:certificate/e2e",
+                    endpoint_cidrs=("192.0.2.1/32",), deployer_arn="arn:aws:iam::123456789012:role/gpu-platform-e2e",
+                    cleanup_arn=cleanup)
+    config = e2e_config(load_dev(REPO), inputs, datetime(2026, 12, 5, 6, 0, tzinfo=UTC))
+    assert config["config"]["gpu-platform:cluster"]["adminPrincipalArns"] == [cleanup]

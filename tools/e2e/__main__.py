@@ -7,6 +7,7 @@
     python -m tools.e2e sweep --run-id e2e-YYYYmmddHHMM-ID [--protect snap-...]
     python -m tools.e2e sweep --older-than-hours 12 [--protect snap-...]
     python -m tools.e2e estimate
+    python -m tools.e2e budget-alert --max-usd 30 --email ops@example.com --out DIR
 
 `run` reads MAX_USD, E2E_REGION (or AWS_REGION), E2E_INGRESS_HOST, E2E_CERTIFICATE_ARN and optionally
 E2E_SNAPSHOT_ID, E2E_ENDPOINT_CIDRS, E2E_KARPENTER_FROM_VERSION from the environment (docs/e2e.md). Exit 0: every
@@ -66,6 +67,21 @@ def _deps() -> Any:
     return Deps(automation=automation, session=_session, kube=Kube, infer=infer, which=shutil.which, run=run_command)
 
 
+def _account_guard(session: Any) -> str | None:
+    """Why cleanup or the sweep must not run with these credentials: E2E_AWS_ACCOUNT_ID unset or malformed, or the
+    credentials belong to another account (STS GetCallerIdentity). None when they may."""
+    from tools.e2e.cap.preflight import account_problem, expected_account  # noqa: PLC0415
+
+    expected, error = expected_account(os.environ)
+    if expected is None:
+        return error
+    try:
+        actual = str(session.client("sts").get_caller_identity()["Account"])
+    except Exception as failure:  # noqa: BLE001  # no identity, no deletion
+        return f"STS GetCallerIdentity failed ({failure}): the account cannot be checked, so nothing is deleted"
+    return account_problem(expected, actual)
+
+
 def _cleanup(args: argparse.Namespace) -> int:
     from tools.e2e.driver import cleanup_run  # noqa: PLC0415
 
@@ -76,6 +92,10 @@ def _cleanup(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     protect = frozenset(p for p in [*args.protect, os.environ.get("E2E_SNAPSHOT_ID", "")] if p)
+    refused = _account_guard(_session(region))
+    if refused is not None:
+        print(f"cleanup refused: {refused}", file=sys.stderr)
+        return 2
     report = cleanup_run(run_id, _deps(), repo=REPO, region=region, protect=protect)
     report.write(Path(args.out) / run_id / "cleanup")
     print(report.markdown())
@@ -132,6 +152,10 @@ def _sweep(args: argparse.Namespace) -> int:
     else:
         selector = Selector.older_than(timedelta(hours=args.older_than_hours), datetime.now(UTC), protect)
     session = _session(region)
+    refused = _account_guard(session)
+    if refused is not None:
+        print(f"sweep refused: {refused}", file=sys.stderr)
+        return 2
     result = Sweeper(session.client, selector).sweep()
     print(json.dumps(result.as_dict(), indent=2))
     return 0 if result.ok else 1
@@ -153,6 +177,23 @@ def _estimate(_: argparse.Namespace) -> int:
     est = cost.estimate(shape(config, own_snapshot_gib=model_snapshot.SNAPSHOT_GIB),
                         limit_hours=driver.LIMIT_MINUTES / 60, expected_hours=driver.EXPECTED_MINUTES / 60)
     print(est.table())
+    return 0
+
+
+def _budget_alert(args: argparse.Namespace) -> int:
+    from tools.e2e.cap import alert  # noqa: PLC0415
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        documents = {"budget.json": alert.budget(args.max_usd), "notifications.json": alert.notifications(args.email)}
+    except ValueError as error:
+        print(f"budget-alert: {error}", file=sys.stderr)
+        return 2
+    for name, document in documents.items():
+        (out / name).write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    print(f"aws budgets create-budget --account-id \"$E2E_AWS_ACCOUNT_ID\" --budget file://{out / 'budget.json'} "
+          f"--notifications-with-subscribers file://{out / 'notifications.json'}")
     return 0
 
 
@@ -178,6 +219,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     sweep.add_argument("--region")
     sweep.add_argument("--protect", action="append", default=[], help="an id no sweep deletes (repeatable)")
     commands.add_parser("estimate", help="the cost estimate of a run of dev's config, without an account")
+    alert = commands.add_parser("budget-alert", help="write the AWS Budgets alert documents at MAX_USD (bootstrap)")
+    alert.add_argument("--max-usd", type=float, required=True)
+    alert.add_argument("--email", required=True)
+    alert.add_argument("--out", default="out/e2e/budget")
     args = parser.parse_args(argv)
     if args.command == "run":
         from tools.e2e.driver import LIMIT_MINUTES  # noqa: PLC0415
@@ -192,6 +237,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _new_id(args)
     if args.command == "cleanup":
         return _cleanup(args)
+    if args.command == "budget-alert":
+        return _budget_alert(args)
     return _estimate(args)
 
 

@@ -16,11 +16,7 @@ from __future__ import annotations
 import contextlib
 import re
 import threading
-import time
-import urllib.request
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,134 +24,44 @@ import yaml
 
 from components.inference.budget import POD_START_SECONDS
 from tools.e2e import images, model_snapshot
+from tools.e2e.calls import (
+    ALB_BUDGET,
+    CLEANUP_RESERVE,
+    CLEANUP_STEPS,
+    CREATES_FROM,
+    DESTROY_FLOOR,
+    EXPECTED_MINUTES,
+    GPU_NODE_BUDGET,
+    LIMIT_MINUTES,
+    MAIN_STEPS,
+    PROBE_BUDGET,
+    ROLL_BUDGET,
+    SAMPLE_EVERY,
+    SLEEP_SLACK,
+    SWEEP_FLOOR,
+    SWEEP_RESERVE,
+    Deps,
+    State,
+    StepError,
+    bounded,
+    cluster_kubeconfig,
+    empty_or_explain,
+    manual_commands,
+)
 from tools.e2e.cap import cost, preflight
+from tools.e2e.cleanup import cleanup_run
 from tools.e2e.inference import Answer
-from tools.e2e.kube import ClusterUnreachable, Kube, longest_gap
+from tools.e2e.kube import Kube, longest_gap
 from tools.e2e.report import Report, Row
 from tools.e2e.runid import RUN_ID_RE, Selector, new_run_id, run_tags
+from tools.e2e.signals import Interrupted, SignalGuard, on_github
 from tools.e2e.stack import Inputs, e2e_config, load_dev, shape
+from tools.e2e.sweep.retry import Retry
 from tools.e2e.sweep.sweeper import Sweeper
 
-MAIN_STEPS = ("preflight", "estimate", "quota", "snapshot", "stack", "up", "probe", "inference", "sleep-and-wake",
-              "roll")
-CLEANUP_STEPS = ("pre-destroy", "destroy", "stack-rm", "sweep")
-CREATES_FROM = MAIN_STEPS.index("snapshot")  # the first step that can leave something in the account
-
-# Budgets in seconds: what each wait allows (the wall-clock limit bounds them all).
-LIMIT_MINUTES = 240           # the whole run, cleanup included; the workflow's timeout-minutes is above it
-CLEANUP_RESERVE = 75 * 60     # kept for pre-destroy, destroy and the sweep when the main steps run long
-GPU_NODE_BUDGET = 20 * 60
-PROBE_BUDGET = 20 * 60        # the operator's driver install on Ubuntu, then the probe
-ALB_BUDGET = 15 * 60          # the controller provisions the ALB and registers the target
-SLEEP_SLACK = 10 * 60         # after cooldownSeconds, KEDA's polling and the HPA's scale-in
-ROLL_BUDGET = 60 * 60
-PRE_DESTROY_BUDGET = 15 * 60
-SWEEP_RESERVE = 30 * 60       # kept after destroy for the sweep
-DESTROY_FLOOR = 10 * 60       # destroy always gets this long, even when the limit is spent
-CANCEL_GRACE = 5 * 60         # how long a canceled `pulumi` call gets to stop
-CLEANUP_LIMIT_MINUTES = 110   # the workflow's cleanup job (timeout-minutes: 120) and some margin
-SAMPLE_EVERY = 10.0
-# Expected duration of a run that passes (for the expected cost): up 35 min, probe 15, inference 10,
-# sleep and wake 35, roll 40, pre-destroy 10, destroy 25, sweep 10.
-EXPECTED_MINUTES = 180
-
-
-class StepError(Exception):
-    """A step failed; the message is the report's detail."""
-
-
-def bounded(what: str, call: Callable[[], Any], seconds: float, cancel: Callable[[], None],
-            log: Callable[[str], None], *, grace: float = CANCEL_GRACE) -> Any:
-    """`call()` (a blocking `pulumi up`/`destroy`), stopped with `cancel()` (`Stack.cancel`, `pulumi cancel`)
-    when it runs past `seconds`. The Automation API has no timeout of its own (pulumi 3.272
-    `automation/_stack.py` `up`/`destroy`), and a `pulumi` process killed by the job's timeout leaves the update
-    in progress on Pulumi Cloud, or the lock file on a self-managed backend; `pulumi cancel` ends the update
-    (https://www.pulumi.com/docs/iac/cli/commands/pulumi_cancel/), and the CLI that ran it then stops."""
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["result"] = call()
-        except BaseException as error:  # noqa: BLE001  # handed back to the caller's thread
-            box["error"] = error
-
-    worker = threading.Thread(target=target, name=f"pulumi-{what}", daemon=True)
-    worker.start()
-    worker.join(max(seconds, 0.0))
-    if worker.is_alive():
-        log(f"!! {what} ran past its {seconds / 60:.1f} min: pulumi cancel")
-        try:
-            cancel()
-        except Exception as error:  # noqa: BLE001  # reported in the step's error below
-            log(f"!! pulumi cancel failed: {error}")
-        worker.join(grace)
-        raise StepError(f"{what} ran past the wall-clock limit ({seconds / 60:.1f} min left for it) and was "
-                        "canceled (pulumi cancel)")
-    if "error" in box:
-        raise box["error"]
-    return box.get("result")
-
-
-def cancel_update(stack: Any) -> str:
-    """`pulumi cancel` for an update a killed run left in progress; an error means there was none to cancel
-    (the CLI refuses when no update is running: pulumi 3.272 `automation/_stack.py` `Stack.cancel`)."""
-    try:
-        stack.cancel()
-    except Exception as error:  # noqa: BLE001  # CommandError: nothing to cancel
-        return f"no update was in progress ({str(error).strip().splitlines()[-1] if str(error).strip() else error})"
-    return "canceled an update left in progress"
-
-
-def empty_or_explain(kube: Kube) -> str:
-    """Pre-destroy; an unreachable cluster fails the step with what that leaves to destroy and the sweep."""
-    try:
-        return "; ".join(kube.empty_cluster(PRE_DESTROY_BUDGET)) or "the cluster answered and had nothing to delete"
-    except ClusterUnreachable as error:
-        raise StepError(f"the cluster's API server did not answer ({error}); nothing was removed in the cluster, so "
-                        "the ALBs, volumes and Karpenter nodes its controllers made are left to destroy and to the "
-                        "sweep, the backstop") from error
-
-
-def manual_commands(run_id: str) -> str:
-    """What an operator runs for a stack whose destroy failed (the stack keeps its state and its lock, if any)."""
-    return (f"by hand: `pulumi cancel --yes --stack {run_id}` (if an update is still in progress), "
-            f"`pulumi destroy --yes --continue-on-error --stack {run_id}`, then `pulumi stack rm --yes {run_id}`; "
-            f"once `python -m tools.e2e sweep --run-id {run_id}` reports nothing left, "
-            f"`pulumi stack rm --yes --force {run_id}` removes a stack whose resources are already gone")
-
-
-@dataclass
-class Deps:
-    automation: Any                                   # the pulumi.automation module, or a fake of it
-    session: Callable[[str | None], Any]              # boto3.Session(region_name=...)
-    kube: Callable[[Path], Kube]
-    infer: Callable[[str, str], Answer]
-    which: Callable[[str], str | None]
-    run: Callable[[list[str]], Any]
-    clock: Callable[[], float] = time.monotonic
-    sleep: Callable[[float], None] = time.sleep
-    now: Callable[[], datetime] = lambda: datetime.now(UTC)
-    log: Callable[[str], None] = print
-    public_ip: Callable[[], str] = lambda: urllib.request.urlopen(  # a fixed https URL
-        "https://checkip.amazonaws.com", timeout=10).read().decode().strip()
-
-
-@dataclass
-class State:
-    run_id: str
-    region: str = ""
-    max_usd: float = 0.0
-    caller: str = ""
-    config: dict[str, Any] = field(default_factory=dict)
-    config_file: Path | None = None
-    snapshot_id: str = ""
-    user_snapshot: bool = False
-    stack: Any = None
-    outputs: dict[str, Any] = field(default_factory=dict)
-    kubeconfig: Path | None = None
-    kube: Kube | None = None
-    roll_config: dict[str, Any] = field(default_factory=dict)
-    destroyed: bool = False
+# Re-exported: tests and `python -m tools.e2e` name them through the driver.
+__all__ = ["CLEANUP_STEPS", "CREATES_FROM", "EXPECTED_MINUTES", "LIMIT_MINUTES", "MAIN_STEPS", "SWEEP_RESERVE",
+           "Deps", "Driver", "StepError", "cleanup_run", "deployer_arn", "empty_or_explain"]
 
 
 def deployer_arn(caller: str) -> str:
@@ -177,6 +83,7 @@ class Driver:
         self.state = State(run_id=run_id or new_run_id(deps.now(), run_suffix))
         self.out = out / self.state.run_id
         self.report = Report(self.state.run_id)
+        self.guard = SignalGuard(deps.log, on_github(env))  # replaced by the one `run` installs
 
     # ---- sequencing ------------------------------------------------------------------------------------------
 
@@ -186,23 +93,40 @@ class Driver:
             "snapshot": self.snapshot, "stack": self.create_stack, "up": self.up, "probe": self.probe,
             "inference": self.inference, "sleep-and-wake": self.sleep_and_wake, "roll": self.roll}
         reached = -1
-        try:
-            for index, name in enumerate(MAIN_STEPS):
-                reached = index
-                if not self._step(name, steps[name], main=True):
-                    break
-        finally:
-            if reached >= CREATES_FROM:
-                self.cleanup()
-            self.report.write(self.out)
+        interrupted = False
+        with SignalGuard(self.deps.log, on_github(self.env)) as guard:
+            self.guard = guard
+            try:
+                for index, name in enumerate(MAIN_STEPS):
+                    reached = index
+                    if not self._step(name, steps[name], main=True):
+                        break
+            except Interrupted as signal_:
+                interrupted = True
+                self.report.rows.append(Row(MAIN_STEPS[reached], 0.0, "failed",
+                                            f"interrupted by {signal_}; the pulumi command in flight, if any, was "
+                                            "stopped with pulumi cancel"))
+            finally:
+                guard.cleaning = True
+                if reached >= CREATES_FROM:
+                    if interrupted and guard.github:
+                        for step in CLEANUP_STEPS:
+                            self._skip(step, "GitHub cancelled the run (SIGKILL follows within 10 s): the workflow's "
+                                       "cleanup job destroys and sweeps it")
+                    else:
+                        self.cleanup()
+                self.report.write(self.out)
         return self.report
 
     def cleanup(self) -> None:
         if self.state.stack is not None:
+            if self.state.kube is None:
+                self._kube_from_eks()
             if self.state.kube is not None:
                 self._step("pre-destroy", self.pre_destroy)
             else:
-                self._skip("pre-destroy", "no kubeconfig (up did not finish)")
+                self._skip("pre-destroy", f"no cluster {self.state.run_id} with an endpoint in EKS: up failed before "
+                           "creating it, so there is nothing in a cluster to empty")
             self._step("destroy", self.destroy)
             if self.state.destroyed:
                 self._step("stack-rm", self.stack_rm)
@@ -270,7 +194,8 @@ class Driver:
         return Inputs(run_id=self.state.run_id, region=self.state.region, snapshot_id=snapshot_id,
                       snapshot_gib=model_snapshot.SNAPSHOT_GIB, ingress_host=self.env["E2E_INGRESS_HOST"],
                       certificate_arn=self.env["E2E_CERTIFICATE_ARN"], endpoint_cidrs=cidrs,
-                      deployer_arn=deployer_arn(self.state.caller))
+                      deployer_arn=deployer_arn(self.state.caller),
+                      cleanup_arn=self.env.get("E2E_CLEANUP_ROLE_ARN") or None)
 
     def estimate(self) -> str:
         user_snapshot = self.env.get("E2E_SNAPSHOT_ID", "")
@@ -362,7 +287,8 @@ class Driver:
         assert self.state.config_file is not None
         stack, config_file = self.state.stack, str(self.state.config_file)
         result = bounded("up", lambda: stack.up(on_output=self.deps.log, color="never", config_file=config_file,
-                                                **self._policy_args()), self._left(), stack.cancel, self.deps.log)
+                                                **self._policy_args()), self._left(), stack.cancel, self.deps.log,
+                         interrupt_grace=self.guard.grace)
         self.state.outputs = {k: v.value for k, v in self.state.stack.outputs().items()}
         self.state.kubeconfig = self.out / "kubeconfig"
         kubeconfig = self.state.outputs.get("kubeconfig")
@@ -372,6 +298,21 @@ class Driver:
         self.state.kube = self.deps.kube(self.state.kubeconfig)
         changes = getattr(getattr(result, "summary", None), "resource_changes", None) or {}
         return f"up: {dict(changes)}"
+
+    def _kube_from_eks(self) -> None:
+        """After an `up` that failed before exporting its kubeconfig: the cluster's own, read from EKS."""
+        try:
+            text = cluster_kubeconfig(self._clients()("eks"), self.state.run_id, self.state.region)
+        except Exception as error:  # noqa: BLE001  # reported; destroy and the sweep still run
+            self.deps.log(f"!! reading the cluster from EKS failed: {error}")
+            return
+        if text is None:
+            return
+        self.state.kubeconfig = self.out / "kubeconfig"
+        self.state.kubeconfig.parent.mkdir(parents=True, exist_ok=True)
+        self.state.kubeconfig.write_text(text, encoding="utf-8")
+        self.state.kubeconfig.chmod(0o600)
+        self.state.kube = self.deps.kube(self.state.kubeconfig)
 
     def _kube(self) -> Kube:
         if self.state.kube is None:
@@ -467,7 +408,7 @@ class Driver:
             stack = self.state.stack
             bounded("the roll's up", lambda: stack.up(on_output=self.deps.log, color="never", config_file=str(path),
                                                       **self._policy_args()), self._left(), stack.cancel,
-                    self.deps.log)
+                    self.deps.log, interrupt_grace=self.guard.grace)
             self.state.config_file = path
             kube.until("Karpenter's drifted nodes replaced",
                        lambda: kube.nodeclaims_older_than(rolled_at) == 0 and kube.disrupted_nodes() == 0
@@ -509,80 +450,16 @@ class Driver:
         user = self.env.get("E2E_SNAPSHOT_ID")
         if user:
             protect |= {user}
-        result = Sweeper(self._clients(), Selector(run_id=self.state.run_id, protect=protect),
-                         log=self.deps.log).sweep()
+        left = max(SWEEP_FLOOR, self.limit - (self.deps.clock() - self.started))
+        result = Sweeper(self._clients(), Selector(run_id=self.state.run_id, protect=protect), log=self.deps.log,
+                         sleep=self.deps.sleep, clock=self.deps.clock,
+                         retry=Retry(sleep=self.deps.sleep, clock=self.deps.clock),
+                         deadline=self.deps.clock() + left).sweep()
         self.report.sweep = result.as_dict()
         if not result.ok:
             raise StepError(f"{len(result.left)} resource(s) still tagged with the run, {len(result.failed)} "
                             f"error(s); removed {len(result.removed)}")
         return f"removed {len(result.removed)} resource(s); the tagging API finds nothing tagged with the run"
-
-
-def cleanup_run(run_id: str, deps: Deps, *, repo: Path, region: str, protect: frozenset[str],
-                limit_minutes: int = CLEANUP_LIMIT_MINUTES) -> Report:
-    """The workflow's cleanup job (under `always()`), for a run whose own job may have been killed before its
-    cleanup: cancel the update a killed `pulumi` left in progress (its lock would refuse destroy), pre-destroy
-    where the cluster still answers, destroy (continue-on-error, bounded by the job's limit less the sweep's
-    reserve) and stack rm where the stack exists, then the sweep. Each step is reported; none stops the next."""
-    report = Report(run_id)
-    started = deps.clock()
-    clients_cache: dict[str, Any] = {}
-    session = deps.session(region)
-
-    def clients(service: str) -> Any:
-        if service not in clients_cache:
-            clients_cache[service] = session.client(service)
-        return clients_cache[service]
-
-    def step(name: str, fn: Callable[[], str]) -> None:
-        start = deps.clock()
-        try:
-            report.rows.append(Row(name, deps.clock() - start, "passed", fn()))
-        except Exception as error:  # noqa: BLE001  # reported; the next step runs
-            report.rows.append(Row(name, deps.clock() - start, "failed", f"{type(error).__name__}: {error}"))
-
-    stack: Any = None
-    try:
-        stack = deps.automation.select_stack(stack_name=run_id, work_dir=str(repo))
-    except Exception as error:  # noqa: BLE001  # no stack: nothing for destroy, the sweep still runs
-        report.rows.append(Row("destroy", 0.0, "skipped", f"no stack {run_id}: {error}"))
-    if stack is not None:
-        def pre_destroy() -> str:
-            kubeconfig = stack.outputs().get("kubeconfig")
-            if kubeconfig is None:
-                return "no kubeconfig output"
-            path = repo / "out" / "e2e" / run_id / "kubeconfig"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            value = kubeconfig.value
-            path.write_text(value if isinstance(value, str) else yaml.safe_dump(value), encoding="utf-8")
-            path.chmod(0o600)
-            return empty_or_explain(deps.kube(path))
-        def destroy() -> str:
-            left = max(DESTROY_FLOOR, limit_minutes * 60 - SWEEP_RESERVE - (deps.clock() - started))
-            bounded("destroy", lambda: stack.destroy(on_output=deps.log, color="never", continue_on_error=True),
-                    left, stack.cancel, deps.log)
-            return "destroyed (continue-on-error)"
-
-        def stack_rm() -> str:
-            stack.workspace.remove_stack(run_id)
-            return f"stack {run_id} removed"
-
-        step("cancel", lambda: cancel_update(stack))
-        step("pre-destroy", pre_destroy)
-        step("destroy", destroy)
-        if report.rows[-1].result == "passed":
-            step("stack-rm", stack_rm)
-        else:
-            report.rows.append(Row("stack-rm", 0.0, "skipped", "kept: destroy failed; " + manual_commands(run_id)))
-
-    def sweep() -> str:
-        result = Sweeper(clients, Selector(run_id=run_id, protect=protect), log=deps.log).sweep()
-        report.sweep = result.as_dict()
-        if not result.ok:
-            raise StepError(f"{len(result.left)} left, {len(result.failed)} error(s)")
-        return f"removed {len(result.removed)}; nothing tagged with the run is left"
-    step("sweep", sweep)
-    return report
 
 
 def stack_cooldown(config: dict[str, Any]) -> int:

@@ -43,6 +43,9 @@ class Inputs:
     certificate_arn: str
     endpoint_cidrs: tuple[str, ...]
     deployer_arn: str
+    # The delete-only role of the workflow's cleanup job and sweep (E2E_CLEANUP_ROLE_ARN): the cluster admits it as
+    # an admin, so the cleanup can empty the cluster (Ingresses and their ALBs, PVCs, NodePools) before destroy.
+    cleanup_arn: str | None = None
 
 
 def _key(name: str) -> str:
@@ -62,6 +65,8 @@ def e2e_config(dev: dict[str, Any], inputs: Inputs, now: datetime) -> dict[str, 
                     "endpointPublicAccessCidrs": list(inputs.endpoint_cidrs),
                     "deployerPrincipalArns": [inputs.deployer_arn], "previewPrincipalArns": []})
     cluster.pop("adminPrincipalArns", None)
+    if inputs.cleanup_arn:
+        cluster["adminPrincipalArns"] = [inputs.cleanup_arn]
     cluster.pop("opsReadOnlyPrincipalArn", None)
 
     for group in config.get(_key("gpuNodeGroups"), []):

@@ -1,11 +1,13 @@
-"""What `make e2e` needs before it creates anything, all checked at once and said in one list: AWS credentials,
-a region, the Pulumi CLI and a state backend, MAX_USD, kubectl, the Ingress host and its certificate, and a way
+"""What `make e2e` needs before it creates anything, all checked at once and said in one list: AWS credentials
+of the one account the run may use (E2E_AWS_ACCOUNT_ID, compared with STS GetCallerIdentity), a region, the Pulumi
+CLI and a state backend, MAX_USD, kubectl, the Ingress host and its certificate, and a way
 to make the model snapshot. Nothing here creates or changes anything: the only AWS call is STS
 GetCallerIdentity, made only when credentials exist."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Callable, Mapping
@@ -13,6 +15,25 @@ from dataclasses import dataclass, field
 from typing import Any
 
 REGION_VARS = ("E2E_REGION", "AWS_REGION", "AWS_DEFAULT_REGION")
+ACCOUNT_VAR = "E2E_AWS_ACCOUNT_ID"
+ACCOUNT_RE = re.compile(r"^\d{12}$")
+
+
+def expected_account(env: Mapping[str, str]) -> tuple[str | None, str | None]:
+    """(the account the run may act in, None) or (None, what is wrong with E2E_AWS_ACCOUNT_ID)."""
+    raw = env.get(ACCOUNT_VAR, "").strip()
+    if ACCOUNT_RE.match(raw):
+        return raw, None
+    return None, (f"{ACCOUNT_VAR}: the 12-digit id of the one AWS account the run may create and delete resources "
+                  f"in (got {raw!r}); the run refuses credentials of any other account (docs/e2e.md)")
+
+
+def account_problem(expected: str, actual: str) -> str | None:
+    """None when the credentials' account is the expected one, else the refusal."""
+    if actual == expected:
+        return None
+    return (f"the AWS credentials are for account {actual}, not {ACCOUNT_VAR} {expected}: refusing to create or "
+            "delete anything in another account (check AWS_PROFILE, or the role the workflow assumed)")
 
 
 @dataclass
@@ -49,6 +70,10 @@ def check(env: Mapping[str, str], *, which: Callable[[str], str | None] = shutil
         needs.missing.append(f"MAX_USD: the most the run may cost, in USD (got {raw!r}); e.g. "
                              "`make e2e MAX_USD=25` (docs/e2e.md gives the estimate)")
 
+    account, account_error = expected_account(env)
+    if account_error is not None:
+        needs.missing.append(account_error)
+
     region = next((env[v] for v in REGION_VARS if env.get(v)), "")
     if region:
         needs.found["region"] = region
@@ -73,7 +98,9 @@ def check(env: Mapping[str, str], *, which: Callable[[str], str | None] = shutil
                                      "PULUMI_BACKEND_URL=s3://<bucket>), and PULUMI_CONFIG_PASSPHRASE for a "
                                      "self-managed backend's secrets")
     for tool, why in (("kubectl", "to wait for GPU nodes, read the probe, wake the service and empty the "
-                                  "cluster before destroy"),):
+                                  "cluster before destroy"),
+                      ("aws", "the AWS CLI: kubectl's token for the cluster comes from `aws eks get-token`, in the "
+                              "stack's kubeconfig and in the one cleanup reads from EKS after a failed up")):
         if which(tool) is None:
             needs.missing.append(f"{tool} on PATH ({why})")
     if not env.get("E2E_INGRESS_HOST") or not env.get("E2E_CERTIFICATE_ARN"):
@@ -94,6 +121,9 @@ def check(env: Mapping[str, str], *, which: Callable[[str], str | None] = shutil
                 identity = session.client("sts").get_caller_identity()
                 needs.found["caller"] = str(identity["Arn"])
                 needs.found["account"] = str(identity["Account"])
+                wrong = None if account is None else account_problem(account, str(identity["Account"]))
+                if wrong is not None:
+                    needs.missing.append(wrong)
             except Exception as error:  # noqa: BLE001  # any refusal means the credentials do not work
                 needs.missing.append(f"working AWS credentials (STS GetCallerIdentity failed: {error})")
     return needs

@@ -55,9 +55,11 @@ def is_not_found(error: ClientError) -> bool:
 
 @dataclass
 class Retry:
-    """Retries `call` with exponential backoff (base doubling to `cap` seconds) until `budget` seconds passed."""
+    """Retries `call` with exponential backoff (base doubling to `cap` seconds) until `budget` seconds passed, or
+    the sweep's own `deadline` (a `clock()` value: the time the run kept for its sweep), whichever comes first."""
 
     budget: float = 1200.0
+    deadline: float | None = None
     base: float = 2.0
     cap: float = 60.0
     sleep: Callable[[float], None] = time.sleep
@@ -68,6 +70,8 @@ class Retry:
         """The call's result; None when AWS says the thing is already gone. Raises the last refusal at the end
         of the budget, and at once any other error."""
         deadline = self.clock() + self.budget
+        if self.deadline is not None:
+            deadline = min(deadline, self.deadline)
         delay = self.base
         while True:
             try:

@@ -48,6 +48,19 @@ class Sweeper:
     clock: Callable[[], float] = time.monotonic
     log: Callable[[str], None] = print
     checked: tuple[str, ...] = SWEEP_ORDER  # the kinds the final check asks directly
+    # The end of the time the run kept for its sweep (a `clock()` value; driver.SWEEP_RESERVE): every retry and every
+    # wait ends there at the latest, so the per-call and per-kind budgets above cannot outlast the run's limit.
+    deadline: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.deadline is not None:
+            self.retry.deadline = self.deadline if self.retry.deadline is None else min(self.retry.deadline,
+                                                                                          self.deadline)
+
+    def _until(self, seconds: float) -> float:
+        """`clock() + seconds`, or the sweep's deadline if that comes first."""
+        end = self.clock() + seconds
+        return end if self.deadline is None else min(end, self.deadline)
 
     def sweep(self, order: tuple[str, ...] = SWEEP_ORDER) -> SweepResult:
         result = SweepResult()
@@ -85,7 +98,8 @@ class Sweeper:
         return result
 
     def _wait_gone(self, ctx: Context, kind_name: str, items: list[Found], result: SweepResult) -> None:
-        deadline = self.clock() + self.wait_budget
+        start = self.clock()
+        deadline = self._until(self.wait_budget)
         wanted = {i.id for i in items}
         while True:
             try:
@@ -96,7 +110,7 @@ class Sweeper:
             if not still:
                 return
             if self.clock() + self.poll > deadline:
-                result.failed.extend(f"{kind_name} {i}: still there after {self.wait_budget:.0f} s"
+                result.failed.extend(f"{kind_name} {i}: still there after {self.clock() - start:.0f} s"
                                      for i in sorted(still))
                 return
             self.sleep(self.poll)
@@ -111,7 +125,7 @@ class Sweeper:
         global, and the VPC CNI's ENIs and EKS's cluster security group carry no run tag. So every kind's own
         finder is asked too (IAM roles, instance profiles, policies and OIDC providers by their tags, Auto Scaling
         groups by theirs, the VPC-scoped kinds by VPC), and what it still sees is left."""
-        deadline = self.clock() + min(self.wait_budget, 600.0)
+        deadline = self._until(min(self.wait_budget, 600.0))
         while True:
             left, scheduled = self._tagging_query()
             if not left or self.clock() + self.poll > deadline:
