@@ -23,9 +23,10 @@ import sys
 
 
 def main() -> int:
-    import torch  # noqa: PLC0415  # only on the device machine; the module imports with no GPU stack
+    import torch  # type: ignore[import-not-found]  # noqa: PLC0415  # only on the device machine (no stub here)
 
-    out: dict[str, object] = {"torch": torch.__version__, "cuda": torch.version.cuda, "gpus": []}
+    gpus: list[dict[str, object]] = []
+    out: dict[str, object] = {"torch": torch.__version__, "cuda": torch.version.cuda, "gpus": gpus}
     try:
         smi = subprocess.run(["nvidia-smi", "--query-gpu=index,name,memory.total,driver_version,compute_cap",
                               "--format=csv,noheader,nounits"], capture_output=True, text=True, check=True).stdout
@@ -42,7 +43,7 @@ def main() -> int:
         free1, _ = torch.cuda.mem_get_info(index)
         held_by_torch = torch.cuda.memory_reserved(index)
         del a, b
-        out["gpus"].append({  # type: ignore[union-attr]
+        gpus.append({
             "index": index,
             "name": props.name,
             "compute_capability": f"{props.major}.{props.minor}",
