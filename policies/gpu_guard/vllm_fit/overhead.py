@@ -1,0 +1,92 @@
+"""The memory vLLM holds on a GPU besides the weights and the KV cache, bounded low and high, and the KV cache memory
+that leaves at a release's rules. All figures GiB per GPU.
+
+What vLLM v0.34.0 counts (vllm/v1/worker/gpu_worker.py, vllm/utils/mem_utils.py):
+- The budget: `ceil(total * utilization)` of the CUDA total (`request_memory`, vllm/v1/worker/utils.py:734-743).
+- Taken before the memory snapshot, outside the budget's accounting: the CUDA context, NCCL's buffers for TP > 1 and
+  the cuBLAS handles (gpu_worker.py:520-551). With the extensible KV cache it still occupies the device: the cache
+  gets at most what is free after warmup (extensible_kv_cache.py:613-616).
+- The profile run at `--max-num-batched-tokens` tokens: the weights, the activation peak (`transient_peak_headroom`)
+  and what grew outside torch (`memory_profiling`, mem_utils.py:245-336; gpu_worker.py:726-780).
+- CUDA graphs: estimated before the KV cache is sized (gpu_worker.py:742-779, from v0.21.0 by default), and measured
+  after capture with the extensible cache.
+- Extensible KV cache (v0.34.0): KV = min(budget - non_kv, free_after_warmup - margin) - peak, with margin =
+  max(1 GiB, 0.75 x peak) (`measure_kv_cache_bytes`, extensible_kv_cache.py:592-618, :64-65).
+- Earlier releases: KV = budget - weights - activation peak - non-torch growth [- CUDA graph estimate]
+  (gpu_worker.py `determine_available_memory`).
+
+The bounds. Low: what is certain from the code (the 1 GiB margin floor of v0.34.0, a CUDA context of at least
+CONTEXT_LOW). High: what public startup logs and the device probe show at most (docs/serving.md, "Overhead data"),
+rounded up. `--max-num-batched-tokens` defaults by the GPU's memory (vllm/engine/arg_utils.py:3007-3043): 16384 at
+160 GiB or more, 8192 at 70 GiB or more (not A100), else 2048; `--max-num-seqs` 1024, 1024, 256.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .inputs import GIB, ModelInput, ServingArgs
+from .releases import Release
+
+CONTEXT_LOW = 0.25  # CUDA context + cuBLAS handle and workspace, measured floor (docs/serving.md)
+CONTEXT_HIGH = 0.9
+NCCL_HIGH = 0.6  # NCCL and custom all-reduce buffers, TP > 1
+NON_TORCH_HIGH = 0.3  # non-torch growth during the profile run (attention workspaces)
+GRAPHS_HIGH = 1.5  # CUDA graphs at the default capture sizes
+ACTIVATION_FALLBACK_HIGH = 3.0  # activation peak when the shape does not give it
+MARGIN_FLOOR = 1.0  # KV_CACHE_MARGIN_FLOOR_BYTES, extensible_kv_cache.py:64
+MARGIN_FRACTION = 0.75  # KV_CACHE_MARGIN_FRACTION, extensible_kv_cache.py:65
+
+
+def default_batched_tokens(gpu_total_gib: float, gpu_model: str) -> tuple[int, int]:
+    """(--max-num-batched-tokens, --max-num-seqs) vLLM's API server picks on this GPU (arg_utils.py:3007-3043)."""
+    if gpu_total_gib >= 160:
+        return 16384, 1024
+    if gpu_total_gib >= 70 and "A100" not in gpu_model:
+        return 8192, 1024
+    return 2048, 256
+
+
+def activation_high(model: ModelInput, args: ServingArgs, gpu_total_gib: float, gpu_model: str,
+                    compute_bytes: int) -> float:
+    """An upper bound of the profile run's activation peak: the tokens' hidden states and MLP intermediates (gate_up
+    and its product, sharded by TP), plus the sampler's fp32 logits of max-num-seqs requests twice over."""
+    tokens, seqs = default_batched_tokens(gpu_total_gib, gpu_model)
+    tokens = args.max_num_batched_tokens or tokens
+    seqs = args.max_num_seqs or seqs
+    if model.hidden_size is None or model.intermediate_size is None:
+        return ACTIVATION_FALLBACK_HIGH
+    tp = args.tensor_parallel
+    per_token = (8 * model.hidden_size + 3 * model.intermediate_size // tp) * compute_bytes
+    logits = 2 * min(seqs, tokens) * (model.vocab_size or 152_064) * 4
+    return 1.25 * (tokens * per_token + logits) / GIB + 0.25
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """KV cache memory per GPU, at the best case (`high`: most memory, least overhead) and the worst (`low`)."""
+
+    kv_low: float
+    kv_high: float
+    overhead_low: float
+    overhead_high: float
+    activation_high: float
+
+
+def kv_memory(release: Release, args: ServingArgs, *, total_low: float, total_high: float, weights_low: float,
+              weights_high: float, activation: float) -> Bounds:
+    util = release.default_utilization if args.gpu_memory_utilization is None else args.gpu_memory_utilization
+    tp_extra = NCCL_HIGH if args.tensor_parallel > 1 else 0.0
+    graphs = 0.0 if args.enforce_eager or not release.graphs_counted else GRAPHS_HIGH
+    if release.extensible:
+        def kv(total: float, ctx: float, weights: float, act: float, graph: float, other: float) -> float:
+            non_kv = weights + graph + other
+            margin = max(MARGIN_FLOOR, MARGIN_FRACTION * act)
+            return min(util * total - non_kv, total - ctx - non_kv - margin) - act
+        high = kv(total_high, CONTEXT_LOW, weights_low, 0.0, 0.0, 0.0)
+        low = kv(total_low, CONTEXT_HIGH + tp_extra, weights_high, activation, graphs, NON_TORCH_HIGH)
+    else:
+        high = util * total_high - weights_low
+        low = util * total_low - weights_high - activation - NON_TORCH_HIGH - graphs - tp_extra
+    return Bounds(kv_low=low, kv_high=high, overhead_low=util * total_high - weights_low - high,
+                  overhead_high=util * total_low - weights_high - low, activation_high=activation)
