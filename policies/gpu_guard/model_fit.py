@@ -52,7 +52,9 @@ def declared_model(facts: Mapping[str, Any], name: str = "the model") -> ModelIn
     fixed: float | None = None
     floating = extra = 0.0
     quantized = precision in ("fp8", "int8", "int4")
-    if model_gib is not None:
+    if model_gib is None and params is None and _num(facts.get("_fixedGiB")) is not None:  # a catalog row's weights
+        fixed, floating = _num(facts.get("_fixedGiB")), _num(facts.get("_floatGiB")) or 0.0
+    elif model_gib is not None:
         fixed, floating = (model_gib, 0.0) if quantized else (0.0, model_gib)
     elif params is not None:
         total = params * 1e9
@@ -66,10 +68,32 @@ def declared_model(facts: Mapping[str, Any], name: str = "the model") -> ModelIn
                 fixed, floating = (total - embed) * per / GIB, embed * 2 / GIB
             else:  # the 16-bit embeddings are not given: counted at the quantized size, up to a quarter at 16 bits
                 fixed, extra = total * per / GIB, 0.25 * total * (2 - per) / GIB
-    return ModelInput(name=str(facts.get("name") or name), fixed_gib=fixed, float_gib=floating, extra_gib=extra,
+    default_len = _num(facts.get("_defaultMaxModelLen"))
+    return ModelInput(name=str(facts.get("name") or name), fixed_gib=fixed,
+                      default_max_len=int(default_len) if default_len else None, float_gib=floating, extra_gib=extra,
                       model_type=(str(facts["modelType"]) if facts.get("modelType") else None),
                       multimodal=bool(facts.get("multimodal")), source=str(facts.get("source") or "declared"),
                       **shape)
+
+
+def catalog_facts(repo_id: str) -> dict[str, Any] | None:
+    """A catalog model's facts (policies/gpu_guard/models) in declared_model's keys; None when not in the catalog.
+    Declared keys laid over them override them."""
+    from .models import lookup
+
+    facts = lookup(repo_id)
+    if facts is None:
+        return None
+    at16, at32 = facts.weight_bytes(2), facts.weight_bytes(4)
+    floating = (at32 - at16) / GIB  # the tensors held at the compute dtype, at 2 bytes
+    return {"name": facts.repo_id, "source": facts.repo_id, "_fixedGiB": at16 / GIB - floating, "_floatGiB": floating,
+            "layers": facts.layers, "kvHeads": facts.kv_heads, "headDim": facts.head_dim,
+            "attentionHeads": facts.attention_heads, "hiddenSize": facts.hidden_size,
+            "intermediateSize": facts.intermediate_size, "vocabSize": facts.vocab_size,
+            "contextLength": facts.derived_max_model_len,
+            "_defaultMaxModelLen": facts.default_max_model_len or facts.derived_max_model_len,
+            "modelType": facts.model_type, "multimodal": facts.multimodal, "experts": facts.experts,
+            "tieWordEmbeddings": facts.tie_word_embeddings}
 
 
 def _human_int(value: str) -> int | None:

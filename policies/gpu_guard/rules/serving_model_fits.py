@@ -35,11 +35,19 @@ from ..base import (
     _split_by_mark,
     resource_policy,
 )
+from ..inventory import POD_TEMPLATE_PATHS
 from ..matrix import load_matrix
-from ..model_fit import MODEL_ANNOTATION, ModelInput, declared_model, fit_findings, model_argument, serving_args
+from ..model_fit import (
+    MODEL_ANNOTATION,
+    ModelInput,
+    catalog_facts,
+    declared_model,
+    fit_findings,
+    model_argument,
+    serving_args,
+)
 from ..props import as_list, get
 from ._reach_annotation import REACHABLE_POOLS_ANNOTATION, declared_reach
-from ..inventory import POD_TEMPLATE_PATHS
 from ._serving import MODEL_GIB_ANNOTATION, MODEL_SHAPE_ANNOTATION, serving_containers
 
 NAME = "serving-model-fits"
@@ -52,7 +60,6 @@ def _model(annotations: Mapping[str, object], served: str | None) -> tuple[Model
     problem = None
     repo = annotations.get(MODEL_ANNOTATION) or served
     if repo:
-        from ..model_fit import catalog_facts
         facts.update(catalog_facts(str(repo)) or {})
     raw_shape = annotations.get(MODEL_SHAPE_ANNOTATION)
     if raw_shape is not None:
@@ -66,8 +73,7 @@ def _model(annotations: Mapping[str, object], served: str | None) -> tuple[Model
                        f"{raw_shape!r}; the KV cache is not judged. To let the pack judge it: write it as "
                        "InferenceService does")
     raw_gib = annotations.get(MODEL_GIB_ANNOTATION)
-    if raw_gib is not None:
-        facts.pop("parametersBillions", None)
+    if raw_gib is not None and "modelGiB" not in facts and "parametersBillions" not in facts:
         facts["modelGiB"] = raw_gib
     if not facts:
         return None, problem

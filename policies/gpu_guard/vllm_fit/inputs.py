@@ -14,7 +14,7 @@ GIB = 1024**3
 # linear attention): a full-attention count over-estimates it, so it is an upper bound only (vllm/v1/kv_cache_interface.py
 # SlidingWindowSpec, MLAAttentionSpec, MambaSpec at v0.34.0).
 NOT_FULL_ATTENTION_TYPES = frozenset({
-    "gemma2", "gemma3", "gemma3_text", "cohere2", "gpt_oss", "mistral", "deepseek_v2", "deepseek_v3", "kimi_k2",
+    "gemma2", "gemma3", "gemma3_text", "cohere2", "gpt_oss", "deepseek_v2", "deepseek_v3", "kimi_k2",
     "qwen3_next", "jamba", "mamba", "falcon_h1", "granitemoehybrid", "minimax", "llama4",
 })
 
@@ -38,6 +38,7 @@ class ModelInput:
     intermediate_size: int | None = None
     vocab_size: int | None = None
     context_length: int | None = None  # the derived maximum model length (rope scaling, tokenizer cap applied)
+    default_max_len: int | None = None  # what vLLM uses without --max-model-len (LongRoPE: the original length)
     model_type: str | None = None
     multimodal: bool = False
     experts: int | None = None

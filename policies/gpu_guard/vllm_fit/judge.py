@@ -133,6 +133,11 @@ def _fit_one(model: ModelInput, args: ServingArgs, release: Release, inst: Any, 
     where = (f"{tp} x {inst.gpu_model} of {name} ({_gib(memory.low_gib)}"
              + (f"-{_gib(memory.high_gib)}" if memory.estimate else "") + " GiB each as CUDA reports it"
              + (", estimated" if memory.estimate else "") + f"; vLLM {release.tag})")
+    util = release.default_utilization if args.gpu_memory_utilization is None else args.gpu_memory_utilization
+    util_text = f"--gpu-memory-utilization {util:g}" + (" (vLLM's default)" if args.gpu_memory_utilization is None
+                                                        else "")
+    own = (f" and at least {_gib(bounds.overhead_low)} GiB of vLLM's own memory" if bounds.overhead_low >= 0.05
+           else "")
     # Not even the weights and vLLM's own memory fit.
     if bounds.kv_high <= 0:
         need_tp = next((t for t in (2, 4, 8) if tp < t <= inst.gpus), None)
@@ -140,12 +145,12 @@ def _fit_one(model: ModelInput, args: ServingArgs, release: Release, inst: Any, 
                "with more GPU memory, or a smaller or quantized model" if need_tp else
                "Use an instance type with more GPU memory, or a smaller or quantized model")
         return [FitFinding("mandatory", "modelGiB",
-                           f"the weights ({_gib(weights_low)} GiB per GPU{fp32}) and vLLM's own memory (at least "
-                           f"{_gib(bounds.overhead_low)} GiB) leave no KV cache on {where}: vLLM refuses to start "
-                           f"(CUDA out of memory, or \"No available memory for the cache blocks\"). {fix} "
+                           f"the weights ({_gib(weights_low)} GiB per GPU{fp32}){own} exceed what vLLM may use of "
+                           f"{where} at {util_text} ({_gib(util * memory.high_gib)} GiB at most): vLLM refuses to "
+                           f"start (CUDA out of memory, or \"No available memory for the cache blocks\"). {fix} "
                            f"(vLLM memory: {MEMORY_DOCS})", name, bounds.kv_high)], False
     kv_bytes = kv_dtype_bytes(args.kv_cache_dtype, compute)
-    tokens = args.max_model_len if args.max_model_len is not None else model.context_length
+    tokens = args.max_model_len if args.max_model_len is not None else (model.default_max_len or model.context_length)
     if not model.kv_known or tokens is None or kv_bytes is None:
         if bounds.kv_low <= 0:
             return [FitFinding("advisory", "modelGiB",
@@ -164,8 +169,8 @@ def _fit_one(model: ModelInput, args: ServingArgs, release: Release, inst: Any, 
     if bounds.kv_high < need_low:
         return [FitFinding("mandatory", "maxModelLen",
                            f"{what} needs {_gib(need_high)} GiB of KV cache per GPU{fp32}, and at most "
-                           f"{_gib(bounds.kv_high)} GiB is left on {where} after the {_gib(weights_low)} GiB of weights "
-                           f"and at least {_gib(bounds.overhead_low)} GiB of vLLM's own memory: vLLM refuses to start "
+                           f"{_gib(bounds.kv_high)} GiB is left on {where} at {util_text} after the "
+                           f"{_gib(weights_low)} GiB of weights{own}: vLLM refuses to start "
                            f"(\"To serve at least one request with the model's max seq len\", "
                            "vllm/v1/core/kv_cache_planning.py:108-130). "
                            + _kv_fix(model, args, release, inst, memory, bounds, kv_bytes, compute), name,
@@ -196,7 +201,8 @@ def _kv_fix(model: ModelInput, args: ServingArgs, release: Release, inst: Any, m
                       weights_low=model.weights_gib(compute) / tp,
                       weights_high=(model.weights_gib(compute) + model.extra_gib) / tp,
                       activation=bounds.activation_high)
-        tokens = args.max_model_len if args.max_model_len is not None else model.context_length or 0
+        tokens = args.max_model_len if args.max_model_len is not None else (
+            model.default_max_len or model.context_length or 0)
         if b.kv_low >= one_request_gib(model, tp, kv_bytes, tokens):
             fixes.append(f"raise gpusPerReplica to {tp}")
             break

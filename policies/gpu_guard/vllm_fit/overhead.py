@@ -28,14 +28,16 @@ from dataclasses import dataclass
 from .inputs import GIB, ModelInput, ServingArgs
 from .releases import Release
 
-CONTEXT_LOW = 0.25  # CUDA context + cuBLAS handle and workspace, measured floor (docs/serving.md)
+CONTEXT_LOW = 0.25  # CUDA context + cuBLAS handle and workspace before the snapshot: at least (docs/serving.md)
 CONTEXT_HIGH = 0.9
 NCCL_HIGH = 0.6  # NCCL and custom all-reduce buffers, TP > 1
-NON_TORCH_HIGH = 0.3  # non-torch growth during the profile run (attention workspaces)
-GRAPHS_HIGH = 1.5  # CUDA graphs at the default capture sizes
-ACTIVATION_FALLBACK_HIGH = 3.0  # activation peak when the shape does not give it
+NON_TORCH_HIGH = 0.3  # non-torch growth during the profile run: 0.13-0.14 GiB measured at TP 1 ...
+NON_TORCH_HIGH_TP = 0.8  # ... and 0.54-0.55 GiB at TP 2 (llm-d/llm-d-benchmark, docs/serving.md)
+GRAPHS_HIGH = 1.5  # CUDA graphs at the default capture sizes: -0.88 to 1.42 GiB measured (docs/serving.md)
 MARGIN_FLOOR = 1.0  # KV_CACHE_MARGIN_FLOOR_BYTES, extensible_kv_cache.py:64
 MARGIN_FRACTION = 0.75  # KV_CACHE_MARGIN_FRACTION, extensible_kv_cache.py:65
+ACTIVATION_SLACK = 1.15  # the formula below over the measured peaks: 1.07-1.58x (docs/serving.md)
+DEFAULT_VOCAB = 262_144  # where the shape does not give the vocabulary: the largest of the catalog's models and more
 
 
 def default_batched_tokens(gpu_total_gib: float, gpu_model: str) -> tuple[int, int]:
@@ -49,17 +51,17 @@ def default_batched_tokens(gpu_total_gib: float, gpu_model: str) -> tuple[int, i
 
 def activation_high(model: ModelInput, args: ServingArgs, gpu_total_gib: float, gpu_model: str,
                     compute_bytes: int) -> float:
-    """An upper bound of the profile run's activation peak: the tokens' hidden states and MLP intermediates (gate_up
-    and its product, sharded by TP), plus the sampler's fp32 logits of max-num-seqs requests twice over."""
-    tokens, seqs = default_batched_tokens(gpu_total_gib, gpu_model)
+    """An upper bound of the profile run's activation peak at --max-num-batched-tokens T: fp32 logits of T tokens
+    over the vocabulary, plus the hidden states and MLP intermediates (gate_up and its product, sharded by TP), with
+    a slack fitted to vLLM's logged peaks (docs/serving.md, "Overhead data"); the hidden sizes default to the
+    vocabulary's share when the shape does not give them."""
+    tokens, _seqs = default_batched_tokens(gpu_total_gib, gpu_model)
     tokens = args.max_num_batched_tokens or tokens
-    seqs = args.max_num_seqs or seqs
-    if model.hidden_size is None or model.intermediate_size is None:
-        return ACTIVATION_FALLBACK_HIGH
-    tp = args.tensor_parallel
-    per_token = (8 * model.hidden_size + 3 * model.intermediate_size // tp) * compute_bytes
-    logits = 2 * min(seqs, tokens) * (model.vocab_size or 152_064) * 4
-    return 1.25 * (tokens * per_token + logits) / GIB + 0.25
+    vocab = model.vocab_size or DEFAULT_VOCAB
+    hidden = model.hidden_size or 8192
+    intermediate = model.intermediate_size or 4 * hidden
+    per_token = vocab * 4 + (8 * hidden + 3 * intermediate // args.tensor_parallel) * compute_bytes
+    return ACTIVATION_SLACK * tokens * per_token / GIB + 0.25
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,7 @@ def kv_memory(release: Release, args: ServingArgs, *, total_low: float, total_hi
               weights_high: float, activation: float) -> Bounds:
     util = release.default_utilization if args.gpu_memory_utilization is None else args.gpu_memory_utilization
     tp_extra = NCCL_HIGH if args.tensor_parallel > 1 else 0.0
+    non_torch = NON_TORCH_HIGH_TP if args.tensor_parallel > 1 else NON_TORCH_HIGH
     graphs = 0.0 if args.enforce_eager or not release.graphs_counted else GRAPHS_HIGH
     if release.extensible:
         def kv(total: float, ctx: float, weights: float, act: float, graph: float, other: float) -> float:
@@ -84,9 +87,9 @@ def kv_memory(release: Release, args: ServingArgs, *, total_low: float, total_hi
             margin = max(MARGIN_FLOOR, MARGIN_FRACTION * act)
             return min(util * total - non_kv, total - ctx - non_kv - margin) - act
         high = kv(total_high, CONTEXT_LOW, weights_low, 0.0, 0.0, 0.0)
-        low = kv(total_low, CONTEXT_HIGH + tp_extra, weights_high, activation, graphs, NON_TORCH_HIGH)
+        low = kv(total_low, CONTEXT_HIGH + tp_extra, weights_high, activation, graphs, non_torch)
     else:
         high = util * total_high - weights_low
-        low = util * total_low - weights_high - activation - NON_TORCH_HIGH - graphs - tp_extra
+        low = util * total_low - weights_high - activation - non_torch - graphs
     return Bounds(kv_low=low, kv_high=high, overhead_low=util * total_high - weights_low - high,
                   overhead_high=util * total_low - weights_high - low, activation_high=activation)
