@@ -64,7 +64,8 @@ def fit_findings(matrix: Any, model: ModelInput | None, args: ServingArgs, insta
         judged = False
         out.append(FitFinding("unseen", "shape",
                               f"{', '.join(args.unmodelled)}: memory the fit arithmetic does not model, so whether the "
-                              "model fits is not judged (the startup refusals still are)"))
+                              "model fits is not judged (the startup refusals still are). To let the pack judge it: "
+                              "serve without them (docs/serving.md, \"What the fit does not judge\")"))
     if model is None or not model.weights_known:
         judged = False
         out.append(FitFinding("unseen", "modelGiB",
@@ -75,14 +76,17 @@ def fit_findings(matrix: Any, model: ModelInput | None, args: ServingArgs, insta
     if model is not None and model.multimodal:
         judged = False
         out.append(FitFinding("unseen", "shape", f"{model.name} is multimodal: its encoder's memory is not modelled, "
-                                                 "so whether it fits is not judged"))
+                                                 "so whether it fits is not judged. To let the pack judge it: serve "
+                                                 "a text-only model (docs/serving.md)"))
     if model is not None:
         for key, message in shape_refusals(model, args):
             out.append(FitFinding("mandatory", key, message))
     if release is not None and args.max_model_len == -1 and not release.auto_fit:
         judged = False
         out.append(FitFinding("unseen", "maxModelLen", f"--max-model-len -1 (fit to memory) arrived in vLLM v0.14.0; "
-                                                        f"{release.tag} has no auto-fit, so the fit is not judged"))
+                                                        f"{release.tag} has no auto-fit, so the fit is not judged. To "
+                                                        "let the pack judge it: set maxModelLen, or use v0.14.0 or "
+                                                        "later"))
     shape_said = False
     for name in dict.fromkeys(instance_types):
         inst = matrix.instance_type(name)
