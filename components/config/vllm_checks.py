@@ -23,12 +23,13 @@ _KEY_PATHS: dict[str, tuple[str, ...]] = {
 }
 
 
-def service_model(service: InferenceServiceConfig) -> Any:
-    """The model the service declares: the catalog's facts for vllm.model, with the declared keys laid over them
-    (declared values override a fact), as serving-model-fits reads them from the Deployment's annotations."""
+def service_model(service: InferenceServiceConfig, repo: str | None = None) -> Any:
+    """The model the service declares: the catalog's facts for vllm.model (or `repo`), with the declared keys laid
+    over them (declared values override a fact), as serving-model-fits reads them from the Deployment's
+    annotations."""
     vllm = service.vllm
     assert vllm is not None
-    repo = getattr(vllm, "model", None)
+    repo = repo or getattr(vllm, "model", None)
     facts: dict[str, object] = dict(catalog_facts(str(repo)) or {}) if repo else {}
     facts.update(vllm.declared_facts())
     if set(facts) == {"precision"}:

@@ -29,7 +29,7 @@ BYTES_PER_PARAMETER: dict[str, float] = {"fp32": 2, "bf16": 2, "fp16": 2, "fp8":
 INT4_GROUP_OVERHEAD = (16 + 4) / 128 / 4  # one fp16 scale and one 4-bit zero per 128 weights, over 4 bits
 SHAPE_KEYS = {"layers": "layers", "kvHeads": "kv_heads", "headDim": "head_dim", "attentionHeads": "attention_heads",
               "hiddenSize": "hidden_size", "intermediateSize": "intermediate_size", "vocabSize": "vocab_size",
-              "contextLength": "context_length", "experts": "experts"}
+              "contextLength": "context_length", "experts": "experts", "expertsPerToken": "experts_per_token"}
 
 __all__ = ["MODEL_ANNOTATION", "RULE", "FitFinding", "ModelInput", "ServingArgs", "declared_model", "fit_findings",
            "serving_args"]
@@ -93,6 +93,7 @@ def catalog_facts(repo_id: str) -> dict[str, Any] | None:
             "contextLength": facts.derived_max_model_len,
             "_defaultMaxModelLen": facts.default_max_model_len or facts.derived_max_model_len,
             "modelType": facts.model_type, "multimodal": facts.multimodal, "experts": facts.experts,
+            "expertsPerToken": facts.experts_per_token,
             "tieWordEmbeddings": facts.tie_word_embeddings}
 
 
@@ -137,11 +138,11 @@ def serving_args(words: Sequence[str], *, image: str | None, env: Mapping[str, s
                         ("--data-parallel-size", "data parallelism"), ("-dp", "data parallelism")):
         if (_num(_flag(words, flag)) or 1) > 1 and label not in unmodelled:
             unmodelled.append(label)
-    for flag, label in (("--enable-lora", "LoRA (--enable-lora)"), ("--enable-expert-parallel", "expert parallelism"),
+    for flag, label in (("--enable-lora", "LoRA"), ("--enable-expert-parallel", "expert parallelism"),
                         ("-ep", "expert parallelism")):
         if _on(words, flag) and label not in unmodelled:
             unmodelled.append(label)
-    for flag, label in (("--max-lora-rank", "LoRA (--max-lora-rank)"),
+    for flag, label in (("--max-lora-rank", "LoRA"),
                         ("--speculative-config", "speculative decoding"),
                         ("--kv-cache-memory-bytes", "--kv-cache-memory-bytes"), ("--kv-cache-memory", "--kv-cache-memory-bytes"),
                         ("--kv-offloading-size", "KV offloading")):

@@ -42,6 +42,7 @@ class ModelInput:
     model_type: str | None = None
     multimodal: bool = False
     experts: int | None = None
+    experts_per_token: int | None = None  # MoE: the experts each token runs through (activations)
     source: str = "declared"  # "declared" or the catalog's repo id
 
     @property

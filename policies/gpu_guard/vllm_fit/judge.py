@@ -133,7 +133,7 @@ def _fit_one(model: ModelInput, args: ServingArgs, release: Release, inst: Any, 
     act = activation_high(model, args, memory.low_gib, inst.gpu_model, compute)
     bounds = kv_memory(release, args, total_low=memory.low_gib, total_high=memory.high_gib,
                        weights_low=weights_low, weights_high=weights_high, activation=act)
-    fp32 = " (in fp32: vLLM's fallback for this model type below compute capability 8.0)" if compute == 4 else ""
+    fp32 = ", in fp32: vLLM's fallback for this model type below compute capability 8.0" if compute == 4 else ""
     where = (f"{tp} x {inst.gpu_model} of {name} ({_gib(memory.low_gib)}"
              + (f"-{_gib(memory.high_gib)}" if memory.estimate else "") + " GiB each as CUDA reports it"
              + (", estimated" if memory.estimate else "") + f"; vLLM {release.tag})")

@@ -59,7 +59,8 @@ def activation_high(model: ModelInput, args: ServingArgs, gpu_total_gib: float, 
     tokens = args.max_num_batched_tokens or tokens
     vocab = model.vocab_size or DEFAULT_VOCAB
     hidden = model.hidden_size or 8192
-    intermediate = model.intermediate_size or 4 * hidden
+    intermediate = (model.intermediate_size or 4 * hidden) * max(1, model.experts_per_token or (2 if model.experts
+                                                                                               else 1))
     per_token = vocab * 4 + (8 * hidden + 3 * intermediate // args.tensor_parallel) * compute_bytes
     return ACTIVATION_SLACK * tokens * per_token / GIB + 0.25
 
