@@ -30,11 +30,12 @@ def service_model(service: InferenceServiceConfig, repo: str | None = None) -> A
     vllm = service.vllm
     assert vllm is not None
     repo = repo or getattr(vllm, "model", None)
-    facts: dict[str, object] = dict(catalog_facts(str(repo)) or {}) if repo else {}
+    known = catalog_facts(str(repo)) if repo else None
+    facts: dict[str, object] = dict(known or {})
     facts.update(vllm.declared_facts())
     if set(facts) == {"precision"}:
         return None
-    return declared_model(facts, str(repo or vllm.served_name()))
+    return declared_model(facts, str(repo) if known else "the model")
 
 
 def service_args(service: InferenceServiceConfig) -> ServingArgs:
@@ -74,8 +75,8 @@ def vllm_problems(matrix: Any, stack: StackConfig, service: InferenceServiceConf
             if vllm.model_gib is None and vllm.parameters_billions is None and getattr(vllm, "model", None):
                 problems.append(Problem((*at, "vllm", "model"), getattr(vllm, "model", None), finding.message))
             else:
-                value = vllm.model_gib if size_key == "modelGiB" else vllm.parameters_billions
-                problems.append(Problem((*at, "vllm", size_key), value, finding.message))
+                size = vllm.model_gib if size_key == "modelGiB" else vllm.parameters_billions
+                problems.append(Problem((*at, "vllm", size_key), size, finding.message))
             continue
         path = _KEY_PATHS.get(finding.key, ("vllm",))
         value: Any = {"gpusPerReplica": service.gpus_per_replica, "nodePools": list(service.node_pools),

@@ -21,6 +21,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .models import lookup
 from .vllm_fit import GIB, FitFinding, ModelInput, ServingArgs, fit_findings
 
 RULE = "serving-model-fits"
@@ -79,8 +80,6 @@ def declared_model(facts: Mapping[str, Any], name: str = "the model") -> ModelIn
 def catalog_facts(repo_id: str) -> dict[str, Any] | None:
     """A catalog model's facts (policies/gpu_guard/models) in declared_model's keys; None when not in the catalog.
     Declared keys laid over them override them."""
-    from .models import lookup
-
     facts = lookup(repo_id)
     if facts is None:
         return None
@@ -125,7 +124,7 @@ def _flag(words: Sequence[str], *names: str) -> str | None:
 
 
 def _on(words: Sequence[str], name: str) -> bool:
-    return any(w == name or w == f"{name}=true" or w == f"{name}=True" for w in words)
+    return any(w in (name, f"{name}=true", f"{name}=True") for w in words)
 
 
 def serving_args(words: Sequence[str], *, image: str | None, env: Mapping[str, str] | None = None,
@@ -144,7 +143,8 @@ def serving_args(words: Sequence[str], *, image: str | None, env: Mapping[str, s
             unmodelled.append(label)
     for flag, label in (("--max-lora-rank", "LoRA"),
                         ("--speculative-config", "speculative decoding"),
-                        ("--kv-cache-memory-bytes", "--kv-cache-memory-bytes"), ("--kv-cache-memory", "--kv-cache-memory-bytes"),
+                        ("--kv-cache-memory-bytes", "--kv-cache-memory-bytes"),
+                        ("--kv-cache-memory", "--kv-cache-memory-bytes"),
                         ("--kv-offloading-size", "KV offloading")):
         if _flag(words, flag) is not None and label not in unmodelled:
             unmodelled.append(label)
@@ -165,8 +165,13 @@ def serving_args(words: Sequence[str], *, image: str | None, env: Mapping[str, s
 
 
 def model_argument(words: Sequence[str]) -> str | None:
-    """The model `vllm serve <model>` (or --model) names."""
+    """The model `vllm serve <model>` (or --model) names; with the image's own entrypoint (`vllm serve`,
+    docker/Dockerfile:1386 at v0.34.0) the container's first argument."""
     for i, word in enumerate(words):
         if word == "vllm" and i + 2 < len(words) and words[i + 1] == "serve" and not words[i + 2].startswith("-"):
             return words[i + 2]
-    return _flag(words, "--model")
+    flag = _flag(words, "--model")
+    if flag is None and words and not words[0].startswith("-") and "/" in words[0] and not words[0].rsplit(
+            "/", 1)[-1].startswith(("python", "vllm", "sh", "bash")):
+        return words[0]
+    return flag

@@ -79,9 +79,10 @@ def test_the_shipped_dev_stack_with_its_vllm_service_passes_every_check():
 def test_a_70b_fp16_model_on_one_l4_is_refused_naming_the_weights_size():
     problem = _only(_dev(vllm__parametersBillions=70, vllm__precision="fp16", nodePools=["gpu-spot"]))
     assert problem.path == ("inferenceServices", 1, "vllm", "parametersBillions")
-    assert problem.rule.startswith("the weights (130.4 GiB per GPU) and vLLM's own memory (at least 1.2 GiB) leave "
-                                   "no KV cache on 1 x L4 of g6.xlarge (22.1-22.4 GiB each as CUDA reports it, "
-                                   "estimated; vLLM v0.34.0): vLLM refuses to start")
+    assert problem.rule.startswith("the weights (130.4 GiB per GPU) and at least 1.2 GiB of vLLM's own memory exceed "
+                                   "what vLLM may use of 1 x L4 of g6.xlarge (22.1-22.4 GiB each as CUDA reports it, "
+                                   "estimated; vLLM v0.34.0) at --gpu-memory-utilization 1 (vLLM's default) (22.4 GiB "
+                                   "at most): vLLM refuses to start")
 
 
 def test_a_declared_model_size_is_the_key_named():
@@ -292,7 +293,7 @@ def test_fp32_weights_count_two_bytes_per_parameter_as_vllm_loads_them():
     # 14B fp32: 26.1 GiB loaded, still refused on one L4, with the loaded size in the message.
     problem = _only(_dev(vllm__modelGiB=None, vllm__parametersBillions=14, vllm__precision="fp32"))
     assert problem.path == ("inferenceServices", 1, "vllm", "parametersBillions")
-    assert problem.rule.startswith("the weights (26.1 GiB per GPU) and vLLM's own memory")
+    assert problem.rule.startswith("the weights (26.1 GiB per GPU) and at least 1.2 GiB of vLLM's own memory exceed")
 
 
 def test_kv_cache_auto_is_the_compute_dtype_two_bytes_even_for_fp8_weights():
@@ -324,7 +325,7 @@ def test_the_budget_is_the_cuda_total_not_the_listed_24_gib():
     # 22888 MiB (22.35 GiB). 20.5 GiB fits 24 x 0.9 = 21.6 but not 22.35 x 0.9 = 20.1.
     problem = _only(_dev(vllm__parametersBillions=None, vllm__modelGiB=20.5, vllm__gpuMemoryUtilization=0.9))
     assert problem.path == ("inferenceServices", 1, "vllm", "modelGiB")
-    assert problem.rule.startswith("the weights (20.5 GiB per GPU) and vLLM's own memory")
+    assert problem.rule.startswith("the weights (20.5 GiB per GPU) exceed what vLLM may use")
     assert "(22.1-22.4 GiB each as CUDA reports it, estimated; vLLM v0.34.0)" in problem.rule
     # 19.5 GiB leaves at best 0.6 GiB, enough for one 8192-token request (0.22 GiB): not refused.
     assert _problems(_dev(vllm__parametersBillions=None, vllm__modelGiB=19.5, vllm__gpuMemoryUtilization=0.9)) == []

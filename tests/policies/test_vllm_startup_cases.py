@@ -41,7 +41,8 @@ from tests.policies.harness import run_with_caveats
 
 REPO = Path(__file__).resolve().parents[2]
 POLICIES = {p.name: p for p in all_policies()}
-L8, L70, L405 = "meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-70B-Instruct", "meta-llama/Meta-Llama-3.1-405B"
+L8, L70 = "meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-70B-Instruct"
+L405 = "meta-llama/Meta-Llama-3.1-405B"
 L1, Q7, PHI4 = "meta-llama/Llama-3.2-1B-Instruct", "Qwen/Qwen2.5-7B-Instruct", "microsoft/phi-4"
 QMOE, Q32FP8, MIX = "Qwen/Qwen3-30B-A3B", "Qwen/Qwen3-32B-FP8", "mistralai/Mixtral-8x7B-v0.1"
 # Qwen2.5-32B-Instruct-AWQ as declared (config.json: 64 layers, 8 KV heads, 40 heads, hidden 5120, vocab 152064,
@@ -121,7 +122,8 @@ CASES = [
          env={"VLLM_ALLOW_LONG_MAX_MODEL_LEN": "1"},
          why="VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 lifts it; 14.2 + 3.5 GiB KV on 44.2"),
     Case("8b-len-above-context", "refused", "p5.4xlarge", L8, max_len=200000, why="200000 > 131072"),
-    Case("phi4-tp4", "refused", "g5.12xlarge", PHI4, tp=4, why="10 KV heads and TP 4: neither divides (linear.py:1113)"),
+    Case("phi4-tp4", "refused", "g5.12xlarge", PHI4, tp=4,
+         why="10 KV heads and TP 4: neither divides (linear.py:1113)"),
     Case("phi4-tp8", "refused", "g5.48xlarge", PHI4, tp=8, why="40 heads / 8 but 10 KV heads % 8 != 0"),
     Case("phi4-tp2-a10g", "starts", "g5.12xlarge", PHI4, tp=2,
          why="13.7/GPU + 1.6 GiB KV (16384); worst overhead 6.3: 22.1 - 13.7 - 6.3 = 2.1 >= 1.6"),
@@ -200,9 +202,12 @@ def _service(case: Case) -> InferenceServiceConfig:
     return InferenceServiceConfig.model_validate(raw)
 
 
+def _config_findings(case: Case, service: InferenceServiceConfig) -> list[Any]:
+    return fit_findings(load_matrix(), service_model(service, case.model), service_args(service), [case.instance])
+
+
 def _config_levels(case: Case, service: InferenceServiceConfig) -> set[str]:
-    found = fit_findings(load_matrix(), service_model(service, case.model), service_args(service), [case.instance])
-    return {f.level for f in found}
+    return {f.level for f in _config_findings(case, service)}
 
 
 def _pack_levels(case: Case, service: InferenceServiceConfig) -> tuple[set[str], list[str]]:
@@ -244,3 +249,6 @@ def test_each_case_gets_its_level_from_the_pack_and_the_config_check_alike(case:
         return  # flags the stack file cannot set: the pack alone judges them
     config = _config_levels(case, service)
     assert config == pack, f"{case.id}: config check {config} != pack {pack}"
+    # The same words: each pack message is "<workload>: <the config check's message>".
+    words = {f.message for f in _config_findings(case, service)}
+    assert {m.split("): ", 1)[1] for m in messages} == words, case.id

@@ -59,8 +59,8 @@ def _model(annotations: Mapping[str, object], served: str | None) -> tuple[Model
     facts: dict[str, object] = {}
     problem = None
     repo = annotations.get(MODEL_ANNOTATION) or served
-    if repo:
-        facts.update(catalog_facts(str(repo)) or {})
+    known = catalog_facts(str(repo)) if repo else None
+    facts.update(known or {})
     raw_shape = annotations.get(MODEL_SHAPE_ANNOTATION)
     if raw_shape is not None:
         try:
@@ -77,7 +77,7 @@ def _model(annotations: Mapping[str, object], served: str | None) -> tuple[Model
         facts["modelGiB"] = raw_gib
     if not facts:
         return None, problem
-    return declared_model(facts, str(repo or "the model")), problem
+    return declared_model(facts, str(repo) if known else "the model"), problem
 
 
 def _env(args: ResourceValidationArgs, container_name: str) -> dict[str, str]:

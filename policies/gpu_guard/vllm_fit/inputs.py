@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 GIB = 1024**3
 
 # Model types whose KV cache is not K and V of every layer's full context (sliding-window layers, MLA latents,
-# linear attention): a full-attention count over-estimates it, so it is an upper bound only (vllm/v1/kv_cache_interface.py
-# SlidingWindowSpec, MLAAttentionSpec, MambaSpec at v0.34.0).
+# linear attention): a full-attention count over-estimates it, so it is an upper bound only
+# (vllm/v1/kv_cache_interface.py SlidingWindowSpec, MLAAttentionSpec, MambaSpec at v0.34.0).
 NOT_FULL_ATTENTION_TYPES = frozenset({
     "gemma2", "gemma3", "gemma3_text", "cohere2", "gpt_oss", "deepseek_v2", "deepseek_v3", "kimi_k2",
     "qwen3_next", "jamba", "mamba", "falcon_h1", "granitemoehybrid", "minimax", "llama4",

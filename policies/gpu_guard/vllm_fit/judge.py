@@ -58,7 +58,8 @@ def fit_findings(matrix: Any, model: ModelInput | None, args: ServingArgs, insta
         judged = False
         out.append(FitFinding("unseen", "image",
                               f"the vLLM release of image {args.image!r} is not one whose startup rules were read "
-                              f"(v0.12.0 to {PINNED}, docs/serving.md), so whether the model fits is not judged for it. "
+                              f"(v0.12.0 to {PINNED}, docs/serving.md), so whether the model fits is not judged for "
+                              "it. "
                               "To let the pack judge it: use an admitted vllm/vllm-openai release tag"))
     if args.unmodelled:
         judged = False
@@ -135,7 +136,8 @@ def _fit_one(model: ModelInput, args: ServingArgs, release: Release, inst: Any, 
                        weights_low=weights_low, weights_high=weights_high, activation=act)
     fp32 = ", in fp32: vLLM's fallback for this model type below compute capability 8.0" if compute == 4 else ""
     where = (f"{tp} x {inst.gpu_model} of {name} ({_gib(memory.low_gib)}"
-             + (f"-{_gib(memory.high_gib)}" if memory.estimate else "") + " GiB each as CUDA reports it"
+             + (f"-{_gib(memory.high_gib)}" if _gib(memory.high_gib) != _gib(memory.low_gib) else "")
+             + " GiB each as CUDA reports it"
              + (", estimated" if memory.estimate else "") + f"; vLLM {release.tag})")
     util = release.default_utilization if args.gpu_memory_utilization is None else args.gpu_memory_utilization
     util_text = f"--gpu-memory-utilization {util:g}" + (" (vLLM's default)" if args.gpu_memory_utilization is None
@@ -177,7 +179,8 @@ def _fit_one(model: ModelInput, args: ServingArgs, release: Release, inst: Any, 
                            f"{_gib(weights_low)} GiB of weights{own}: vLLM refuses to start "
                            f"(\"To serve at least one request with the model's max seq len\", "
                            "vllm/v1/core/kv_cache_planning.py:108-130). "
-                           + _kv_fix(model, args, release, inst, memory, bounds, kv_bytes, compute), name,
+                           + _kv_fix(model, args, release, inst, memory, bounds=bounds, kv_bytes=kv_bytes,
+                                     compute=compute), name,
                            bounds.kv_high - need_low)], False
     if bounds.kv_low < need_high:
         return [FitFinding("advisory", "maxModelLen",
@@ -189,7 +192,7 @@ def _fit_one(model: ModelInput, args: ServingArgs, release: Release, inst: Any, 
     return [], False
 
 
-def _kv_fix(model: ModelInput, args: ServingArgs, release: Release, inst: Any, memory: Any, bounds: Bounds,
+def _kv_fix(model: ModelInput, args: ServingArgs, release: Release, inst: Any, memory: Any, *, bounds: Bounds,
             kv_bytes: int, compute: int) -> str:
     fixes: list[str] = []
     longest = longest_fitting(model, args.tensor_parallel, kv_bytes, max(bounds.kv_low, 0.0))

@@ -25,5 +25,5 @@ def gpu_memory(matrix: Any, inst: Any) -> GpuMemory | None:
     if row is None or row.cuda_total_mib is None:
         return None
     high = row.cuda_total_max_mib or row.cuda_total_mib
-    return GpuMemory(row.cuda_total_mib / 1024, high / 1024, row.cuda_total_max_mib is not None,
-                     row.cuda_source or row.usable_source)
+    source = row.cuda_source or row.usable_source
+    return GpuMemory(row.cuda_total_mib / 1024, high / 1024, source.startswith("estimate"), source)

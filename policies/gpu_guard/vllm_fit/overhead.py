@@ -83,12 +83,12 @@ def kv_memory(release: Release, args: ServingArgs, *, total_low: float, total_hi
     non_torch = NON_TORCH_HIGH_TP if args.tensor_parallel > 1 else NON_TORCH_HIGH
     graphs = 0.0 if args.enforce_eager or not release.graphs_counted else GRAPHS_HIGH
     if release.extensible:
-        def kv(total: float, ctx: float, weights: float, act: float, graph: float, other: float) -> float:
+        def kv(total: float, ctx: float, weights: float, *, act: float, graph: float, other: float) -> float:
             non_kv = weights + graph + other
             margin = max(MARGIN_FLOOR, MARGIN_FRACTION * act)
             return min(util * total - non_kv, total - ctx - non_kv - margin) - act
-        high = kv(total_high, CONTEXT_LOW, weights_low, 0.0, 0.0, 0.0)
-        low = kv(total_low, CONTEXT_HIGH + tp_extra, weights_high, activation, graphs, non_torch)
+        high = kv(total_high, CONTEXT_LOW, weights_low, act=0.0, graph=0.0, other=0.0)
+        low = kv(total_low, CONTEXT_HIGH + tp_extra, weights_high, act=activation, graph=graphs, other=non_torch)
     else:
         high = util * total_high - weights_low
         low = util * total_low - weights_high - activation - non_torch - graphs

@@ -47,10 +47,10 @@ def shape_refusals(model: ModelInput, args: ServingArgs) -> list[tuple[str, str]
     tp = args.tensor_parallel
     if model.attention_heads is not None and model.attention_heads % tp:
         out.append(("gpusPerReplica",
-                    f"{model.name} has {model.attention_heads} attention heads, not divisible by --tensor-parallel-size "
-                    f"{tp}: vLLM refuses to start (\"Total number of attention heads ... must be divisible by tensor "
-                    f"parallel size\", {SRC}vllm/config/model.py#L1577-L1584). Use a gpusPerReplica that divides "
-                    f"{model.attention_heads}"))
+                    f"{model.name} has {model.attention_heads} attention heads, not divisible by "
+                    f"--tensor-parallel-size {tp}: vLLM refuses to start (\"Total number of attention heads ... "
+                    f"must be divisible by tensor parallel size\", {SRC}vllm/config/model.py#L1577-L1584). Use a "
+                    f"gpusPerReplica that divides {model.attention_heads}"))
     elif model.kv_heads is not None and (tp % model.kv_heads if tp >= model.kv_heads else model.kv_heads % tp):
         out.append(("gpusPerReplica",
                     f"{model.name} has {model.kv_heads} KV heads and --tensor-parallel-size {tp}: neither divides the "
@@ -82,11 +82,11 @@ def gpu_refusals(model: ModelInput, args: ServingArgs, gpu: str, compute_capabil
                              f"#L679-L697). Drop --dtype (vLLM then runs float16), or keep {instance_type} out of the "
                              "service's pools"))
     if args.kv_cache_dtype.startswith("fp8") and cc < (8, 0):
-        out.append(("kvCacheDtype", f"--kv-cache-dtype {args.kv_cache_dtype} on the {gpu} of {instance_type} (compute "
-                                    f"capability {compute_capability}): vLLM's attention backend there (Triton) refuses "
-                                    f"an fp8 KV cache below 8.9 ({SRC}vllm/v1/attention/backends/triton_attn.py"
-                                    f"#L513-L527). Use kvCacheDtype auto (float16), or keep {instance_type} out of the "
-                                    "service's pools"))
+        out.append(("kvCacheDtype",
+                    f"--kv-cache-dtype {args.kv_cache_dtype} on the {gpu} of {instance_type} (compute capability "
+                    f"{compute_capability}): vLLM's attention backend there (Triton) refuses an fp8 KV cache below "
+                    f"8.9 ({SRC}vllm/v1/attention/backends/triton_attn.py#L513-L527). Use kvCacheDtype auto "
+                    f"(float16), or keep {instance_type} out of the service's pools"))
     if args.kv_cache_dtype == "bfloat16" and cc < (8, 0):
         out.append(("kvCacheDtype", f"--kv-cache-dtype bfloat16 on the {gpu} of {instance_type} (compute capability "
                                     f"{compute_capability}): vLLM's Triton attention backend refuses it below 8.0 "
