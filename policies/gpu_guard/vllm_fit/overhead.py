@@ -36,7 +36,7 @@ NON_TORCH_HIGH_TP = 0.8  # ... and 0.54-0.55 GiB at TP 2 (llm-d/llm-d-benchmark,
 GRAPHS_HIGH = 1.5  # CUDA graphs at the default capture sizes: -0.88 to 1.42 GiB measured (docs/serving.md)
 MARGIN_FLOOR = 1.0  # KV_CACHE_MARGIN_FLOOR_BYTES, extensible_kv_cache.py:64
 MARGIN_FRACTION = 0.75  # KV_CACHE_MARGIN_FRACTION, extensible_kv_cache.py:65
-ACTIVATION_SLACK = 1.15  # the formula below over the measured peaks: 1.07-1.58x (docs/serving.md)
+ACTIVATION_SLACK = 1.15  # the formula below is 1.06-3.4x the peaks vLLM logged (docs/serving.md, "Overhead data")
 DEFAULT_VOCAB = 262_144  # where the shape does not give the vocabulary: the largest of the catalog's models and more
 
 
