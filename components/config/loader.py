@@ -19,6 +19,7 @@ from components.config.models import GpuPool, StackConfig
 from components.config.problems import Problem, _problem_from_error, merge_by_key
 from components.config.serving import STARTUP_MAX_SECONDS
 from components.config.vllm_checks import vllm_advisories, vllm_problems
+from components.config.vllm_model import model_advisories
 from components.inference import budget
 from policies.gpu_guard.calendar import program_day
 from policies.gpu_guard.eks_support import with_support_type
@@ -250,12 +251,14 @@ def _instance_read_problem(matrix: Any, stack: StackConfig, service: Any, at: Pa
 
 def _read_advisories(stack: StackConfig) -> list[Problem]:
     """The model read judged on instance sizes whose EBS baseline no primary source confirms, and vLLM's dtype
-    fallbacks (vllm_checks.vllm_advisories): advisories only."""
+    fallbacks (vllm_checks.vllm_advisories), and catalog facts the stack file overrides (vllm_model.model_advisories):
+    advisories only."""
     matrix = load_matrix()
     found = (_instance_read_problem(matrix, stack, service, ("inferenceServices", i), confirmed=False)
              for i, service in enumerate(stack.inference_services))
     vllm = [a for i, service in enumerate(stack.inference_services)
-            for a in vllm_advisories(matrix, stack, service, ("inferenceServices", i))]
+            for a in (*vllm_advisories(matrix, stack, service, ("inferenceServices", i)),
+                      *model_advisories(service, ("inferenceServices", i)))]
     return [*(p for p in found if p is not None), *vllm]
 
 

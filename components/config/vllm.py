@@ -25,11 +25,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from components.config.base import _Model
 from components.config.fields import ServiceName
 from components.config.issues import ConfigIssue
+from components.config.vllm_model_id import check_model_id
 
 Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
 # vLLM's --kv-cache-dtype names (`CacheDType`, vllm/config/cache.py:44-58 at v0.34.0), those with a fixed size on CUDA.
@@ -99,6 +100,11 @@ class VllmConfig(_Model):
         description="The model directory (Hugging Face layout: config.json, *.safetensors, tokenizer) on the model "
                     "volume: relative to modelVolume.mountPath, or absolute.",
     )
+    model: str | None = Field(
+        default=None, min_length=3, max_length=250,
+        description="The Hugging Face repository id of the model (owner/name, as the Hub writes it), whose shape, "
+                    "weights and context the model catalog knows (docs/serving.md, \"Naming the model\"); values "
+                    "declared here (modelGiB, parametersBillions, shape) override the catalog's.")
     served_model_name: str | None = Field(
         default=None, alias="servedModelName", pattern=r"^[A-Za-z0-9._/:-]{1,128}$",
         description="The model name clients send (--served-model-name); default: the last part of modelPath.",
@@ -123,6 +129,11 @@ class VllmConfig(_Model):
     api_key_secret: SecretKeyConfig | None = Field(
         default=None, alias="apiKeySecret",
         description="Secret key holding the API key clients send as a Bearer token (VLLM_API_KEY).")
+
+    @field_validator("model")
+    @classmethod
+    def _known_form(cls, value: str | None) -> str | None:
+        return None if value is None else check_model_id(value)
 
     @model_validator(mode="after")
     def _max_model_len(self) -> VllmConfig:

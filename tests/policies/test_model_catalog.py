@@ -13,10 +13,17 @@ from policies.gpu_guard.models.catalog import (
     CATALOG_PATH,
     CONFIGS_DIR,
     CatalogError,
+    CatalogRow,
     facts_of,
     parse_rows,
 )
-from policies.gpu_guard.models.derive import ConfigShapeError, Provenance, derive_facts, max_model_len
+from policies.gpu_guard.models.derive import (
+    ConfigShapeError,
+    Provenance,
+    derive_facts,
+    max_model_len,
+    text_config,
+)
 
 ROWS = parse_rows(CATALOG_PATH.read_text(encoding="utf-8"))
 ROW_IDS = [row.repo_id for row in ROWS]
@@ -29,30 +36,26 @@ def _config(row_config: str) -> dict[str, object]:
 
 @pytest.mark.parametrize("row", ROWS, ids=ROW_IDS)
 def test_every_row_is_its_vendored_config(row: object) -> None:
-    from policies.gpu_guard.models.catalog import CatalogRow
-
     assert isinstance(row, CatalogRow)
     raw = (CONFIGS_DIR / row.config).read_bytes()
     assert hashlib.sha256(raw).hexdigest() == row.sha256
     cfg = json.loads(raw)
     facts = lookup(row.repo_id)
     assert facts is not None
-    text = cfg.get("text_config", cfg)
+    text = text_config(cfg)  # a multimodal model's text_config, with the keys it leaves out at their class defaults
     assert facts.layers == text["num_hidden_layers"]
     assert facts.hidden_size == text["hidden_size"]
     assert facts.attention_heads == text["num_attention_heads"]
     assert facts.kv_heads == text.get("num_key_value_heads", text["num_attention_heads"])
     assert facts.vocab_size == text["vocab_size"]
     assert facts.max_position_embeddings == text["max_position_embeddings"]
-    assert facts.source_url == (f"https://github.com/{row.read_from['repo']}/blob/{row.read_from['commit']}/"
-                                f"{row.read_from['path']}")
+    assert facts.source_url == row.read_from.get("url") or facts.source_url == (
+        f"https://github.com/{row.read_from['repo']}/blob/{row.read_from['commit']}/{row.read_from['path']}")
     assert facts.sha256 == row.sha256
 
 
 @pytest.mark.parametrize("row", [r for r in ROWS if r.published_parameters], ids=lambda r: r.repo_id)
 def test_parameters_agree_with_the_published_count_within_1_percent(row: object) -> None:
-    from policies.gpu_guard.models.catalog import CatalogRow
-
     assert isinstance(row, CatalogRow) and row.published_parameters and row.published_source
     facts = lookup(row.repo_id)
     assert facts is not None
@@ -61,8 +64,6 @@ def test_parameters_agree_with_the_published_count_within_1_percent(row: object)
 
 @pytest.mark.parametrize("row", [r for r in ROWS if r.safetensors_total_size], ids=lambda r: r.repo_id)
 def test_weight_bytes_agree_with_the_checkpoint_total_size_within_2_percent(row: object) -> None:
-    from policies.gpu_guard.models.catalog import CatalogRow
-
     assert isinstance(row, CatalogRow) and row.safetensors_total_size and row.total_size_source
     facts = lookup(row.repo_id)
     assert facts is not None
@@ -113,7 +114,8 @@ def test_a_changed_vendored_file_is_refused_with_the_row_and_the_file(tmp_path: 
 
 
 def test_a_row_without_provenance_is_refused() -> None:
-    text = "models:\n  - repo_id: a/b\n    config: a/b.json\n    sha256: x\n    license: mit\n    reviewed: 2026-12-07\n"
+    text = ("models:\n  - repo_id: a/b\n    config: a/b.json\n    sha256: x\n    license: mit\n"
+            "    reviewed: 2026-12-07\n")
     with pytest.raises(CatalogError, match=r"models\[0\] \(a/b\): read_from is required"):
         parse_rows(text)
 
@@ -151,3 +153,11 @@ def test_gemma3_rope_factor_is_not_applied_again() -> None:
 def test_the_smallest_length_key_wins_and_model_max_length_overrides() -> None:
     assert max_model_len({"max_position_embeddings": 8192, "seq_length": 4096}, "x") == (4096, 4096, "seq_length")
     assert max_model_len({"max_position_embeddings": 8192, "model_max_length": 16384}, "x")[0] == 16384
+
+
+def test_gemma3_keys_left_out_of_text_config_take_gemma3_text_configs_defaults() -> None:
+    # transformers v4.50.0 Gemma3TextConfig: 8 heads, 4 KV heads, head_dim 256, vocab 262208, 131072 positions
+    facts = lookup("google/gemma-3-4b-it")
+    assert facts is not None and facts.multimodal
+    assert (facts.attention_heads, facts.kv_heads, facts.head_dim) == (8, 4, 256)
+    assert (facts.vocab_size, facts.max_position_embeddings, facts.derived_max_model_len) == (262_208, 131_072, 131_072)

@@ -57,6 +57,8 @@ class CatalogRow:
     @property
     def source_url(self) -> str:
         src = self.read_from
+        if "url" in src:
+            return src["url"]
         return f"https://github.com/{src['repo']}/blob/{src['commit']}/{src['path']}"
 
 
@@ -69,9 +71,14 @@ def _row(raw: Any, index: int) -> CatalogRow:
         if not raw.get(key):
             raise CatalogError(f"{where}: {key} is required (every row says where its config.json was read)")
     source = raw["read_from"]
-    if not isinstance(source, dict) or not all(source.get(k) for k in ("repo", "commit", "path")):
-        raise CatalogError(f"{where}: read_from needs repo, commit and path, got {source!r}")
-    if not re.fullmatch(r"[0-9a-f]{40}", str(source["commit"])):
+    if isinstance(source, dict) and str(source.get("url", "")).startswith("https://huggingface.co/"):
+        if not raw.get("notes"):
+            raise CatalogError(f"{where}: a config read from a rendered Hub page needs notes saying how its layout "
+                               "was rebuilt")
+    elif not isinstance(source, dict) or not all(source.get(k) for k in ("repo", "commit", "path")):
+        raise CatalogError(f"{where}: read_from needs repo, commit and path (a GitHub copy) or the url of a "
+                           f"huggingface.co page, got {source!r}")
+    elif not re.fullmatch(r"[0-9a-f]{40}", str(source["commit"])):
         raise CatalogError(f"{where}: read_from.commit {source['commit']!r} is not a pinned 40-hex commit")
     if not REPO_ID_PATTERN.match(str(raw["repo_id"])):
         raise CatalogError(f"{where}: repo_id {raw['repo_id']!r} is not a Hugging Face owner/name")

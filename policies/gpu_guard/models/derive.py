@@ -47,6 +47,16 @@ SUPPORTED_MODEL_TYPES = frozenset({"llama", "mistral", "qwen2", "qwen3", "phi3",
                                    "mixtral", "qwen3_moe", "gpt_oss"})
 
 
+# Keys Gemma 3's config.json leaves out of `text_config`, at Gemma3TextConfig's defaults (what `from_pretrained`
+# fills in, and vLLM reads): transformers v4.50.0, the first release with Gemma 3.
+# Source: https://github.com/huggingface/transformers/blob/v4.50.0/src/transformers/models/gemma3/configuration_gemma3.py#L172-L200
+_CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
+    "gemma3_text": {"vocab_size": 262_208, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
+                    "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256,
+                    "max_position_embeddings": 131_072, "tie_word_embeddings": True},
+}
+
+
 class ConfigShapeError(ValueError):
     """The config.json cannot be read into facts (a missing key, an unknown model type or quantization)."""
 
@@ -70,9 +80,11 @@ def _require(cfg: Mapping[str, Any], key: str, where: str) -> Any:
 
 
 def text_config(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The language model's config: `text_config` of a multimodal model, else the config itself."""
+    """The language model's config: `text_config` of a multimodal model, else the config itself; keys it leaves out
+    at its Transformers class's defaults where the catalog records them (`_CLASS_DEFAULTS`)."""
     inner = cfg.get("text_config")
-    return inner if isinstance(inner, Mapping) else cfg
+    text = inner if isinstance(inner, Mapping) else cfg
+    return {**_CLASS_DEFAULTS.get(str(text.get("model_type", "")), {}), **text}
 
 
 def rope_parameters(text: Mapping[str, Any]) -> list[Mapping[str, Any]]:
