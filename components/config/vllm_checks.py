@@ -23,13 +23,13 @@ _KEY_PATHS: dict[str, tuple[str, ...]] = {
 }
 
 
-def service_model(service: InferenceServiceConfig, repo: str | None = None) -> Any:
-    """The model the service declares: the catalog's facts for vllm.model (or `repo`), with the declared keys laid
-    over them (declared values override a fact), as serving-model-fits reads them from the Deployment's
-    annotations."""
+def service_model(service: InferenceServiceConfig) -> Any:
+    """The model the service declares: the catalog's facts for vllm.model, with the declared keys laid over them
+    (declared values override a fact: components/config/vllm_model.py says so), as serving-model-fits reads them
+    from the Deployment's annotations."""
     vllm = service.vllm
     assert vllm is not None
-    repo = repo or getattr(vllm, "model", None)
+    repo = vllm.model
     known = catalog_facts(str(repo)) if repo else None
     facts: dict[str, object] = dict(known or {})
     facts.update(vllm.declared_facts())
@@ -72,8 +72,8 @@ def vllm_problems(matrix: Any, stack: StackConfig, service: InferenceServiceConf
             continue
         seen.add(finding.key)
         if finding.key == "modelGiB":
-            if vllm.model_gib is None and vllm.parameters_billions is None and getattr(vllm, "model", None):
-                problems.append(Problem((*at, "vllm", "model"), getattr(vllm, "model", None), finding.message))
+            if vllm.model_gib is None and vllm.parameters_billions is None and vllm.model:
+                problems.append(Problem((*at, "vllm", "model"), vllm.model, finding.message))
             else:
                 size = vllm.model_gib if size_key == "modelGiB" else vllm.parameters_billions
                 problems.append(Problem((*at, "vllm", size_key), size, finding.message))

@@ -250,9 +250,8 @@ def model_annotations(config: InferenceServiceConfig) -> dict[str, str]:
     facts = config.vllm.declared_facts()
     if set(facts) != {"precision"}:
         out[MODEL_SHAPE_ANNOTATION] = json.dumps(facts, sort_keys=True)
-    model = getattr(config.vllm, "model", None)
-    if model:
-        out[MODEL_ANNOTATION] = str(model)
+    if config.vllm.model:
+        out[MODEL_ANNOTATION] = config.vllm.model
     return out
 
 

@@ -191,6 +191,8 @@ def _service(case: Case) -> InferenceServiceConfig:
     raw["gpusPerReplica"] = case.tp
     raw["nodePools"] = ["p"]
     vllm = {k: v for k, v in raw["vllm"].items() if k in ("modelPath", "servedModelName")}
+    if case.model is not None:
+        vllm["model"] = case.model  # the catalog's facts; InferenceService writes gpu-platform.io/model
     vllm.update(copy.deepcopy(case.declared))
     if case.max_len is not None:
         vllm["maxModelLen"] = case.max_len
@@ -203,7 +205,7 @@ def _service(case: Case) -> InferenceServiceConfig:
 
 
 def _config_findings(case: Case, service: InferenceServiceConfig) -> list[Any]:
-    return fit_findings(load_matrix(), service_model(service, case.model), service_args(service), [case.instance])
+    return fit_findings(load_matrix(), service_model(service), service_args(service), [case.instance])
 
 
 def _config_levels(case: Case, service: InferenceServiceConfig) -> set[str]:
@@ -215,8 +217,7 @@ def _pack_levels(case: Case, service: InferenceServiceConfig) -> tuple[set[str],
                    instance_types=(case.instance,), use_precompiled=False, path=("nodePools", 0),
                    driver_path=("nodePools", 0))
     manifest = workload.deployment(service, [pool], "12.9", None)
-    if case.model is not None:
-        manifest["metadata"]["annotations"][MODEL_ANNOTATION] = case.model
+    assert manifest["metadata"]["annotations"].get(MODEL_ANNOTATION) == case.model
     container = manifest["spec"]["template"]["spec"]["containers"][0]
     container["args"] = [*container["args"], *case.extra_args]
     container["env"] = [*container.get("env", []), *({"name": k, "value": v} for k, v in case.env.items())]
