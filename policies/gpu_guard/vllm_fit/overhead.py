@@ -28,7 +28,9 @@ from dataclasses import dataclass
 from .inputs import GIB, ModelInput, ServingArgs
 from .releases import Release
 
-CONTEXT_LOW = 0.25  # CUDA context + cuBLAS handle and workspace before the snapshot: at least (docs/serving.md)
+# CUDA context + cuBLAS handle and workspace before the snapshot: 527 + 68 MiB measured on an H100
+# (bench/probe_runs/2026-12-07-gpu-memory/h100-80gb-hbm3.json); smaller GPUs load fewer module images: at least 0.25.
+CONTEXT_LOW = 0.25
 CONTEXT_HIGH = 0.9
 NCCL_HIGH = 0.6  # NCCL and custom all-reduce buffers, TP > 1
 NON_TORCH_HIGH = 0.3  # non-torch growth during the profile run: 0.13-0.14 GiB measured at TP 1 ...
