@@ -14,6 +14,7 @@ from components.config.problems import Problem
 from components.config.serving import InferenceServiceConfig
 from policies.gpu_guard.model_fit import ServingArgs, catalog_facts, declared_model, fit_findings
 from policies.gpu_guard.vllm_fit.refusals import FP16_REFUSED_MODEL_TYPES
+from policies.gpu_guard.vllm_fit.releases import release_of_image
 
 # The config key each finding names (policies/gpu_guard/vllm_fit/judge.py FitFinding.key), under the service.
 _KEY_PATHS: dict[str, tuple[str, ...]] = {
@@ -65,6 +66,12 @@ def vllm_problems(matrix: Any, stack: StackConfig, service: InferenceServiceConf
             problems.append(Problem((*at, "nodePools"), list(service.node_pools), refused[0].message,
                                     fix=f"pin nodePools to pools without {name}, or use an image built for its GPU"))
             break
+    release = release_of_image(service.image)
+    if vllm.max_model_len == -1 and release is not None and not release.auto_fit:
+        problems.append(Problem((*at, "vllm", "maxModelLen"), -1,
+                                f"maxModelLen -1 (vLLM fits the length to memory) arrived in vLLM v0.14.0; "
+                                f"{service.image} is {release.tag}, which has no auto-fit",
+                                fix="set maxModelLen to a length, or use a vLLM v0.14.0 or later image"))
     size_key = "parametersBillions" if vllm.model_gib is None and vllm.parameters_billions is not None else "modelGiB"
     seen: set[str] = set()
     for finding in fit_findings(matrix, service_model(service), service_args(service), types):

@@ -371,3 +371,42 @@ def test_kv_heads_fewer_than_gpus_are_replicated_one_per_gpu():
     svc = _service(gpusPerReplica=4, nodePools=["gpu-spot"])
     assert kv_bytes_per_token(service_model(svc), 4, 2) == 14336  # per GPU: 57344 B over the 4 GPUs
     assert kv_bytes_per_token(service_model(_service()), 1, 2) == 28672
+
+
+def test_a_fit_inside_the_error_bar_is_a_config_advisory_with_the_margin():
+    # Llama 3.1 8B (the catalog's 15 GiB, 128 KiB of KV cache a token) at 32768 tokens on the dev pool's L4/A10G:
+    # 4 GiB of KV cache fits the best case of vLLM's non-KV memory, not the worst: an advisory, not a refusal.
+    values = _dev(vllm__model="meta-llama/Llama-3.1-8B-Instruct", vllm__parametersBillions=None, vllm__shape=None,
+                  vllm__maxModelLen=32768)
+    _config, problems, advisories = check_stack(values, region="us-west-2", today=TODAY)
+    assert problems == []
+    [fit] = [a for a in advisories if a.path[-1] == "maxModelLen"]
+    assert fit.path == ("inferenceServices", 1, "vllm", "maxModelLen")
+    assert "needs 4 GiB of KV cache per GPU" in fit.rule and "a margin of" in fit.rule and "short by" in fit.rule
+
+
+def test_the_models_whole_context_is_judged_when_max_model_len_is_unset():
+    # Unset maxModelLen is the catalog's 131072 tokens: 16 GiB of KV cache on top of 15 GiB of weights on one L4.
+    problem = _only(_dev(vllm__model="meta-llama/Llama-3.1-8B-Instruct", vllm__parametersBillions=None,
+                         vllm__shape=None, vllm__maxModelLen=None))
+    assert problem.path == ("inferenceServices", 1, "vllm", "maxModelLen")
+    assert problem.rule.startswith("one request of --max-model-len 131072 tokens (unset: the model's context length) "
+                                   "needs 16 GiB of KV cache per GPU")
+    assert "Fix: lower maxModelLen to " in problem.rule and "set maxModelLen -1: vLLM fits it to memory" in problem.rule
+    # -1: vLLM fits the length to the memory left, so it is not a refusal.
+    assert _problems(_dev(vllm__model="meta-llama/Llama-3.1-8B-Instruct", vllm__parametersBillions=None,
+                          vllm__shape=None, vllm__maxModelLen=-1)) == []
+
+
+def test_llama_70b_from_the_catalog_on_one_gpu_is_refused_naming_vllm_model():
+    problem = _only(_dev(vllm__model="meta-llama/Llama-3.1-70B-Instruct", vllm__parametersBillions=None,
+                         vllm__shape=None))
+    assert problem.path == ("inferenceServices", 1, "vllm", "model")
+    assert problem.rule.startswith("the weights (131.4 GiB per GPU) and at least 1.2 GiB of vLLM's own memory exceed")
+
+
+def test_max_model_len_minus_one_on_a_release_without_auto_fit_is_one_clear_error():
+    problem = _only(_dev(image="vllm/vllm-openai:v0.12.0", vllm__maxModelLen=-1))
+    assert problem.path == ("inferenceServices", 1, "vllm", "maxModelLen")
+    assert problem.rule == ("maxModelLen -1 (vLLM fits the length to memory) arrived in vLLM v0.14.0; "
+                            "vllm/vllm-openai:v0.12.0 is v0.12.0, which has no auto-fit")
