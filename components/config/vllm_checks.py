@@ -20,7 +20,7 @@ from policies.gpu_guard.vllm_fit.releases import release_of_image
 _KEY_PATHS: dict[str, tuple[str, ...]] = {
     "gpusPerReplica": ("gpusPerReplica",), "nodePools": ("nodePools",), "maxModelLen": ("vllm", "maxModelLen"),
     "kvCacheDtype": ("vllm", "shape", "kvCacheDtype"), "dtype": ("image",), "image": ("image",),
-    "shape": ("vllm", "shape"),
+    "shape": ("vllm", "shape"), "gpuMemoryUtilization": ("vllm", "gpuMemoryUtilization"),
 }
 
 
@@ -88,6 +88,7 @@ def vllm_problems(matrix: Any, stack: StackConfig, service: InferenceServiceConf
         path = _KEY_PATHS.get(finding.key, ("vllm",))
         value: Any = {"gpusPerReplica": service.gpus_per_replica, "nodePools": list(service.node_pools),
                       "maxModelLen": vllm.max_model_len, "image": service.image, "dtype": service.image,
+                      "gpuMemoryUtilization": vllm.gpu_memory_utilization,
                       "kvCacheDtype": vllm.shape.kv_cache_dtype if vllm.shape else None}.get(finding.key)
         problems.append(Problem((*at, *path), value, finding.message))
     return problems

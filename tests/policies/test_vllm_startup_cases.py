@@ -161,6 +161,11 @@ CASES = [
          why="v0.12.0: 0.9 default: 0.9 x 22.1 - 15 - 2 = 2.9 >= 1"),
     Case("v0.12-8b-l4-unset-len", "refused", "g6.xlarge", L8, image="vllm/vllm-openai:v0.12.0",
          why="0.9 x 22.35 - 15 = 5.1 < 16 GiB of KV at 131072"),
+    Case("v0.20-util-1.0", "refused", "g6.xlarge", L1, max_len=8192, util=1.0, image="vllm/vllm-openai:v0.20.0",
+         why="before v0.34.0 the budget (1.0 x total) must be free at start, and the CUDA context is not "
+             "(vllm/v1/worker/utils.py request_memory)"),
+    Case("v0.34-util-1.0", "starts", "g6.xlarge", L1, max_len=8192, util=1.0,
+         why="with the extensible KV cache the budget is a cap (utils.py:783-788): 1.0 is the default"),
     Case("v0.12-auto-len", "unjudged", "g6.xlarge", L8, max_len=-1, image="vllm/vllm-openai:v0.12.0",
          why="-1 arrived in v0.14.0: not modelled before"),
     Case("unread-release", "unjudged", "g6.xlarge", L8, max_len=8192, image="vllm/vllm-openai:v0.11.0",

@@ -15,7 +15,7 @@ from typing import Any
 from .inputs import ModelInput, ServingArgs
 from .kv import kv_dtype_bytes, longest_fitting, one_request_gib
 from .memory import gpu_memory
-from .overhead import Bounds, activation_high, kv_memory
+from .overhead import CONTEXT_LOW, Bounds, activation_high, kv_memory
 from .refusals import compute_dtype_bytes, gpu_refusals, shape_refusals
 from .releases import PINNED, RELEASES, Release, release_of_image
 
@@ -144,6 +144,16 @@ def _fit_one(model: ModelInput, args: ServingArgs, release: Release, inst: Any, 
                                                         else "")
     own = (f" and at least {_gib(bounds.overhead_low)} GiB of vLLM's own memory" if bounds.overhead_low >= 0.05
            else "")
+    # Without the extensible KV cache the budget must be free when the worker starts, after the CUDA context.
+    if not release.extensible and util > 1 - CONTEXT_LOW / memory.high_gib:
+        return [FitFinding("mandatory", "gpuMemoryUtilization",
+                           f"{util_text} asks for {_gib(util * memory.low_gib)} GiB or more of each GPU of {where}, "
+                           f"and the CUDA context alone takes at least {CONTEXT_LOW:g} GiB before vLLM measures what is "
+                           "free: vLLM refuses to start (\"Free memory on device ... is less than desired GPU memory "
+                           "utilization\", vllm/v1/worker/utils.py:783-797 at v0.34.0, its check without the extensible "
+                           "KV cache; vllm/v1/worker/gpu_worker.py:237-247 at v0.12.0). Fix: lower "
+                           f"gpuMemoryUtilization to {release.default_utilization:g} (the release's default)", name,
+                           None)], False
     # Not even the weights and vLLM's own memory fit.
     if bounds.kv_high <= 0:
         need_tp = next((t for t in (2, 4, 8) if tp < t <= inst.gpus), None)
