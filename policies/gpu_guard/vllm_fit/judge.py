@@ -148,10 +148,10 @@ def _fit_one(model: ModelInput, args: ServingArgs, release: Release, inst: Any, 
     if not release.extensible and util > 1 - CONTEXT_LOW / memory.high_gib:
         return [FitFinding("mandatory", "gpuMemoryUtilization",
                            f"{util_text} asks for {_gib(util * memory.low_gib)} GiB or more of each GPU of {where}, "
-                           f"and the CUDA context alone takes at least {CONTEXT_LOW:g} GiB before vLLM measures what is "
-                           "free: vLLM refuses to start (\"Free memory on device ... is less than desired GPU memory "
-                           "utilization\", vllm/v1/worker/utils.py:783-797 at v0.34.0, its check without the extensible "
-                           "KV cache; vllm/v1/worker/gpu_worker.py:237-247 at v0.12.0). Fix: lower "
+                           f"and the CUDA context alone takes at least {CONTEXT_LOW:g} GiB before vLLM measures what "
+                           "is free: vLLM refuses to start (\"Free memory on device ... is less than desired GPU "
+                           "memory utilization\", vllm/v1/worker/utils.py:783-797 at v0.34.0, its check without the "
+                           "extensible KV cache; vllm/v1/worker/gpu_worker.py:237-247 at v0.12.0). Fix: lower "
                            f"gpuMemoryUtilization to {release.default_utilization:g} (the release's default)", name,
                            None)], False
     # Not even the weights and vLLM's own memory fit.
