@@ -45,6 +45,8 @@ L8, L70 = "meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-70B-Instruct
 L405 = "meta-llama/Meta-Llama-3.1-405B"
 L1, Q7, PHI4 = "meta-llama/Llama-3.2-1B-Instruct", "Qwen/Qwen2.5-7B-Instruct", "microsoft/phi-4"
 QMOE, Q32FP8, MIX = "Qwen/Qwen3-30B-A3B", "Qwen/Qwen3-32B-FP8", "mistralai/Mixtral-8x7B-v0.1"
+G9, G4, AWQ70 = "google/gemma-2-9b-it", "google/gemma-3-4b-it", "PatronusAI/Llama-3.1-70B-Instruct-AWQ-INT4"
+CODER = "Qwen/Qwen3-Coder-480B-A35B-Instruct"
 # Qwen2.5-32B-Instruct-AWQ as declared (config.json: 64 layers, 8 KV heads, 40 heads, hidden 5120, vocab 152064,
 # untied; 32.8e9 parameters, AWQ 4-bit group 128): 16-bit embeddings and lm_head 2.9 GiB + 31.2e9 x 4.16 bits 15.1
 # GiB = 18.0 GiB, not the 15.3 GiB of parameters x 0.5 bytes.
@@ -153,6 +155,19 @@ CASES = [
     Case("qwen3-32b-fp8-one-a10g", "refused", "g5.xlarge", Q32FP8, max_len=8192, why="32.0 GiB > 22.35"),
     Case("qwen3-32b-fp8-one-l40s-16k", "starts", "g6e.xlarge", Q32FP8, max_len=16384,
          why="32 + 4 GiB KV; worst overhead 6.4: 44.2 - 32 - 6.4 = 5.8 >= 4"),
+    Case("gemma2-9b-one-t4", "refused", "g4dn.xlarge", G9, why="17.2 GiB in bf16, 34.4 in vLLM's fp32 fallback > 14.58"),
+    Case("gemma2-9b-one-l4", "advisory", "g6.xlarge", G9,
+         why="17.2 + 1.25 fits 22.35; half its layers slide (4096), so the full-attention 2.7 GiB of KV cache is an "
+             "upper bound only: it cannot refuse, and the worst case (activations over a 256000 vocabulary) does not "
+             "fit"),
+    Case("gemma3-4b-multimodal", "unjudged", "g6.xlarge", G4, max_len=8192, why="its vision encoder is not modelled"),
+    Case("70b-awq-one-l40s-unset-len", "refused", "g6e.xlarge", AWQ70,
+         why="37.0 GiB (16-bit embeddings, lm_head and norms; 4-bit layers with group scales) + 40 GiB of KV cache "
+             "at 131072 > 44.7"),
+    Case("70b-awq-one-l40s-8k", "advisory", "g6e.xlarge", AWQ70, max_len=8192,
+         why="37 + 2.5 GiB KV: 6.5 GiB left at best, 0.3 at worst"),
+    Case("coder-480b-tp8-h100", "refused", "p5.48xlarge", CODER, tp=8, max_len=32768,
+         why="every expert counts: 894.4 / 8 = 111.8 GiB/GPU > 79.18"),
     Case("tp4-on-one-gpu", "refused", "g6.xlarge", L1, tp=4, max_len=8192, why="TP 4 needs 4 GPUs; g6.xlarge has 1"),
     Case("v0.20-8b-l4-8k", "starts", "g6.xlarge", L8, max_len=8192, image="vllm/vllm-openai:v0.20.0",
          why="v0.20.0: 0.92 default, no extensible cache, graphs outside the budget: 0.92 x 22.1 - 15 - 1.7 - 0.3 = "
