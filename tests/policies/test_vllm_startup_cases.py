@@ -155,7 +155,8 @@ CASES = [
     Case("qwen3-32b-fp8-one-a10g", "refused", "g5.xlarge", Q32FP8, max_len=8192, why="32.0 GiB > 22.35"),
     Case("qwen3-32b-fp8-one-l40s-16k", "starts", "g6e.xlarge", Q32FP8, max_len=16384,
          why="32 + 4 GiB KV; worst overhead 6.4: 44.2 - 32 - 6.4 = 5.8 >= 4"),
-    Case("gemma2-9b-one-t4", "refused", "g4dn.xlarge", G9, why="17.2 GiB in bf16, 34.4 in vLLM's fp32 fallback > 14.58"),
+    Case("gemma2-9b-one-t4", "refused", "g4dn.xlarge", G9,
+         why="17.2 GiB in bf16, 34.4 in vLLM's fp32 fallback > 14.58"),
     Case("gemma2-9b-one-l4", "advisory", "g6.xlarge", G9,
          why="17.2 + 1.25 fits 22.35; half its layers slide (4096), so the full-attention 2.7 GiB of KV cache is an "
              "upper bound only: it cannot refuse, and the worst case (activations over a 256000 vocabulary) does not "
