@@ -70,6 +70,9 @@ def declared_model(facts: Mapping[str, Any], name: str = "the model") -> ModelIn
             else:  # the 16-bit embeddings are not given: counted at the quantized size, up to a quarter at 16 bits
                 fixed, extra = total * per / GIB, 0.25 * total * (2 - per) / GIB
     default_len = _num(facts.get("_defaultMaxModelLen"))
+    legacy = _num(facts.get("kvBytesPerToken"))  # the annotation's earlier form
+    if legacy is not None and "layers" not in shape:
+        shape["kv_bytes_replica"] = int(legacy)
     return ModelInput(name=str(facts.get("name") or name), fixed_gib=fixed,
                       default_max_len=int(default_len) if default_len else None, float_gib=floating, extra_gib=extra,
                       model_type=(str(facts["modelType"]) if facts.get("modelType") else None),

@@ -43,6 +43,9 @@ class ModelInput:
     multimodal: bool = False
     experts: int | None = None
     experts_per_token: int | None = None  # MoE: the experts each token runs through (activations)
+    # The annotation InferenceService wrote before the shape's keys: K and V bytes of one token over the replica's
+    # GPUs together (each GPU max(1, kv_heads // TP) heads, at the KV dtype), so one GPU holds it / TP.
+    kv_bytes_replica: int | None = None
     source: str = "declared"  # "declared" or the catalog's repo id
 
     @property
@@ -54,7 +57,7 @@ class ModelInput:
 
     @property
     def kv_known(self) -> bool:
-        return None not in (self.layers, self.kv_heads, self.head_dim)
+        return self.kv_bytes_replica is not None or None not in (self.layers, self.kv_heads, self.head_dim)
 
     @property
     def full_attention(self) -> bool:

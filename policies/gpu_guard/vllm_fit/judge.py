@@ -208,7 +208,8 @@ def _kv_fix(model: ModelInput, args: ServingArgs, release: Release, inst: Any, m
     longest = longest_fitting(model, args.tensor_parallel, kv_bytes, max(bounds.kv_low, 0.0))
     if longest >= 256:
         fixes.append(f"lower maxModelLen to {_round_len(longest)}")
-    for tp in (2, 4, 8):
+    legacy = model.kv_bytes_replica is not None and model.layers is None  # its bytes are for this TP only
+    for tp in () if legacy else (2, 4, 8):
         if not args.tensor_parallel < tp <= inst.gpus:
             continue
         wider = ServingArgs(**{**args.__dict__, "tensor_parallel": tp})

@@ -26,6 +26,8 @@ def kv_dtype_bytes(kv_cache_dtype: str, compute_bytes: int) -> int | None:
 
 def kv_bytes_per_token(model: ModelInput, tensor_parallel: int, dtype_bytes: int) -> int:
     """K and V bytes of one token on one GPU of the replica."""
+    if model.kv_bytes_replica is not None and model.layers is None:
+        return model.kv_bytes_replica // tensor_parallel  # already at the KV dtype the annotation was written for
     assert model.layers is not None and model.kv_heads is not None and model.head_dim is not None
     heads = max(1, model.kv_heads // tensor_parallel)
     return 2 * model.layers * heads * model.head_dim * dtype_bytes
