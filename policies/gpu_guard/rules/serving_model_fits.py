@@ -16,7 +16,9 @@ file and the pack give the same level and words.
 Mandatory: what vLLM refuses for certain (even at the best case of the overhead's error bar). Its advisory twin
 `serving-model-fits-unseen` says what it could not judge (said once per cause) and what would let it;
 `serving-model-fits-caveats` warns when the fit lies inside the error bar, with the margin in GiB.
-A vLLM workload that declares no reachable pools is not judged here, and the -unseen twin says so.
+A hand-written workload without the annotation is judged on the instance types it pins itself to
+(`node.kubernetes.io/instance-type` in its nodeSelector or every required node-affinity term); one that declares
+neither is not judged here, and the -unseen twin says so.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from ..base import (
     _split_by_mark,
     resource_policy,
 )
-from ..inventory import POD_TEMPLATE_PATHS
+from ..inventory import POD_TEMPLATE_PATHS, build_inventory
 from ..matrix import load_matrix
 from ..model_fit import (
     MODEL_ANNOTATION,
@@ -47,7 +49,9 @@ from ..model_fit import (
     serving_args,
 )
 from ..props import as_list, get
-from ._reach_annotation import REACHABLE_POOLS_ANNOTATION, declared_reach
+from ..scheduling import INSTANCE_TYPE_LABEL
+from ..views import Workload
+from ._reach_annotation import REACHABLE_POOLS_ANNOTATION, DeclaredPool, DeclaredReach, declared_reach
 from ._serving import MODEL_GIB_ANNOTATION, MODEL_SHAPE_ANNOTATION, serving_containers
 
 NAME = "serving-model-fits"
@@ -90,6 +94,21 @@ def _env(args: ResourceValidationArgs, container_name: str) -> dict[str, str]:
     return {}
 
 
+def _pinned_instance_types(workload: Workload) -> tuple[str, ...]:
+    """The instance types a hand-written workload pins itself to (nodeSelector node.kubernetes.io/instance-type, or
+    every required node-affinity term an `In` on it): where it can only land, whatever the pools."""
+    if INSTANCE_TYPE_LABEL in workload.node_selector:
+        return (workload.node_selector[INSTANCE_TYPE_LABEL],)
+    found: list[str] = []
+    for term in workload.required_terms or ():
+        values = [v for e in as_list(get(term, "matchExpressions")) if get(e, "key") == INSTANCE_TYPE_LABEL
+                  and get(e, "operator") == "In" for v in as_list(get(e, "values"))]
+        if not values:
+            return ()  # a term that does not pin the type: it can land elsewhere
+        found += [str(v) for v in values]
+    return tuple(dict.fromkeys(found))
+
+
 def _validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
     matrix = load_matrix()
     containers = list(serving_containers(args.resource_type, args.props, matrix, vllm_only=True))
@@ -98,12 +117,16 @@ def _validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
     annotations = get(args.props, "metadata", "annotations", default={}) or {}
     if not isinstance(annotations, Mapping):
         annotations = {}
-    reaches = list(declared_reach(args))
+    reaches: list[DeclaredReach] = list(declared_reach(args))
+    if not reaches:  # a hand-written workload: the instance types it pins itself to, if any
+        reaches = [DeclaredReach(w, (DeclaredPool("(instance-type selector)", "", "", "", pinned),))
+                   for w in build_inventory([args]).workloads if (pinned := _pinned_instance_types(w))]
     if not reaches:
         name = get(args.props, "metadata", "name", default=args.name)
         report(f"{UNSEEN_MARK}{args.resource_type.rsplit(':', 1)[-1]} {name!r} runs vLLM but declares no GPU pools it "
                "can reach, so whether its model fits their GPUs is not judged. To let the pack judge it: annotate it "
-               f"with {REACHABLE_POOLS_ANNOTATION} as InferenceService does (rules/_reach_annotation.py)", args.urn)
+               f"with {REACHABLE_POOLS_ANNOTATION} as InferenceService does (rules/_reach_annotation.py), or pin "
+               "node.kubernetes.io/instance-type", args.urn)
     said: set[str] = set()
     for reach in reaches:
         types = [t for pool in reach.pools for t in pool.instance_types]
