@@ -75,7 +75,14 @@ def resolve_model(vllm: VllmConfig) -> ResolvedModel | None:
         missing = [key for key, absent in (("modelGiB (or parametersBillions)", declared_weights is None),
                                            ("shape", vllm.shape is None)) if absent]
         unjudged = None
-        if missing:
+        name, _, revision = repo_id.partition("@")
+        pinned = lookup(name)
+        if missing and pinned is not None:
+            unjudged = (f"the model catalog knows {name} at revision {pinned.revision or 'unknown (not pinned)'}, "
+                        f"not at {revision}, and vllm.{' and vllm.'.join(missing)} "
+                        f"{'is' if len(missing) == 1 else 'are'} not declared, so whether it fits is not judged. "
+                        f"Name {name} without a revision to use the catalog's facts, or declare {', '.join(missing)}")
+        elif missing:
             near = close_matches(repo_id)
             unjudged = (f"{repo_id} is not in the model catalog and vllm.{' and vllm.'.join(missing)} "
                         f"{'is' if len(missing) == 1 else 'are'} not declared, so whether it fits is not judged. "

@@ -114,3 +114,11 @@ def test_model_advisories_are_empty_for_a_triton_service() -> None:
     values = _dev()
     triton = next(s for s in values["inferenceServices"] if s.get("runtime", "triton") == "triton")
     assert model_advisories(InferenceServiceConfig.model_validate(triton), ("inferenceServices", 0)) == []
+
+
+def test_a_catalog_model_at_a_revision_the_catalog_did_not_pin_is_unjudged_saying_so() -> None:
+    resolved = resolve_model(_vllm(model=f"{LLAMA_8B}@0e9e39f249a16976918f6564b8830bc894c89659"))
+    assert resolved is not None and resolved.facts is None
+    assert resolved.unjudged is not None and resolved.unjudged.startswith(
+        f"the model catalog knows {LLAMA_8B} at revision unknown (not pinned), not at "
+        "0e9e39f249a16976918f6564b8830bc894c89659")

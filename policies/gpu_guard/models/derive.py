@@ -15,19 +15,19 @@ Tensors per decoder layer (Transformers' modeling files of each model type, whic
   hidden x experts (with a bias for gpt_oss, whose experts have biases too, and attention sinks per head);
 - norms: 2 of hidden per layer (4 for gemma2/gemma3), and the final one.
 
-The maximum context is vLLM v0.34.0's `_get_and_verify_max_len` (vllm/config/model.py:2589-2714) over
+The maximum context is vLLM v0.34.0's `_get_and_verify_max_len` (vllm/config/model.py:2589-2728) over
 `derive_max_model_len_and_key` (vllm/transformers_utils/model_arch_config_convertor.py:375-408):
 - the smallest of the keys it lists (max_position_embeddings, n_positions, max_seq_len, seq_length,
   model_max_length, max_target_positions, max_sequence_length, max_seq_length, seq_len), then `model_max_length`
   where set, read from the text config (`text_config` of a multimodal model, vllm/transformers_utils/config.py:1303);
 - times the RoPE `factor` unless the rope type is su, longrope, llama3, yarn, deepseek_yarn or
   deepseek_llama_scaling (those leave max_position_embeddings already scaled), and never for gemma3
-  (model.py:2646-2677);
-- with `--max-model-len` unset, LongRoPE models start at `original_max_position_embeddings` (model.py:2684-2697).
+  (model.py:2642-2678);
+- with `--max-model-len` unset, LongRoPE models start at `original_max_position_embeddings` (model.py:2680-2697).
 The tokenizer's `model_max_length` caps it only for pooling models with absolute position embeddings
-(model.py:2193-2202), none of which is in the catalog; a sliding window caps it only with
+(model.py:2191-2202), none of which is in the catalog; a sliding window caps it only with
 `--disable-sliding-window` (model.py:2605-2612), which the stack never passes.
-Source: https://github.com/vllm-project/vllm/blob/v0.34.0/vllm/config/model.py#L2589-L2714
+Source: https://github.com/vllm-project/vllm/blob/v0.34.0/vllm/config/model.py#L2589-L2728
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from typing import Any
 
 from .facts import ModelFacts, Quantization, TensorGroup
 
-# Rope types whose max_position_embeddings is already the scaled context (model.py:2657-2666 at v0.34.0).
+# Rope types whose max_position_embeddings is already the scaled context (model.py:2652-2666 at v0.34.0).
 _SCALED_ROPE_TYPES = frozenset({"su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_llama_scaling"})
 _MAX_LEN_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
                  "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")

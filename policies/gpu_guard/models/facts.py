@@ -9,16 +9,17 @@ Bytes per tensor class, per quantization method (each the layout the checkpoint 
 - none: every tensor at the compute dtype (2 bytes; an fp32 checkpoint is loaded as bf16/fp16, see
   components/config/vllm.py).
 - awq (AutoAWQ GEMM layout): `qweight` in x out / (32 / bits) int32, `qzeros` in / group x out / (32 / bits) int32,
-  `scales` in / group x out fp16 (vllm/model_executor/layers/quantization/awq.py, `AWQLinearMethod.create_weights`,
+  `scales` in / group x out fp16 (vllm/model_executor/layers/quantization/auto_awq.py:424-502, `create_weights`,
   v0.34.0).
 - gptq: `qweight` in / (32 / bits) x out int32, `qzeros` in / group x out / (32 / bits) int32, `scales` in / group x
-  out fp16 and `g_idx` of in int32 (vllm/model_executor/layers/quantization/gptq.py, `GPTQLinearMethod.create_weights`).
+  out fp16 and `g_idx` of in int32 (quantization/auto_gptq.py:339-449, `AutoGPTQLinearMethod.create_weights`).
 - fp8 with `weight_block_size` [bn, bk]: the weight at 1 byte and one fp32 `weight_scale_inv` per bn x bk block
-  (vllm/model_executor/layers/quantization/fp8.py, `Fp8LinearMethod.create_weights`); per-tensor fp8 (modelopt,
+  (quantization/fp8.py:286-343, `create_weights`); per-tensor fp8 (modelopt,
   compressed-tensors "tensor" strategy): 1 byte a weight and fp32 scalars; per-channel: one scale per output row.
 - mxfp4 (gpt-oss experts): 4-bit e2m1 values and one uint8 e8m0 scale per 32 values, 4.25 bits a weight
-  (vllm/model_executor/layers/quantization/mxfp4.py, `Mxfp4MoEMethod.create_weights`: `w13_weight` at
+  (quantization/mxfp4.py:201-245, `create_weights`: `w13_weight` at
   hidden // 2 bytes, `w13_weight_scale` at hidden // 32); every other tensor of gpt-oss at 16 bits.
+Source: https://github.com/vllm-project/vllm/tree/v0.34.0/vllm/model_executor/layers/quantization
 """
 
 from __future__ import annotations
