@@ -62,6 +62,25 @@ class ModelShapeConfig(_Model):
         default="auto", alias="kvCacheDtype",
         description="vLLM --kv-cache-dtype, passed to the server when not auto; auto: the model's compute dtype "
                     "(bf16/fp16, 2 bytes, also for fp8 weights).")
+    attention_heads: int | None = Field(default=None, ge=1, le=4096, alias="attentionHeads",
+                                        description="num_attention_heads: vLLM refuses a tensor-parallel size that "
+                                                    "does not divide it.")
+    context_length: int | None = Field(default=None, ge=16, le=100_000_000, alias="contextLength",
+                                       description="The model's derived maximum length (max_position_embeddings with "
+                                                   "rope scaling, the tokenizer's cap): what an unset maxModelLen "
+                                                   "means, and the most vLLM accepts.")
+    model_type: str | None = Field(default=None, alias="modelType", pattern=r"^[a-z0-9_]{1,64}$",
+                                   description="config.json model_type (gemma2, gemma3 and glm4 run in fp32 below "
+                                               "compute capability 8.0).")
+    hidden_size: int | None = Field(default=None, ge=1, le=1_000_000, alias="hiddenSize",
+                                    description="hidden_size (activation estimate; a quantized model's 16-bit "
+                                                "embeddings).")
+    intermediate_size: int | None = Field(default=None, ge=1, le=10_000_000, alias="intermediateSize",
+                                          description="intermediate_size (activation estimate).")
+    vocab_size: int | None = Field(default=None, ge=1, le=10_000_000, alias="vocabSize",
+                                   description="vocab_size (a quantized model's 16-bit embeddings and lm_head).")
+    tie_word_embeddings: bool = Field(default=False, alias="tieWordEmbeddings",
+                                      description="tie_word_embeddings: lm_head shares the embeddings.")
 
     def kv_bytes_per_token(self, tensor_parallel: int = 1) -> int:
         """K and V of every layer's KV heads for one token, over the replica's `tensor_parallel` GPUs together.
@@ -90,8 +109,9 @@ class VllmConfig(_Model):
         default=None, alias="servedModelName", pattern=r"^[A-Za-z0-9._/:-]{1,128}$",
         description="The model name clients send (--served-model-name); default: the last part of modelPath.",
     )
-    max_model_len: int | None = Field(default=None, ge=16, le=10_000_000, alias="maxModelLen",
-                                      description="--max-model-len; unset: the model's own context length.")
+    max_model_len: int | None = Field(default=None, ge=-1, le=100_000_000, alias="maxModelLen",
+                                      description="--max-model-len; unset: the model's own context length; -1: vLLM "
+                                                  "fits it to the memory left (v0.14.0 and later).")
     gpu_memory_utilization: float | None = Field(
         default=None, gt=0, le=1, alias="gpuMemoryUtilization",
         description="--gpu-memory-utilization; unset: vLLM's default (1.0 with its extensible KV cache).")
@@ -116,6 +136,14 @@ class VllmConfig(_Model):
         return None if value is None else check_model_id(value)
 
     @model_validator(mode="after")
+    def _max_model_len(self) -> VllmConfig:
+        if self.max_model_len is not None and self.max_model_len != -1 and self.max_model_len < 16:
+            raise ConfigIssue("maxModelLen is a length of at least 16 tokens, or -1 (vLLM fits it to memory)",
+                              value=self.max_model_len, path=("maxModelLen",),
+                              fix="set maxModelLen to 16 or more, -1, or leave it unset (the model's context length)")
+        return self
+
+    @model_validator(mode="after")
     def _one_size(self) -> VllmConfig:
         if self.model_gib is not None and self.parameters_billions is not None:
             raise ConfigIssue("give the weights' size once: modelGiB, or parametersBillions with precision",
@@ -131,6 +159,19 @@ class VllmConfig(_Model):
         if self.parameters_billions is not None:
             return self.parameters_billions * 1e9 * BYTES_PER_PARAMETER[self.precision] / GIB
         return None
+
+    def declared_facts(self) -> dict[str, object]:
+        """What was declared of the model, in the keys serving-model-fits reads (policies/gpu_guard/model_fit.py
+        `declared_model`): the config check and the Deployment's gpu-platform.io/model-shape annotation carry the
+        same facts, so the pack and the config check judge the same model."""
+        out: dict[str, object] = {"precision": self.precision}
+        if self.model_gib is not None:
+            out["modelGiB"] = self.model_gib
+        if self.parameters_billions is not None:
+            out["parametersBillions"] = self.parameters_billions
+        if self.shape is not None:
+            out.update(self.shape.model_dump(by_alias=True, exclude_none=True, exclude={"kv_cache_dtype"}))
+        return out
 
     def served_name(self) -> str:
         return self.served_model_name or self.model_path.rstrip("/").rsplit("/", 1)[-1]

@@ -48,6 +48,7 @@ REACHABLE_POOLS_ANNOTATION = "gpu-platform.io/reachable-pools"
 # the weights' size in GiB, and the shape that sizes one token's KV cache.
 MODEL_GIB_ANNOTATION = "gpu-platform.io/model-gib"
 MODEL_SHAPE_ANNOTATION = "gpu-platform.io/model-shape"
+MODEL_ANNOTATION = "gpu-platform.io/model"  # a catalog repo id (policies/gpu_guard/models)
 # Seconds between the pod leaving the Service's endpoints / the ALB target group starting to deregister it
 # and Triton receiving SIGTERM: endpoint removal propagates asynchronously, so without this pause new
 # requests still arrive at a server that has stopped accepting them.
@@ -246,10 +247,11 @@ def model_annotations(config: InferenceServiceConfig) -> dict[str, str]:
     weights = config.vllm.weights_gib
     if weights is not None:
         out[MODEL_GIB_ANNOTATION] = f"{weights:.2f}"
-    shape = config.vllm.shape
-    if shape is not None:
-        out[MODEL_SHAPE_ANNOTATION] = json.dumps(
-            {"kvBytesPerToken": shape.kv_bytes_per_token(config.gpus_per_replica)}, sort_keys=True)
+    facts = config.vllm.declared_facts()
+    if set(facts) != {"precision"}:
+        out[MODEL_SHAPE_ANNOTATION] = json.dumps(facts, sort_keys=True)
+    if config.vllm.model:
+        out[MODEL_ANNOTATION] = config.vllm.model
     return out
 
 

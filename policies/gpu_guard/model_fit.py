@@ -1,122 +1,180 @@
-"""Does a model fit the GPUs a replica asks for? The arithmetic of `serving-model-fits`, shared by the policy
-(rules/serving_model_fits.py) and the config check (components/config/loader.py), so both give the same answer
-with the same words before any resource exists.
+"""Does a vLLM replica start on the GPUs it asks for? The shared front of `serving-model-fits`: the policy
+(rules/serving_model_fits.py) and the config check (components/config/vllm_checks.py) both build the same two
+inputs here and call the same arithmetic (policies/gpu_guard/vllm_fit/, computed as vLLM computes it at each admitted
+release), so both give the same level with the same words before any resource exists.
 
-vLLM (vllm-project/vllm @ v0.34.0) loads the weights, then gives the KV cache what is left of its memory budget:
-- Tensor parallelism splits the model across the replica's GPUs, each holding 1/TP of the weights
-  (docs/configuration/conserving_memory.md, "Tensor Parallelism (TP)").
-- The budget per GPU is the GPU's memory as the driver reports it (`total_memory * gpu_memory_utilization`,
-  vllm/v1/worker/utils.py:743; the matrix's usable_mib, below the GiB AWS lists) times `--gpu-memory-utilization`
-  (vllm/config/cache.py:216-227; unset:
-  1.0 with the extensible KV cache, the CUDA default, which then keeps a measured margin free;
-  docs/configuration/optimization.md "GPU Memory Utilization").
-- So the weights alone cannot fit when weights > TP x GPU memory x utilization: the load fails with CUDA out of
-  memory after the weights were read. Activations, CUDA graphs and the KV cache need more on top: passing this
-  check is necessary, not sufficient.
-- The KV cache of one token is K and V of every layer's KV heads (vllm/v1/kv_cache_interface.py:590-601), each GPU
-  holding max(1, KV heads // TP) of them (replicated below TP: vllm/config/model.py:1703; the declared bytes count it).
-  vLLM refuses to start when the KV cache cannot hold one request of `--max-model-len` tokens ("To serve at least
-  one request with the model's max seq len ... KV cache is needed, which is larger than the available KV cache memory",
-  vllm/v1/core/kv_cache_planning.py:120-130). Activation memory is not known before a run, so the pack's estimate
-  (budget - weights) is an upper bound: a shortfall is certain, room is not; hence a warning.
-- A replica's tensor-parallel size cannot exceed the GPUs of the instance it lands on (one pod, one node).
+- `declared_model(facts)`: a model from its declared facts (camelCase keys, as `vllm.shape` and the
+  `gpu-platform.io/model-shape` annotation spell them), or from a catalog row.
+- `serving_args(words, ...)`: vLLM's flags from a container's words (`vllm serve <model> --flag value ...`); the
+  config check passes the same flags it writes.
 
-Findings: `mandatory` states a fact from declared numbers; what the pack cannot compute is marked `unseen`.
+Weights (vllm-project/vllm @ v0.34.0): 16-bit checkpoints are held at the compute dtype (bf16/fp16 2 bytes; fp32
+checkpoints are downcast without --dtype, vllm/config/model.py:2484-2486); quantized checkpoints keep the embeddings,
+lm_head and norms at 16 bits (they are not quantized: vllm/model_executor/layers/vocab_parallel_embedding.py,
+quantization configs skip them), and int4 group quantization stores one 16-bit scale and one 4-bit zero per group of
+128 weights (AWQ/GPTQ: 4.156 bits per weight).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from .matrix import Matrix
+from .models import lookup
+from .vllm_fit import GIB, FitFinding, ModelInput, ServingArgs, fit_findings
 
 RULE = "serving-model-fits"
-MEMORY_DOCS = "https://docs.vllm.ai/en/v0.34.0/configuration/conserving_memory.html"
-GIB = 1024**3
+MODEL_ANNOTATION = "gpu-platform.io/model"
+BYTES_PER_PARAMETER: dict[str, float] = {"fp32": 2, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
+INT4_GROUP_OVERHEAD = (16 + 4) / 128 / 4  # one fp16 scale and one 4-bit zero per 128 weights, over 4 bits
+SHAPE_KEYS = {"layers": "layers", "kvHeads": "kv_heads", "headDim": "head_dim", "attentionHeads": "attention_heads",
+              "hiddenSize": "hidden_size", "intermediateSize": "intermediate_size", "vocabSize": "vocab_size",
+              "contextLength": "context_length", "experts": "experts", "expertsPerToken": "experts_per_token"}
+
+__all__ = ["MODEL_ANNOTATION", "RULE", "FitFinding", "ModelInput", "ServingArgs", "declared_model", "fit_findings",
+           "serving_args"]
 
 
-@dataclass(frozen=True)
-class FitFinding:
-    level: str  # "mandatory" | "unseen" (not judged: says what would let it judge) | "advisory" (a warning)
-    key: str  # what to change: "modelGiB" | "gpusPerReplica" | "nodePools" | "maxModelLen" | "shape"
-    message: str
-    instance_type: str | None = None
+def _num(value: object) -> float | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return float(str(value))
+    except ValueError:
+        return None
 
 
-def _gib(value: float) -> str:
-    return f"{value:.1f}".rstrip("0").rstrip(".")
+def declared_model(facts: Mapping[str, Any], name: str = "the model") -> ModelInput:
+    """A model from declared facts: modelGiB, or parametersBillions with precision; the shape keys; modelType."""
+    shape = {attr: int(v) for key, attr in SHAPE_KEYS.items() if (v := _num(facts.get(key))) is not None}
+    precision = str(facts.get("precision") or "bf16")
+    model_gib, params = _num(facts.get("modelGiB")), _num(facts.get("parametersBillions"))
+    fixed: float | None = None
+    floating = extra = 0.0
+    quantized = precision in ("fp8", "int8", "int4")
+    if model_gib is None and params is None and _num(facts.get("_fixedGiB")) is not None:  # a catalog row's weights
+        fixed, floating = _num(facts.get("_fixedGiB")), _num(facts.get("_floatGiB")) or 0.0
+    elif model_gib is not None:
+        fixed, floating = (model_gib, 0.0) if quantized else (0.0, model_gib)
+    elif params is not None:
+        total = params * 1e9
+        if not quantized:
+            fixed, floating = 0.0, total * 2 / GIB
+        else:
+            per = BYTES_PER_PARAMETER[precision] * (1 + (INT4_GROUP_OVERHEAD if precision == "int4" else 0.0))
+            vocab, hidden = shape.get("vocab_size"), shape.get("hidden_size")
+            if vocab and hidden:
+                embed = vocab * hidden * (1 if facts.get("tieWordEmbeddings") else 2)
+                fixed, floating = (total - embed) * per / GIB, embed * 2 / GIB
+            else:  # the 16-bit embeddings are not given: counted at the quantized size, up to a quarter at 16 bits
+                fixed, extra = total * per / GIB, 0.25 * total * (2 - per) / GIB
+    default_len = _num(facts.get("_defaultMaxModelLen"))
+    legacy = _num(facts.get("kvBytesPerToken"))  # the annotation's earlier form
+    if legacy is not None and "layers" not in shape:
+        shape["kv_bytes_replica"] = int(legacy)
+    return ModelInput(name=str(facts.get("name") or name), fixed_gib=fixed,
+                      default_max_len=int(default_len) if default_len else None, float_gib=floating, extra_gib=extra,
+                      model_type=(str(facts["modelType"]) if facts.get("modelType") else None),
+                      multimodal=bool(facts.get("multimodal")), source=str(facts.get("source") or "declared"),
+                      **shape)
 
 
-def fit_findings(
-    matrix: Matrix,
-    *,
-    weights_gib: float | None,
-    tensor_parallel: int,
-    utilization: float | None,
-    instance_types: Sequence[str],
-    max_model_len: int | None = None,
-    kv_bytes_per_token: int | None = None,
-) -> list[FitFinding]:
-    """Every finding for one replica shape on the instance types it can land on (each type judged once)."""
-    util = 1.0 if utilization is None else utilization
-    util_text = f"--gpu-memory-utilization {util:g}" + (" (vLLM's default)" if utilization is None else "")
-    out: list[FitFinding] = []
-    if weights_gib is None:
-        out.append(FitFinding("unseen", "modelGiB",
-                              "the size of the weights is not declared, so whether they fit the GPUs is not judged. "
-                              "To let the pack judge it: declare it (vllm.modelGiB, or parametersBillions with "
-                              "precision; annotation gpu-platform.io/model-gib)"))
-    for name in dict.fromkeys(instance_types):
-        inst = matrix.instance_type(name)
-        if inst is None or inst.fraction is not None:
-            continue  # an unknown type: gpu-architecture-supported; a fractional GPU: gpu-workload-schedulable
-        if tensor_parallel > inst.gpus:
-            out.append(FitFinding(
-                "mandatory", "gpusPerReplica",
-                f"--tensor-parallel-size {tensor_parallel} needs {tensor_parallel} GPUs on one node, and {name} has "
-                f"{inst.gpus}: the replica never schedules there. Lower gpusPerReplica (the tensor-parallel size) to "
-                f"{inst.gpus}, or keep {name} out of the service's pools", name))
-            continue
-        memory = matrix.gpu_memory_gib(inst)
-        if memory is None:
-            out.append(FitFinding("unseen", "nodePools",
-                                  f"the memory of {name}'s {inst.gpu_model} is not in the matrix (gpu_memory), so "
-                                  "whether the model fits it is not judged. To let the pack judge it: add the GPU's "
-                                  "memory with its source to matrix.yaml gpu_memory", name))
-            continue
-        per_gpu, _source = memory
-        budget = tensor_parallel * per_gpu * util
-        if weights_gib is not None and weights_gib > budget:
-            need = next((tp for tp in (2, 4, 8) if tp <= inst.gpus and weights_gib <= tp * per_gpu * util), None)
-            fix = (f"raise gpusPerReplica to {need} (tensor parallelism shards the weights)" if need is not None
-                   else "use an instance type with more GPU memory, or a smaller or quantized model")
-            out.append(FitFinding(
-                "mandatory", "modelGiB",
-                f"the weights alone ({_gib(weights_gib)} GiB) cannot fit {tensor_parallel} x {inst.gpu_model} "
-                f"({per_gpu:.2f} GiB each as the driver reports it) on {name} at {util_text}: {_gib(budget)} GiB in "
-                "all, before activations and KV cache; the replica dies with CUDA out of memory after reading its "
-                f"weights. {fix[0].upper()}"
-                f"{fix[1:]} (vLLM memory: {MEMORY_DOCS})", name))
-            continue
-        if weights_gib is None:
-            continue
-        if kv_bytes_per_token is None or max_model_len is None:
-            continue
-        kv_gib = kv_bytes_per_token * max_model_len / GIB
-        left = budget - weights_gib
-        if kv_gib > left:
-            out.append(FitFinding(
-                "advisory", "maxModelLen",
-                f"one request of --max-model-len {max_model_len} tokens needs {_gib(kv_gib)} GiB of KV cache, and at "
-                f"most {_gib(left)} GiB is left on {tensor_parallel} x {inst.gpu_model} of {name} after the "
-                f"{_gib(weights_gib)} GiB of weights (before activations): vLLM refuses to start. Lower maxModelLen, "
-                "use kvCacheDtype fp8, or raise gpusPerReplica", name))
-    refused = any(f.level == "mandatory" for f in out)
-    if weights_gib is not None and not refused and (kv_bytes_per_token is None or max_model_len is None):
-        out.append(FitFinding(
-            "unseen", "shape",
-            "the model's shape (layers, KV heads, head size) or maxModelLen is not declared, so whether the KV cache "
-            "holds one full-length request is not judged (no guess is made). To let the pack judge it: declare "
-            "vllm.shape and vllm.maxModelLen"))
-    return out
+def catalog_facts(repo_id: str) -> dict[str, Any] | None:
+    """A catalog model's facts (policies/gpu_guard/models) in declared_model's keys; None when not in the catalog.
+    Declared keys laid over them override them."""
+    facts = lookup(repo_id)
+    if facts is None:
+        return None
+    at16, at32 = facts.weight_bytes(2), facts.weight_bytes(4)
+    floating = (at32 - at16) / GIB  # the tensors held at the compute dtype, at 2 bytes
+    return {"name": facts.repo_id, "source": facts.repo_id, "_fixedGiB": at16 / GIB - floating, "_floatGiB": floating,
+            "layers": facts.layers, "kvHeads": facts.kv_heads, "headDim": facts.head_dim,
+            "attentionHeads": facts.attention_heads, "hiddenSize": facts.hidden_size,
+            "intermediateSize": facts.intermediate_size, "vocabSize": facts.vocab_size,
+            "contextLength": facts.derived_max_model_len,
+            "_defaultMaxModelLen": facts.default_max_model_len or facts.derived_max_model_len,
+            "modelType": facts.model_type, "multimodal": facts.multimodal, "experts": facts.experts,
+            "expertsPerToken": facts.experts_per_token,
+            "tieWordEmbeddings": facts.tie_word_embeddings}
+
+
+def _human_int(value: str) -> int | None:
+    """vLLM's human-readable integers (`human_readable_int`, vllm/utils/argparse_utils.py:30-75): 32k, 32K, -1, auto."""
+    value = value.strip()
+    if value == "auto":
+        return -1
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)([kKmMgG])", value)
+    if match:
+        number, suffix = match.groups()
+        mult = {"k": 10**3, "m": 10**6, "g": 10**9, "K": 2**10, "M": 2**20, "G": 2**30}[suffix]
+        return int(float(number) * mult)
+    try:
+        return int(value)
+    except ValueError:
+        return None
+
+
+def _flag(words: Sequence[str], *names: str) -> str | None:
+    found: str | None = None
+    for i, word in enumerate(words):
+        for name in names:
+            if word == name and i + 1 < len(words):
+                found = words[i + 1]
+            elif word.startswith(f"{name}="):
+                found = word.split("=", 1)[1]
+    return found
+
+
+def _on(words: Sequence[str], name: str) -> bool:
+    return any(w in (name, f"{name}=true", f"{name}=True") for w in words)
+
+
+def serving_args(words: Sequence[str], *, image: str | None, env: Mapping[str, str] | None = None,
+                 tensor_parallel: int | None = None) -> ServingArgs:
+    """vLLM's flags from a container's words; what the arithmetic does not model goes to `unmodelled`."""
+    env = env or {}
+    tp = _num(_flag(words, "--tensor-parallel-size", "-tp"))
+    unmodelled: list[str] = []
+    for flag, label in (("--pipeline-parallel-size", "pipeline parallelism"), ("-pp", "pipeline parallelism"),
+                        ("--data-parallel-size", "data parallelism"), ("-dp", "data parallelism")):
+        if (_num(_flag(words, flag)) or 1) > 1 and label not in unmodelled:
+            unmodelled.append(label)
+    for flag, label in (("--enable-lora", "LoRA"), ("--enable-expert-parallel", "expert parallelism"),
+                        ("-ep", "expert parallelism")):
+        if _on(words, flag) and label not in unmodelled:
+            unmodelled.append(label)
+    for flag, label in (("--max-lora-rank", "LoRA"),
+                        ("--speculative-config", "speculative decoding"),
+                        ("--kv-cache-memory-bytes", "--kv-cache-memory-bytes"),
+                        ("--kv-cache-memory", "--kv-cache-memory-bytes"),
+                        ("--kv-offloading-size", "KV offloading")):
+        if _flag(words, flag) is not None and label not in unmodelled:
+            unmodelled.append(label)
+    if (_num(_flag(words, "--cpu-offload-gb")) or 0) > 0:
+        unmodelled.append("CPU offload (--cpu-offload-gb)")
+    raw_len = _flag(words, "--max-model-len")
+    return ServingArgs(
+        tensor_parallel=int(tp) if tp else (tensor_parallel or 1),
+        max_model_len=_human_int(raw_len) if raw_len is not None else None,
+        gpu_memory_utilization=_num(_flag(words, "--gpu-memory-utilization", "--device-memory-utilization")),
+        kv_cache_dtype=_flag(words, "--kv-cache-dtype") or "auto",
+        dtype=_flag(words, "--dtype") or "auto",
+        max_num_batched_tokens=_human_int(v) if (v := _flag(words, "--max-num-batched-tokens")) else None,
+        max_num_seqs=_human_int(v) if (v := _flag(words, "--max-num-seqs")) else None,
+        enforce_eager=_on(words, "--enforce-eager"),
+        allow_long_max_model_len=str(env.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "")).lower() in ("1", "true"),
+        image=image, unmodelled=tuple(unmodelled))
+
+
+def model_argument(words: Sequence[str]) -> str | None:
+    """The model `vllm serve <model>` (or --model) names; with the image's own entrypoint (`vllm serve`,
+    docker/Dockerfile:1386 at v0.34.0) the container's first argument."""
+    for i, word in enumerate(words):
+        if word == "vllm" and i + 2 < len(words) and words[i + 1] == "serve" and not words[i + 2].startswith("-"):
+            return words[i + 2]
+    flag = _flag(words, "--model")
+    if flag is None and words and not words[0].startswith("-") and "/" in words[0] and not words[0].rsplit(
+            "/", 1)[-1].startswith(("python", "vllm", "sh", "bash")):
+        return words[0]
+    return flag

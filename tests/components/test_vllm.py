@@ -18,7 +18,9 @@ import yaml
 from components.config import InferenceServiceConfig
 from components.config.loader import check_stack
 from components.config.problems import Problem
+from components.config.vllm_checks import service_args, service_model
 from components.inference import dashboard, ingress, scaling, vllm, vllm_workload, workload
+from policies.gpu_guard.vllm_fit.kv import kv_bytes_per_token, kv_dtype_bytes
 
 REPO = Path(__file__).resolve().parents[2]
 TODAY = date(2026, 12, 5)
@@ -77,9 +79,10 @@ def test_the_shipped_dev_stack_with_its_vllm_service_passes_every_check():
 def test_a_70b_fp16_model_on_one_l4_is_refused_naming_the_weights_size():
     problem = _only(_dev(vllm__parametersBillions=70, vllm__precision="fp16", nodePools=["gpu-spot"]))
     assert problem.path == ("inferenceServices", 1, "vllm", "parametersBillions")
-    assert problem.rule.startswith("the weights alone (130.4 GiB) cannot fit 1 x L4 (22.35 GiB each as the driver "
-                                   "reports it) on g6.xlarge at --gpu-memory-utilization 1 (vLLM's default): 22.4 "
-                                   "GiB in all")
+    assert problem.rule.startswith("the weights (130.4 GiB per GPU) and at least 1.2 GiB of vLLM's own memory exceed "
+                                   "what vLLM may use of 1 x L4 of g6.xlarge (22.1-22.4 GiB each as CUDA reports it, "
+                                   "estimated; vLLM v0.34.0) at --gpu-memory-utilization 1 (vLLM's default) (22.4 GiB "
+                                   "at most): vLLM refuses to start")
 
 
 def test_a_declared_model_size_is_the_key_named():
@@ -233,12 +236,16 @@ def test_oidc_puts_the_alb_authentication_annotations():
     assert annotations["alb.ingress.kubernetes.io/auth-on-unauthenticated-request"] == "deny"
 
 
-def test_the_deployment_tells_the_pack_the_model_size_and_kv_bytes_per_token():
+def test_the_deployment_tells_the_pack_the_declared_model_facts():
+    # The pack reads the same facts the config check judges (vllm.declared_facts), not a derived number.
     svc = _service()
     annotations = workload.model_annotations(svc)
     assert annotations[workload.MODEL_GIB_ANNOTATION] == "2.87"  # 1.54e9 parameters x 2 bytes, in GiB
+    assert json.loads(annotations[workload.MODEL_SHAPE_ANNOTATION]) == {
+        "headDim": 128, "kvHeads": 2, "layers": 28, "parametersBillions": 1.54, "precision": "bf16",
+        "tieWordEmbeddings": False}
     # 28 layers x 2 KV heads x 128 x 2 (K and V) x 2 bytes (bf16)
-    assert json.loads(annotations[workload.MODEL_SHAPE_ANNOTATION]) == {"kvBytesPerToken": 28672}
+    assert kv_bytes_per_token(service_model(svc), 1, 2) == 28672
 
 
 def test_every_vllm_series_the_dashboard_and_the_dev_query_read_is_exported_by_the_pinned_release():
@@ -286,20 +293,22 @@ def test_fp32_weights_count_two_bytes_per_parameter_as_vllm_loads_them():
     # 14B fp32: 26.1 GiB loaded, still refused on one L4, with the loaded size in the message.
     problem = _only(_dev(vllm__modelGiB=None, vllm__parametersBillions=14, vllm__precision="fp32"))
     assert problem.path == ("inferenceServices", 1, "vllm", "parametersBillions")
-    assert problem.rule.startswith("the weights alone (26.1 GiB) cannot fit 1 x")
+    assert problem.rule.startswith("the weights (26.1 GiB per GPU) and at least 1.2 GiB of vLLM's own memory exceed")
 
 
 def test_kv_cache_auto_is_the_compute_dtype_two_bytes_even_for_fp8_weights():
     # `auto` is the model's compute dtype (vllm/utils/torch_utils.py:539-545 at v0.34.0): fp8 weights still compute
     # in bf16, so 2 bytes per element, and no --kv-cache-dtype is passed.
     svc = _service(vllm__precision="fp8")
-    assert json.loads(workload.model_annotations(svc)[workload.MODEL_SHAPE_ANNOTATION]) == {"kvBytesPerToken": 28672}
+    assert kv_dtype_bytes(service_args(svc).kv_cache_dtype, 2) == 2
+    assert kv_bytes_per_token(service_model(svc), 1, 2) == 28672
     assert "--kv-cache-dtype" not in vllm_workload.vllm_args(svc)
 
 
 def test_a_set_kv_cache_dtype_is_counted_and_passed_to_the_server():
     svc = _service(vllm__shape__kvCacheDtype="fp8_e4m3")
-    assert json.loads(workload.model_annotations(svc)[workload.MODEL_SHAPE_ANNOTATION]) == {"kvBytesPerToken": 14336}
+    bytes_ = kv_dtype_bytes(service_args(svc).kv_cache_dtype, 2)
+    assert bytes_ == 1 and kv_bytes_per_token(service_model(svc), 1, bytes_) == 14336
     args = vllm_workload.vllm_args(svc)
     assert args[args.index("--kv-cache-dtype") + 1] == "fp8_e4m3"
 
@@ -311,14 +320,15 @@ def test_a_kv_cache_dtype_vllm_does_not_name_is_refused():
     assert "bfloat16" in problem.render("Pulumi.dev.yaml")
 
 
-def test_the_budget_is_the_driver_reported_memory_not_the_listed_24_gib():
-    # vLLM budgets total_memory x utilization (vllm/v1/worker/utils.py:743 at v0.34.0); EC2 reports 22888 MiB for an
-    # L4 or A10G (Karpenter v1.14.1's instance-gpu-memory). 20.5 GiB fits 24 x 0.9 = 21.6 but not 22.35 x 0.9 = 20.1.
+def test_the_budget_is_the_cuda_total_not_the_listed_24_gib():
+    # vLLM budgets the CUDA total x utilization (vllm/v1/worker/utils.py:743 at v0.34.0); an L4's is at most EC2's
+    # 22888 MiB (22.35 GiB). 20.5 GiB fits 24 x 0.9 = 21.6 but not 22.35 x 0.9 = 20.1.
     problem = _only(_dev(vllm__parametersBillions=None, vllm__modelGiB=20.5, vllm__gpuMemoryUtilization=0.9))
     assert problem.path == ("inferenceServices", 1, "vllm", "modelGiB")
-    assert problem.rule.startswith("the weights alone (20.5 GiB) cannot fit 1 x ")
-    assert "(22.35 GiB each as the driver reports it)" in problem.rule and ": 20.1 GiB in all" in problem.rule
-    assert _problems(_dev(vllm__parametersBillions=None, vllm__modelGiB=20, vllm__gpuMemoryUtilization=0.9)) == []
+    assert problem.rule.startswith("the weights (20.5 GiB per GPU) exceed what vLLM may use")
+    assert "(22.1-22.4 GiB each as CUDA reports it, estimated; vLLM v0.34.0)" in problem.rule
+    # 19.5 GiB leaves at best 0.6 GiB, enough for one 8192-token request (0.22 GiB): not refused.
+    assert _problems(_dev(vllm__parametersBillions=None, vllm__modelGiB=19.5, vllm__gpuMemoryUtilization=0.9)) == []
 
 
 def test_series_registered_outside_loggers_py_are_accepted_by_the_query_check():
@@ -359,6 +369,44 @@ def test_kv_heads_fewer_than_gpus_are_replicated_one_per_gpu():
     # Qwen2.5-1.5B has 2 KV heads; at tensor-parallel 4 vLLM gives each GPU max(1, 2 // 4) = 1 head
     # (vllm/config/model.py:1703 at v0.34.0): 4 heads' worth of KV cache in all, twice the unsharded 28672 B.
     svc = _service(gpusPerReplica=4, nodePools=["gpu-spot"])
-    assert json.loads(workload.model_annotations(svc)[workload.MODEL_SHAPE_ANNOTATION]) == {"kvBytesPerToken": 57344}
-    assert json.loads(workload.model_annotations(_service())[workload.MODEL_SHAPE_ANNOTATION]) == {
-        "kvBytesPerToken": 28672}
+    assert kv_bytes_per_token(service_model(svc), 4, 2) == 14336  # per GPU: 57344 B over the 4 GPUs
+    assert kv_bytes_per_token(service_model(_service()), 1, 2) == 28672
+
+
+def test_a_fit_inside_the_error_bar_is_a_config_advisory_with_the_margin():
+    # Llama 3.1 8B (the catalog's 15 GiB, 128 KiB of KV cache a token) at 32768 tokens on the dev pool's L4/A10G:
+    # 4 GiB of KV cache fits the best case of vLLM's non-KV memory, not the worst: an advisory, not a refusal.
+    values = _dev(vllm__model="meta-llama/Llama-3.1-8B-Instruct", vllm__parametersBillions=None, vllm__shape=None,
+                  vllm__maxModelLen=32768)
+    _config, problems, advisories = check_stack(values, region="us-west-2", today=TODAY)
+    assert problems == []
+    [fit] = [a for a in advisories if a.path[-1] == "maxModelLen"]
+    assert fit.path == ("inferenceServices", 1, "vllm", "maxModelLen")
+    assert "needs 4 GiB of KV cache per GPU" in fit.rule and "a margin of" in fit.rule and "short by" in fit.rule
+
+
+def test_the_models_whole_context_is_judged_when_max_model_len_is_unset():
+    # Unset maxModelLen is the catalog's 131072 tokens: 16 GiB of KV cache on top of 15 GiB of weights on one L4.
+    problem = _only(_dev(vllm__model="meta-llama/Llama-3.1-8B-Instruct", vllm__parametersBillions=None,
+                         vllm__shape=None, vllm__maxModelLen=None))
+    assert problem.path == ("inferenceServices", 1, "vllm", "maxModelLen")
+    assert problem.rule.startswith("one request of --max-model-len 131072 tokens (unset: the model's context length) "
+                                   "needs 16 GiB of KV cache per GPU")
+    assert "Fix: lower maxModelLen to " in problem.rule and "set maxModelLen -1: vLLM fits it to memory" in problem.rule
+    # -1: vLLM fits the length to the memory left, so it is not a refusal.
+    assert _problems(_dev(vllm__model="meta-llama/Llama-3.1-8B-Instruct", vllm__parametersBillions=None,
+                          vllm__shape=None, vllm__maxModelLen=-1)) == []
+
+
+def test_llama_70b_from_the_catalog_on_one_gpu_is_refused_naming_vllm_model():
+    problem = _only(_dev(vllm__model="meta-llama/Llama-3.1-70B-Instruct", vllm__parametersBillions=None,
+                         vllm__shape=None))
+    assert problem.path == ("inferenceServices", 1, "vllm", "model")
+    assert problem.rule.startswith("the weights (131.4 GiB per GPU) and at least 1.2 GiB of vLLM's own memory exceed")
+
+
+def test_max_model_len_minus_one_on_a_release_without_auto_fit_is_one_clear_error():
+    problem = _only(_dev(image="vllm/vllm-openai:v0.12.0", vllm__maxModelLen=-1))
+    assert problem.path == ("inferenceServices", 1, "vllm", "maxModelLen")
+    assert problem.rule == ("maxModelLen -1 (vLLM fits the length to memory) arrived in vLLM v0.14.0; "
+                            "vllm/vllm-openai:v0.12.0 is v0.12.0, which has no auto-fit")

@@ -89,8 +89,10 @@ def test_gpu_memory_is_recorded_per_model_with_its_source():
                                                           "website/content/en/docs/reference/instance-types.md#L10227")
     row = next(r for r in matrix.data.gpu_memory if r.model == "L4")
     assert (row.memory_gib, row.usable_mib) == (24, 22888)
-    h100 = matrix.instance_type("p5.48xlarge")
-    assert h100 is not None and matrix.gpu_memory_gib(h100) is None  # not read: never guessed
+    # One GPU model in two sizes is keyed by family: p4d's A100 has 40 GiB, p4de's 80.
+    p4d, p4de = matrix.instance_type("p4d.24xlarge"), matrix.instance_type("p4de.24xlarge")
+    assert p4d is not None and p4de is not None
+    assert [matrix.gpu_memory_gib(i)[0] for i in (p4d, p4de)] == [40.0, 80.0]  # type: ignore[index]
 
 
 def test_tgi_is_recorded_from_its_tagged_dockerfile_x86_64_only_and_without_turing():

@@ -450,8 +450,17 @@ class GpuMemory(_Row):
 
     model: str = Field(description="GPU model (a row of `gpus`)")
     memory_gib: int = Field(gt=0, description="GiB of memory per GPU")
-    usable_mib: int = Field(gt=0, description="MiB per GPU as EC2 reports it (the driver's total, what vLLM budgets)")
+    usable_mib: int = Field(gt=0, description="MiB per GPU as EC2 reports it (GpuInfo MemoryInfo SizeInMiB)")
     usable_source: str = Field(description="Where usable_mib was read")
+    families: tuple[str, ...] = Field(default=(), description="Instance families this row is for, where one GPU model "
+                                                               "comes in two sizes (p4d/p4de, p3/p3dn); empty: all")
+    cuda_total_mib: int | None = Field(default=None, gt=0,
+                                       description="MiB per GPU as cudaMemGetInfo reports its total (what vLLM "
+                                                   "multiplies by the utilization)")
+    cuda_total_max_mib: int | None = Field(default=None, gt=0,
+                                           description="The highest measured, or an estimate's upper bound (EC2's "
+                                                       "figure); unset: cuda_total_mib")
+    cuda_source: str | None = Field(default=None, description="Where cuda_total_mib was measured, or how estimated")
 
 
 class ImageRequireCuda(_Row):

@@ -133,5 +133,7 @@ class ServingImageQueries(CudaQueries):
     def gpu_memory_gib(self, inst: InstanceType) -> tuple[float, str] | None:
         """(usable GiB per GPU, its source) of an instance type's GPU: the total EC2 reports, which vLLM multiplies
         by --gpu-memory-utilization (matrix.yaml gpu_memory); None where the matrix does not record it."""
-        row = next((r for r in self.data.gpu_memory if r.model == inst.gpu_model), None)
+        rows = [r for r in self.data.gpu_memory if r.model == inst.gpu_model]
+        row = next((r for r in rows if inst.family in r.families), None) or next(
+            (r for r in rows if not r.families), None)
         return (row.usable_mib / 1024, row.usable_source) if row is not None else None
