@@ -37,7 +37,12 @@ NO_DATA_READS = {
 }
 MUST_DENY = ("s3:GetObject", "s3:GetObjectVersion", "secretsmanager:GetSecretValue", "kms:Decrypt",
              "sqs:ReceiveMessage", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:Scan", "logs:GetLogEvents",
-             "ec2:DescribeInstanceAttribute")
+             "ec2:DescribeInstanceAttribute",
+             # issue 54: reads of ViewOnlyAccess v46 whose answers are customer data
+             "lambda:ListFunctions", "ecs:DescribeTaskDefinition", "autoscaling:DescribeLaunchConfigurations",
+             "ec2:DescribeSpotInstanceRequests", "ec2:DescribeSpotFleetRequests", "cloudformation:DescribeStacks",
+             "cloudtrail:LookupEvents", "cognito-idp:ListUsers", "sns:GetSubscriptionAttributes",
+             "sns:ListSubscriptions", "sagemaker:DescribeEndpointConfig", "lex:GetUtterancesView")
 # Accepted parliament findings, with why (nothing above LOW otherwise, as tests/security/test_parliament.py).
 ACCEPTED = {
     ("preview", "RESOURCE_MISMATCH"): "ssm:GetParameter on the public parameters, which have no account field",
@@ -68,6 +73,16 @@ def test_every_action_the_preview_role_allows_reads_no_data() -> None:
     assert not any("*" in a for a in allowed), "no wildcard: the exact calls only"
     parameters = [s for s in _statements(preview, "Allow") if "ssm:GetParameter" in _actions(s)]
     assert [s["Resource"] for s in parameters] == ["arn:aws:ssm:*::parameter/aws/service/*"]
+
+
+def test_the_preview_role_carries_no_managed_policy() -> None:
+    """ViewOnlyAccess allowed List/Describe/Get in every service, some of which answer with customer data (Lambda
+    environment variables, task definitions, launch configurations' user data, CloudFormation outputs, CloudTrail
+    events): a pull request could read them (issue 54). The role is the generated policy alone."""
+    derivation = json.loads((IAM / "derivation.json").read_text(encoding="utf-8"))
+    assert derivation["previewRole"]["managedPolicyArns"] == []
+    docs = (REPO / "docs" / "ci-cd.md").read_text(encoding="utf-8")
+    assert "`ViewOnlyAccess` + `preview-role-policy.json`" not in docs
 
 
 def test_the_preview_role_denies_reads_of_data_and_the_accounts_own_parameters() -> None:

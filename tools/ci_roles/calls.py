@@ -183,6 +183,20 @@ DATA_READS: tuple[str, ...] = (
     "rds:DownloadDBLogFilePortion", "rds-data:ExecuteStatement",
     "ssm:GetDocument",                    # documents may embed secrets
     "codecommit:GetFile", "codecommit:GetBlob",
+    # Reads whose answers carry customer data although they look like metadata (issue 54: all were allowed by
+    # ViewOnlyAccess v46, https://docs.aws.amazon.com/aws-managed-policy/latest/reference/ViewOnlyAccess.html):
+    "lambda:ListFunctions", "lambda:GetFunctionConfiguration", "lambda:ListVersionsByFunction",  # environment variables
+    "ecs:DescribeTaskDefinition", "ecs:DescribeTasks",  # container environment variables and overrides
+    "autoscaling:DescribeLaunchConfigurations",  # UserData
+    "ec2:DescribeSpotInstanceRequests", "ec2:DescribeSpotFleetRequests",  # launch specifications' UserData
+    "cloudformation:DescribeStacks", "cloudformation:GetTemplate",  # parameters and outputs; the template
+    "cloudtrail:LookupEvents",  # request parameters of every API call in the account
+    "cognito-idp:ListUsers", "cognito-idp:ListUsersInGroup", "cognito-idp:AdminGetUser",  # personal data
+    "sns:GetSubscriptionAttributes", "sns:ListSubscriptions", "sns:ListSubscriptionsByTopic",  # endpoints: emails,
+    # phone numbers, URLs with tokens
+    "sagemaker:DescribeEndpointConfig", "sagemaker:DescribeTrainingJob", "sagemaker:DescribeProcessingJob",
+    "sagemaker:DescribeTransformJob", "sagemaker:DescribeModel",  # environment variables
+    "lex:GetUtterancesView",  # what users said to a bot
 )
 
 # The account's own SSM parameters (configuration the account stores, SecureStrings included) are data; the public
@@ -191,7 +205,8 @@ DATA_READS: tuple[str, ...] = (
 SSM_PARAMETER_READS = ("ssm:GetParameter", "ssm:GetParameters", "ssm:GetParametersByPath",
                        "ssm:GetParameterHistory")
 
-# The AWS managed policy the preview role carries besides the generated one.
-# Source: https://docs.aws.amazon.com/aws-managed-policy/latest/reference/ViewOnlyAccess.html (policy version v45,
-# edited 2026-04-22): List/Describe/Get of resources' metadata in every service.
-VIEW_ONLY_ACCESS = "arn:aws:iam::aws:policy/job-function/ViewOnlyAccess"
+# AWS managed policies the preview role carries besides the generated one: none. ViewOnlyAccess
+# (https://docs.aws.amazon.com/aws-managed-policy/latest/reference/ViewOnlyAccess.html) allows List/Describe/Get in
+# every service, and some of those answers are customer data (the denies above name the ones known): a role that
+# allows only the calls the program's preview makes cannot read what nobody listed (issue 54).
+PREVIEW_MANAGED_POLICIES: tuple[str, ...] = ()

@@ -2,9 +2,9 @@
 
 Writes into docs/iam/ (docs/ci-cd.md, "The CI roles' IAM policies"):
 
-- `preview-role-policy.json`: the preview roles' (`gpu-platform-preview-<stack>`) policy, next to the AWS managed
-  `ViewOnlyAccess`: the exact calls a preview of this program makes, the public AMI parameters, and explicit denies
-  on every read of data (an explicit Deny wins over any Allow of `ViewOnlyAccess` or another policy);
+- `preview-role-policy.json`: the preview roles' (`gpu-platform-preview-<stack>`) whole policy (no AWS managed
+  policy beside it): the exact calls a preview of this program makes, the public AMI parameters, and explicit denies
+  on every read of data (an explicit Deny wins over any Allow another policy attached later would give);
 - `deploy-role-policy-<part>.json`: the deploy roles' (`gpu-platform-deploy-<stack>`) whole policy, as customer
   managed policies of at most 6,144 characters each (the IAM quota, whitespace not counted:
   <https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_iam-quotas.html>): the same reads, and what the
@@ -30,10 +30,10 @@ from tools.ci_roles.calls import (
     DATA_READS,
     DATA_SOURCE_CALLS,
     PASSED_TO,
+    PREVIEW_MANAGED_POLICIES,
     PROVIDER_CALLS,
     RESOURCE_ACTIONS,
     SSM_PARAMETER_READS,
-    VIEW_ONLY_ACCESS,
 )
 from tools.ci_roles.derive import DerivationError, ProgramUse, derive
 
@@ -135,7 +135,7 @@ def derivation(use: ProgramUse) -> dict[str, Any]:
     return {
         "generatedBy": "python -m tools.ci_roles (tools/ci_roles/)",
         "previewRole": {
-            "managedPolicyArns": [VIEW_ONLY_ACCESS],
+            "managedPolicyArns": list(PREVIEW_MANAGED_POLICIES),
             # The files that call each data source (not the lines: an edit elsewhere in a file moves them).
             "dataSources": {t: {"calls": list(DATA_SOURCE_CALLS[t][0]),
                                 "calledIn": sorted({w.rsplit(":", 1)[0] for w in where}),
