@@ -62,8 +62,8 @@ def read_karpenter(text: str) -> KarpenterTable:
 
 def fetch_karpenter(url: str = KARPENTER_URL) -> str:
     try:
-        with urllib.request.urlopen(url, timeout=_TIMEOUT_S) as response:  # noqa: S310 (a fixed https URL)
-            return response.read(_MAX_BYTES).decode()
+        with urllib.request.urlopen(url, timeout=_TIMEOUT_S) as response:
+            return str(response.read(_MAX_BYTES).decode())
     except OSError as error:
         raise RefreshError(f"could not read {url} ({error}); the table is unchanged. Without network, read the "
                            f"file at {KARPENTER_SOURCE} and pass it with --from-file") from error
@@ -94,7 +94,8 @@ def refresh(text: str, path: Path = PRICES_PATH) -> tuple[KarpenterTable, int]:
     """Rewrite the us-east-1 batch from `text`; returns the parsed table and how many prices changed."""
     table = read_karpenter(text)
     document = yaml.safe_load(path.read_text())
-    old = next((b["prices"] for b in document.get("batches", []) if b.get("source") == KARPENTER_SOURCE
+    old: dict[str, float] = next((b["prices"] for b in document.get("batches", [])
+                                  if b.get("source") == KARPENTER_SOURCE
                 and b.get("region") == table.region), {})
     changed = sum(1 for k, v in table.prices.items() if old.get(k) != v)
     path.write_text(dump(replace_batch(document, karpenter_batch(table))))

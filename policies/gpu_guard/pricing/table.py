@@ -51,7 +51,8 @@ class Price:
     region: str
 
     def cite(self) -> str:
-        return f"USD {self.usd:g} {self.unit.removeprefix('USD ')} ({self.region}, {self.date.isoformat()}, {self.source})"
+        unit = self.unit.removeprefix("USD ")
+        return f"USD {self.usd:g} {unit} ({self.region}, {self.date.isoformat()}, {self.source})"
 
 
 @dataclass(frozen=True)
@@ -121,7 +122,7 @@ def parse(document: Any, path: Path = PRICES_PATH) -> PriceTable:
 def load(path: Path = PRICES_PATH) -> PriceTable:
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        document = yaml.load(path.read_text(), Loader=loader)  # noqa: S506 (a safe loader)
+        document = yaml.load(path.read_text(), Loader=loader)
     except (OSError, yaml.YAMLError) as error:
         raise PriceTableError(f"{path}: cannot be read ({error})") from error
     return parse(document, path)
