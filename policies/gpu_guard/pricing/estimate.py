@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 
 from ..matrix import load_matrix
@@ -54,6 +54,12 @@ class Line:
     key: str
     prices: tuple[Price, ...] = ()
     in_total: bool = True
+    subject: str = ""  # the pool or service the line bills for ("" for the cluster's own lines)
+
+    @property
+    def ident(self) -> str:
+        """What matches this line across two estimates (the pull-request diff)."""
+        return f"{self.kind}:{self.subject}"
 
     def figure(self, name: str) -> Figure:
         return getattr(self, name)  # type: ignore[no-any-return]
@@ -135,7 +141,7 @@ def _group_lines(p: _Pricer, group: NodeGroup) -> list[Line]:
         rate = (rate[0], f"the dearest of {list(types)}: {rate[1]}", rate[2], rate[3])
     else:
         rate = rates[0]
-    what = "system nodes" if group.system else f"GPU node group, {group.capacity}"
+    what = "system nodes" if group.system else f"GPU node group, {group.capacity}, {'/'.join(types)}"
     lines = [Line("system_nodes" if group.system else "gpu_node_group", f"{group.name} ({what})",
                   _fixed(p, group.running, rate), _fixed(p, group.running, rate), _fixed(p, group.maximum, rate),
                   "assumption" if rate[3] else "price", f"{group.key}.desiredSize / maxSize", rate[2])]
@@ -226,7 +232,8 @@ def _karpenter_lines(p: _Pricer, pool: KarpenterPool, services: list[tuple[Servi
         known = None if any(v is None for v in values) else round(sum(v or 0.0 for v in values), 2)
         how = "; ".join(hows[i]) or "no service runs on it: 0 nodes"
         out.append(Figure(known, how) if known is not None else _no(how))
-    line = Line("karpenter_pool", f"{pool.name} (Karpenter, {'/'.join(pool.capacity_types)}"
+    line = Line("karpenter_pool", f"{pool.name} (Karpenter, {'/'.join(pool.capacity_types)}, "
+                f"{'/'.join(pool.instance_types)}"
                 f"{', on-demand fallback' if pool.on_demand_fallback else ''})", out[0], out[1], ceiling,
                 "assumption" if assumption or ceiling_assumption else "price", f"{pool.key}.maxGpus / instanceTypes",
                 tuple(sorted(prices, key=lambda x: x.source)))
@@ -260,7 +267,7 @@ def _pool_ceiling(p: _Pricer, pool: KarpenterPool, typed: list[tuple[str, int | 
 
 def _flat(p: _Pricer, *, kind: str, item: str, key: str, price_key: str, quantity: Sequence[float],
           unit_hours: bool, basis: str = "price", in_total: bool = True,
-          shown: tuple[str, str, str] | None = None) -> Line:
+          shown: tuple[str, str, str] | None = None, subject: str = "") -> Line:
     """A line of `quantity` units at one service price, per hour (x hours a month) or per month; `shown` writes
     each quantity as its factors."""
     price = p.service(price_key)
@@ -275,14 +282,15 @@ def _flat(p: _Pricer, *, kind: str, item: str, key: str, price_key: str, quantit
             figures.append(Figure(round(usd, 2), f"{shown[i] if shown else _n(q)} x "
                                                  f"{f'{p.hours} h x ' if unit_hours else ''}"
                                                  f"USD {price.usd:g} ({price_key})"))
-    return Line(kind, item, figures[0], figures[1], figures[2], basis, key, (price,) if price else (), in_total)
+    return Line(kind, item, figures[0], figures[1], figures[2], basis, key, (price,) if price else (), in_total,
+                subject)
 
 
-def _usage(p: _Pricer, *, kind: str, item: str, key: str, price_key: str, why: str) -> Line:
+def _usage(p: _Pricer, *, kind: str, item: str, key: str, price_key: str, why: str, subject: str = "") -> Line:
     price = p.service(price_key)
     rate = f"at USD {price.usd:g} ({price.unit})" if price else f"no recorded {price_key} price in {p.region}"
     figure = _no(f"{why}; {rate}")
-    return Line(kind, item, figure, figure, figure, "usage", key, (price,) if price else ())
+    return Line(kind, item, figure, figure, figure, "usage", key, (price,) if price else (), subject=subject)
 
 
 def _control_plane(p: _Pricer, stack: Stack, judged: date) -> Line:
@@ -374,12 +382,12 @@ def estimate(stack: Stack, table: PriceTable, judged: date, *, spot_discount: fl
     est = Estimate(stack.name, stack.region, judged, table.hours_per_month, spot_discount=spot_discount)
     est.lines.append(_control_plane(p, stack, judged))
     for group in stack.node_groups:
-        est.lines += _group_lines(p, group)
+        est.lines += [replace(line, subject=group.name) for line in _group_lines(p, group)]
     slots = _group_slots(stack)
     for pool in stack.karpenter_pools:
         on_pool = [(s, slots[s.name]) for s in stack.services
                    if next((q for q in s.pools if q in {k.name for k in stack.karpenter_pools}), None) == pool.name]
-        est.lines += _karpenter_lines(p, pool, on_pool)
+        est.lines += [replace(line, subject=pool.name) for line in _karpenter_lines(p, pool, on_pool)]
     nat = stack.nat_gateways
     cluster = "gpu-platform:cluster"
     est.lines.append(_flat(p, kind="nat_gateway", item=f"{nat} NAT gateway(s)", key=f"{cluster}.singleNatGateway",
@@ -394,12 +402,12 @@ def estimate(stack: Stack, table: PriceTable, judged: date, *, spot_discount: fl
     for service in albs:
         est.lines.append(_flat(p, kind="alb", item=f"{service.name} Application Load Balancer",
                                key=f"{service.key}.ingress", price_key="alb_hour", quantity=(1, 1, 1),
-                               unit_hours=True))
+                               unit_hours=True, subject=service.name))
         est.lines.append(_usage(p, kind="alb_lcu", item=f"{service.name} ALB capacity units",
                                 key=f"{service.key}.ingress", price_key="alb_lcu_hour",
-                                why="billed per LCU-hour of traffic"))
+                                why="billed per LCU-hour of traffic", subject=service.name))
     for service in stack.services:
-        est.lines += _volume_lines(p, service, stack.zones)
+        est.lines += [replace(line, subject=service.name) for line in _volume_lines(p, service, stack.zones)]
     if stack.kms_keys:
         est.lines.append(_flat(p, kind="kms", item=f"{stack.kms_keys} KMS key(s) (Secrets encryption)", key=cluster,
                                price_key="kms_key_month", quantity=(stack.kms_keys,) * 3, unit_hours=False))
