@@ -3,7 +3,7 @@
     gpu-platform cost --stack prod                      # a table: at rest, expected, ceiling; every line's arithmetic
     gpu-platform cost --stack prod --json               # the same as data (policies/gpu_guard/pricing/render.py)
     gpu-platform cost --stack prod --base old/Pulumi.prod.yaml   # + the change against another version of the file
-    gpu-platform cost refresh [--from-file F] [--check] # re-read Karpenter's generated price table (tools/cost/refresh.py)
+    gpu-platform cost refresh [--from-file F]   # re-read Karpenter's generated price table (tools/cost/refresh.py)
 
 The judged day (extended-support fee, the 180-day price age) is --today, else GPU_PLATFORM_TODAY, else today. The
 Spot discount is --spot-discount, else `spotDiscount` of `cost-budget` in policies/config/<stack>.json, else none
@@ -23,7 +23,7 @@ from typing import Any
 from policies.gpu_guard.calendar import judging_day, program_day
 from policies.gpu_guard.pricing.estimate import Estimate, estimate
 from policies.gpu_guard.pricing.render import cost_section, diff, diff_summary, table
-from policies.gpu_guard.pricing.table import load
+from policies.gpu_guard.pricing.table import PRICES_PATH, load
 from tools.cost.from_config import StackFileError, load_stack, stack_from_config
 
 REPO = Path(__file__).resolve().parents[2]
@@ -59,7 +59,7 @@ def _refresh(argv: Sequence[str]) -> int:
     except (refresh.RefreshError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    print(f"{refresh.PRICES_PATH}: {table_.region} batch from {refresh.KARPENTER_SOURCE} (generated "
+    print(f"{PRICES_PATH}: {table_.region} batch from {refresh.KARPENTER_SOURCE} (generated "
           f"{table_.generated.isoformat()}): {len(table_.prices)} prices, {changed} changed")
     return 0
 

@@ -13,6 +13,7 @@ import yaml
 from components.cluster import CONTROL_PLANE_LOG_TYPES
 from components.config import StackConfig
 from components.config.loader import parse_stack_config, problems_message
+from components.karpenter.pool import block_device_mappings
 from policies.gpu_guard.pricing.shape import KarpenterPool, ModelVolume, NodeGroup, Service, Stack, fixed_group_nodes
 
 PREFIX = "gpu-platform:"
@@ -59,7 +60,9 @@ def stack_from_config(name: str, config: StackConfig, region: str) -> Stack:
         groups.append(NodeGroup(group.name, f"gpu-platform:gpuNodeGroups[{i}]", tuple(group.instance_types),
                                 group.capacity_type, running, maximum, group.disk_size_gib))
     pools = [KarpenterPool(pool.name, f"gpu-platform:karpenter.pools[{i}]", tuple(pool.instance_types),
-                           tuple(pool.capacity_types), pool.on_demand_fallback, pool.max_gpus, pool.disk_size_gib)
+                           tuple(pool.capacity_types), pool.on_demand_fallback, pool.max_gpus,
+                           sum(int(str(m["ebs"]["volumeSize"]).removesuffix("Gi"))
+                               for m in block_device_mappings(pool.os, pool.disk_size_gib)))
              for i, pool in enumerate(config.karpenter.pools if config.karpenter else [])]
     services = []
     for i, service in enumerate(config.inference_services):
@@ -80,4 +83,4 @@ def stack_from_config(name: str, config: StackConfig, region: str) -> Stack:
                  kubernetes_version=str(cluster.kubernetes_version), support_type=cluster.support_type.upper(),
                  node_groups=tuple(groups), karpenter_pools=tuple(pools), services=tuple(services),
                  kms_keys=0 if existing else 1,
-                 control_plane_logs=() if existing else CONTROL_PLANE_LOG_TYPES)
+                 control_plane_logs=() if existing else CONTROL_PLANE_LOG_TYPES, has_cluster=not existing)

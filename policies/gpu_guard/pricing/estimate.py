@@ -150,11 +150,14 @@ def _group_lines(p: _Pricer, group: NodeGroup) -> list[Line]:
     return lines
 
 
-def _root_volumes(p: _Pricer, item: str, key: str, disk_gib: int, nodes: tuple[float, float, float]) -> Line:
+def _root_volumes(p: _Pricer, item: str, key: str, disk_gib: int | None, nodes: tuple[float, float, float]
+                  ) -> Line:
     gp3 = p.service("gp3_gb_month")
     figures = []
     for count in nodes:
-        if gp3 is None:
+        if disk_gib is None:
+            figures.append(_no("the nodes' volume sizes were not read") if count else Figure(0.0, "0 nodes"))
+        elif gp3 is None:
             figures.append(_no(f"no recorded gp3 price in {p.region}") if count else Figure(0.0, "0 nodes"))
         else:
             figures.append(Figure(round(count * disk_gib * gp3.usd, 2),
@@ -380,7 +383,8 @@ def estimate(stack: Stack, table: PriceTable, judged: date, *, spot_discount: fl
                          "off)")
     p = _Pricer(table, stack.region, spot_discount)
     est = Estimate(stack.name, stack.region, judged, table.hours_per_month, spot_discount=spot_discount)
-    est.lines.append(_control_plane(p, stack, judged))
+    if stack.has_cluster:
+        est.lines.append(_control_plane(p, stack, judged))
     for group in stack.node_groups:
         est.lines += [replace(line, subject=group.name) for line in _group_lines(p, group)]
     slots = _group_slots(stack)

@@ -6,7 +6,7 @@ resources the pack sees (pricing/from_resources.py), priced by one function (pri
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -20,7 +20,7 @@ class NodeGroup:
     capacity: str  # on-demand | spot
     running: int
     maximum: int
-    disk_gib: int
+    disk_gib: int | None  # None: not read
     system: bool = False
 
 
@@ -34,7 +34,7 @@ class KarpenterPool:
     capacity_types: tuple[str, ...]
     on_demand_fallback: bool
     max_gpus: int | None
-    disk_gib: int
+    disk_gib: int | None  # every volume of a node (Bottlerocket: its OS volume and its data volume); None: not read
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ class Stack:
     services: tuple[Service, ...] = ()
     kms_keys: int = 0
     control_plane_logs: tuple[str, ...] = ()
-    notes: tuple[str, ...] = field(default=())
+    has_cluster: bool = True  # False: the cluster lives in another stack (or is `existing`): no control-plane line
 
 
 def fixed_group_nodes(desired: int, minimum: int, maximum: int) -> tuple[int, int]:
