@@ -87,7 +87,8 @@ def _disk_sum(r: _Reader, mappings: Any) -> int | None:
 
 
 def _node_groups(r: _Reader, resources: list[Any]) -> list[NodeGroup]:
-    templates = {str(r.get(t, "name")): t for t in resources if t.resource_type == LAUNCH_TEMPLATE}
+    templates = {name: t for t in resources if t.resource_type == LAUNCH_TEMPLATE
+                 and isinstance(name := r.get(t, "name"), str)}
     matrix = load_matrix()
     out = []
     for res in resources:
@@ -101,7 +102,7 @@ def _node_groups(r: _Reader, resources: list[Any]) -> list[NodeGroup]:
         if disk is None:
             deps = (getattr(res, "property_dependencies", None) or {}).get("launchTemplate") or []
             template = next((d for d in deps if d.resource_type == LAUNCH_TEMPLATE), None) or templates.get(
-                str(r.get(res, "launchTemplate", "name")))
+                r.get(res, "launchTemplate", "name"))
             disk = _disk_sum(r, r.get(template, "blockDeviceMappings")) if template is not None else None
         capacity = "spot" if str(r.get(res, "capacityType") or "ON_DEMAND").upper() == "SPOT" else "on-demand"
         system = not any(matrix.is_gpu_instance(t) for t in types)
@@ -193,7 +194,7 @@ def stack_from_resources(name: str, resources: Iterable[Any]) -> Read:
     region = _region(r, resources)
     clusters = [res for res in resources if res.resource_type in EKS_CLUSTER_TYPES]
     if region is None:
-        return Read(None, [*r.unread, "the AWS region (no aws provider `region` input, no subnet availabilityZone)"])
+        return Read(None, [*r.unread, "its AWS region (no aws provider `region` input, no subnet availabilityZone)"])
     zones = len({str(r.get(s, "availabilityZoneId") or r.get(s, "availabilityZone")) for s in resources
                  if s.resource_type == SUBNET}) or 1
     cluster = clusters[0] if clusters else None
