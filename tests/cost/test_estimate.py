@@ -199,3 +199,12 @@ def test_wake_window_hours() -> None:
                "karpenter_pool")
     assert line.expected.usd is None and "depend on the calendar" in line.expected.how
     assert not math.isnan(line.ceiling.usd or 0.0)
+
+
+def test_a_spot_pool_is_bounded_by_its_dearest_fitting_type() -> None:
+    # EC2 Fleet's price-capacity-optimized may launch any type of a Spot pool: the bound is the dearest (g5.xlarge).
+    spot = karpenter(capacity=("spot",))
+    line = one(estimate(stack(karpenter_pools=(spot,), services=(service(**WEEKDAYS),)), table(), JUDGED),
+               "karpenter_pool")
+    assert line.expected.usd == round(WAKE_HOURS * 1.0, 2) and "Spot may launch any" in line.expected.how
+    assert line.basis == "assumption"

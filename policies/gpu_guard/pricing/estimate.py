@@ -220,13 +220,17 @@ def _karpenter_lines(p: _Pricer, pool: KarpenterPool, services: list[tuple[Servi
                 hows[i].append(f"{service.name}: Karpenter launches the cheapest fitting type, and "
                                f"{', '.join(unknown)} has no recorded price in {p.region}")
             else:
-                cheapest = min(fitting, key=lambda t: (rates[t][0] or 0.0, t))
-                usd, rate_how, used, _ = rates[cheapest]
+                # On-demand: Karpenter launches the cheapest type that fits (lowest-price); Spot: EC2 Fleet's
+                # price-capacity-optimized may launch any of them, so the bound is the dearest.
+                pick = max if capacity == "spot" else min
+                chosen = pick(fitting, key=lambda t: (rates[t][0] or 0.0, t))
+                usd, rate_how, used, _ = rates[chosen]
                 prices.update(used)
                 figures[i].append(round(hours[i] * (usd or 0.0), 2))
+                which = ("the dearest type with {} GPU(s): Spot may launch any" if capacity == "spot"
+                         else "the cheapest type with {} GPU(s), as Karpenter launches on-demand")
                 hows[i].append(f"{service.name}: {wake_how if i else wake_how.split(' + ')[0]} "
-                               f"= {_n(hours[i])} node-hours x {rate_how} (the cheapest type with "
-                               f"{service.gpus_per_replica} GPU(s))")
+                               f"= {_n(hours[i])} node-hours x {rate_how} ({which.format(service.gpus_per_replica)})")
     ceiling, ceiling_prices, ceiling_assumption = _pool_ceiling(p, pool, typed)
     prices.update(ceiling_prices)
     out = []
