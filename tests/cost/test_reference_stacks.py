@@ -29,7 +29,7 @@ def _eval(expression: str) -> float:
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
             return float(node.value)
         if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
-            return _OPS[type(node.op)](walk(node.left), walk(node.right))
+            return float(_OPS[type(node.op)](walk(node.left), walk(node.right)))
         raise ValueError(f"docs/cost.md: {expression!r} is not arithmetic")
     return walk(ast.parse(expression, mode="eval").body)
 
