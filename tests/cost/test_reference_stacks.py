@@ -86,3 +86,11 @@ def test_the_tool_prices_the_reference_stack_as_the_hand_does(stack: str, path: 
         assert _usd(written.removeprefix("at least ").lstrip("$")) == est.total(figure), (figure, cell)
         assert est.total(figure) == pytest.approx(sum(_usd(m.group(2)) for row in body
                                                       if (m := _CELL.match(row[2 + FIGURES.index(figure)]))))
+
+
+def test_the_readme_says_what_dev_costs_as_the_tool_measures_it() -> None:
+    est = estimate_file(REPO / "Pulumi.dev.yaml", "dev", JUDGED, None)
+    first_screen = (REPO / "README.md").read_text(encoding="utf-8").split("## Quick start")[0]
+    assert (f"USD {est.total('at_rest'):,.2f} a month at rest, USD {est.total('expected'):,.2f} expected"
+            in " ".join(first_screen.split()))
+    assert f"USD {est.total('ceiling'):,.2f} at the ceiling" in " ".join(first_screen.split())
