@@ -65,3 +65,24 @@ def test_the_cost_command(capsys: pytest.CaptureFixture[str], tmp_path: Path) ->
     assert "kubernetesVersion" in capsys.readouterr().err
     assert main(["--stack", "dev", "--today", "2026-12-07", "--base", "Pulumi.dev.yaml"]) == 0
     assert "dev: +$0/month expected (ceiling +$0)" in capsys.readouterr().out
+
+
+def test_the_preview_cost_section_never_fails_the_preview() -> None:
+    from tools.cost.section import markdown, preview_cost  # noqa: PLC0415
+
+    values = {"aws:region": "us-west-2",
+              **{f"gpu-platform:{k}": json.dumps(v) for k, v in _dev_values().items()}}
+    section = preview_cost(values, "dev", JUDGED, {"cost-budget": {"spotDiscount": 0.5}})
+    assert section["spot_discount"] == 0.5 and section["totals"]["expected"]["complete"]
+    text = markdown(section)
+    assert "## Cost estimate" in text and f"${section['totals']['at_rest']['usd']:,.2f}" in text
+    assert preview_cost({}, "x", JUDGED)["error"].startswith("aws:region is not set")
+    broken = preview_cost({"aws:region": "us-west-2", "gpu-platform:cluster": "{}"}, "x", JUDGED)
+    assert "invalid" in broken["error"] and "Not estimated: the stack config is invalid" in markdown(broken)
+
+
+def _dev_values() -> dict[str, object]:
+    import yaml  # noqa: PLC0415
+
+    config = yaml.safe_load((Path(__file__).resolve().parents[2] / "Pulumi.dev.yaml").read_text())["config"]
+    return {k.removeprefix("gpu-platform:"): v for k, v in config.items() if k.startswith("gpu-platform:")}

@@ -566,6 +566,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _reject(str(exc), stderr)
 
     doc = document(recording, report)
+    from tools.cost.section import preview_cost  # noqa: PLC0415 -- the cost section (issue 53); docs/cost.md
+
+    doc["cost"] = preview_cost(config.values, args.stack, today, loaded)
     if out_dir is not None or not args.json:
         # rich and the summary's views of the stack: only for a summary or the --out files, never for --json alone
         from tools.preview import render  # noqa: PLC0415

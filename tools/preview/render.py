@@ -324,9 +324,11 @@ def write_out(out_dir: Path, doc: Mapping[str, Any], recording: Recording, repor
         seen[filename] = res.urn
         (manifests / filename).write_text(yaml.safe_dump(obj, sort_keys=False, default_flow_style=False),
                                           encoding="utf-8")
-    (out_dir / "summary.md").write_text(summary_markdown(summarize(recording), report, config,
-                                                                     recording.resources, recording.project),
-                                                    encoding="utf-8")
+    from tools.cost.section import markdown as cost_markdown  # noqa: PLC0415 -- the cost section (issue 53)
+
+    summary = summary_markdown(summarize(recording), report, config, recording.resources, recording.project)
+    cost = cost_markdown(doc.get("cost"))
+    (out_dir / "summary.md").write_text(summary + ("\n" + cost if cost else ""), encoding="utf-8")
 
 
 VERBOSE_HINT = "--verbose, or make preview VERBOSE=1"
