@@ -111,7 +111,9 @@ def test_karpenters_generated_table_is_read_with_its_date() -> None:
     batch: dict[str, object] = {"region": "us-east-1", "source": KARPENTER_SOURCE, "prices": {}}
     replaced = replace_batch({"batches": [{"region": "us-east-1", "source": KARPENTER_SOURCE, "prices": {"a.b": 1}},
                                           {"region": "us-west-2", "source": "https://y"}]}, batch)
-    assert replaced["batches"] == [{"region": "us-west-2", "source": "https://y"}, batch]
+    assert replaced["batches"] == [batch, {"region": "us-west-2", "source": "https://y"}]  # in place
+    other = {"region": "eu-west-1", "source": KARPENTER_SOURCE, "prices": {}}
+    assert replace_batch(replaced, other)["batches"][-1] == other  # a new batch is appended
 
 
 def test_the_shipped_table_is_the_one_the_loader_reads() -> None:

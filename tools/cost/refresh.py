@@ -77,10 +77,17 @@ def karpenter_batch(table: KarpenterTable, source: str = KARPENTER_SOURCE) -> di
 
 
 def replace_batch(document: dict[str, object], batch: dict[str, object]) -> dict[str, object]:
-    """`document` with the batch of the same source and region replaced by `batch` (appended when new)."""
-    batches = [b for b in document.get("batches", []) or []  # type: ignore[attr-defined]
-               if not (b.get("region") == batch["region"] and b.get("source") == batch["source"])]
-    return {**document, "batches": [*batches, batch]}
+    """`document` with the batch of the same source and region replaced by `batch` in its place (appended when new),
+    so a refresh that changes no price changes no line."""
+    batches = list(document.get("batches", []) or [])  # type: ignore[call-overload]
+    same = [i for i, b in enumerate(batches)
+            if b.get("region") == batch["region"] and b.get("source") == batch["source"]]
+    if same:
+        batches[same[0]] = batch
+        batches = [b for i, b in enumerate(batches) if i not in same[1:]]
+    else:
+        batches.append(batch)
+    return {**document, "batches": batches}
 
 
 def dump(document: dict[str, object]) -> str:
