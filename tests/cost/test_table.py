@@ -119,3 +119,18 @@ def test_karpenters_generated_table_is_read_with_its_date() -> None:
 def test_the_shipped_table_is_the_one_the_loader_reads() -> None:
     assert PRICES_PATH.parent.name == "pricing" and PRICES_PATH.parent.parent.name == "gpu_guard"
     assert len(load().instances) > 1000  # Karpenter's whole us-east-1 table: any system node type is priced there
+
+
+def test_refresh_rewrites_the_karpenter_batch_and_counts_what_changed(tmp_path: Path) -> None:
+    from tools.cost.refresh import karpenter_batch, refresh  # noqa: PLC0415
+
+    copy = tmp_path / "prices.yaml"
+    copy.write_text(PRICES_PATH.read_text(encoding="utf-8"), encoding="utf-8")
+    parsed, changed = refresh(GO, copy)
+    assert changed == 119 and parsed.prices["g6e.xlarge"] == 1.861  # the two g6e prices as recorded, 119 m9 new
+    table = parse(__import__("yaml").safe_load(copy.read_text(encoding="utf-8")), copy)
+    assert table.instance("us-east-1", "m9.1xlarge").usd == 0.0001  # type: ignore[union-attr]
+    assert table.instance("us-east-1", "p5.48xlarge") is None  # the batch is replaced whole, not merged
+    assert table.instance("us-west-2", "g5.xlarge") is not None  # other batches stay
+    assert copy.read_text(encoding="utf-8").startswith("# The one price table")
+    assert karpenter_batch(parsed)["date"] == "2026-07-06"
