@@ -112,8 +112,8 @@ def test_karpenters_generated_table_is_read_with_its_date() -> None:
     replaced = replace_batch({"batches": [{"region": "us-east-1", "source": KARPENTER_SOURCE, "prices": {"a.b": 1}},
                                           {"region": "us-west-2", "source": "https://y"}]}, batch)
     assert replaced["batches"] == [batch, {"region": "us-west-2", "source": "https://y"}]  # in place
-    other = {"region": "eu-west-1", "source": KARPENTER_SOURCE, "prices": {}}
-    assert replace_batch(replaced, other)["batches"][-1] == other  # a new batch is appended
+    other: dict[str, object] = {"region": "eu-west-1", "source": KARPENTER_SOURCE, "prices": {}}
+    assert replace_batch(replaced, other)["batches"] == [*replaced["batches"], other]  # type: ignore[misc]
 
 
 def test_the_shipped_table_is_the_one_the_loader_reads() -> None:
