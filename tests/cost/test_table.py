@@ -113,7 +113,7 @@ def test_karpenters_generated_table_is_read_with_its_date() -> None:
                                           {"region": "us-west-2", "source": "https://y"}]}, batch)
     assert replaced["batches"] == [batch, {"region": "us-west-2", "source": "https://y"}]  # in place
     other: dict[str, object] = {"region": "eu-west-1", "source": KARPENTER_SOURCE, "prices": {}}
-    assert replace_batch(replaced, other)["batches"] == [*replaced["batches"], other]  # type: ignore[misc]
+    assert replace_batch(replaced, other)["batches"] == [*replaced["batches"], other]
 
 
 def test_the_shipped_table_is_the_one_the_loader_reads() -> None:
