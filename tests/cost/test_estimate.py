@@ -208,3 +208,12 @@ def test_a_spot_pool_is_bounded_by_its_dearest_fitting_type() -> None:
                "karpenter_pool")
     assert line.expected.usd == round(WAKE_HOURS * 1.0, 2) and "Spot may launch any" in line.expected.how
     assert line.basis == "assumption"
+
+
+def test_an_unbounded_pool_leaves_its_root_volumes_ceiling_not_estimated() -> None:
+    est = estimate(stack(karpenter_pools=(karpenter(max_gpus=None),)), table(), JUDGED)
+    volumes = next(line for line in lines(est, "root_volumes") if line.subject == "burst")
+    assert volumes.at_rest.usd == 0.0 and volumes.ceiling.usd is None
+    assert "not bounded" in volumes.ceiling.how
+    empty = NodeGroup("x", "k", (), "on-demand", 1, 1, 100)
+    assert one(estimate(stack(node_groups=(system(), empty)), table(), JUDGED), "gpu_node_group").at_rest.usd is None

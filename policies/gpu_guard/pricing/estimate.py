@@ -140,7 +140,7 @@ def _group_lines(p: _Pricer, group: NodeGroup) -> list[Line]:
                                                               if r[0] is None) + f" in {p.region}", (), True))
         rate = (rate[0], f"the dearest of {list(types)}: {rate[1]}", rate[2], rate[3])
     else:
-        rate = rates[0]
+        rate = rates[0] if rates else (None, "no instance type was read", (), False)
     what = "system nodes" if group.system else f"GPU node group, {group.capacity}, {'/'.join(types)}"
     lines = [Line("system_nodes" if group.system else "gpu_node_group", f"{group.name} ({what})",
                   _fixed(p, group.running, rate), _fixed(p, group.running, rate), _fixed(p, group.maximum, rate),
@@ -150,12 +150,14 @@ def _group_lines(p: _Pricer, group: NodeGroup) -> list[Line]:
     return lines
 
 
-def _root_volumes(p: _Pricer, item: str, key: str, disk_gib: int | None, nodes: tuple[float, float, float]
-                  ) -> Line:
+def _root_volumes(p: _Pricer, item: str, key: str, disk_gib: int | None,
+                  nodes: tuple[float | None, float | None, float | None]) -> Line:
     gp3 = p.service("gp3_gb_month")
     figures = []
     for count in nodes:
-        if disk_gib is None:
+        if count is None:
+            figures.append(_no("the node count is not bounded"))
+        elif disk_gib is None:
             figures.append(_no("the nodes' volume sizes were not read") if count else Figure(0.0, "0 nodes"))
         elif gp3 is None:
             figures.append(_no(f"no recorded gp3 price in {p.region}") if count else Figure(0.0, "0 nodes"))
@@ -244,7 +246,8 @@ def _karpenter_lines(p: _Pricer, pool: KarpenterPool, services: list[tuple[Servi
                 f"{', on-demand fallback' if pool.on_demand_fallback else ''})", out[0], out[1], ceiling,
                 "assumption" if assumption or ceiling_assumption else "price", f"{pool.key}.maxGpus / instanceTypes",
                 tuple(sorted(prices, key=lambda x: x.source)))
-    ceiling_nodes = (pool.max_gpus or 0) / max(1, min((g for _, g in typed if g), default=1))
+    smallest = min((g for _, g in typed if g), default=None)
+    ceiling_nodes = pool.max_gpus / smallest if pool.max_gpus is not None and smallest else None
     return [line, _root_volumes(p, f"{pool.name} root volumes", pool.key, pool.disk_gib,
                                 (node_hours[0] / p.hours, node_hours[1] / p.hours, ceiling_nodes))]
 
@@ -367,7 +370,8 @@ def _volume_lines(p: _Pricer, service: Service, zones: int) -> list[Line]:
 def _group_slots(stack: Stack) -> dict[str, int]:
     """Replicas of each service its managed node groups hold (their running nodes' GPUs, taken in service order);
     the rest go to the first Karpenter pool it lists."""
-    free = {g.name: g.running * (_gpus(g.instance_types[0]) or 0) for g in stack.node_groups if not g.system}
+    free = {g.name: g.running * ((_gpus(g.instance_types[0]) if g.instance_types else None) or 0)
+            for g in stack.node_groups if not g.system}
     slots: dict[str, int] = {}
     for service in stack.services:
         held = 0
