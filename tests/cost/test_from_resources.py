@@ -51,3 +51,24 @@ def test_the_pack_and_the_command_price_the_same_lines(stack: str) -> None:
     assert figures(from_resources) == figures(from_config)
     for figure in FIGURES:
         assert from_resources.total(figure) == from_config.total(figure)
+
+
+def _res(rtype: str, name: str, **props: Any) -> SimpleNamespace:
+    return SimpleNamespace(resource_type=rtype, name=name, urn=f"urn::{rtype}::{name}", props=props,
+                           property_dependencies={})
+
+
+def test_the_control_plane_is_read_from_the_clusters_own_resource() -> None:
+    # pulumi-eks's component registers with no props of its own; the aws:eks/cluster:Cluster child holds the version.
+    resources = [_res("eks:index:Cluster", "c"),
+                 _res("aws:eks/cluster:Cluster", "c-eksCluster", version="1.31",
+                      upgradePolicy={"supportType": "EXTENDED"}, enabledClusterLogTypes=["api"]),
+                 _res("pulumi:providers:aws", "default", region="us-west-2")]
+    read = stack_from_resources("s", resources)
+    assert read.stack is not None and read.stack.kubernetes_version == "1.31"
+    line = next(x for x in estimate(read.stack, load(), JUDGED).lines if x.kind == "control_plane")
+    assert line.expected.usd == 438.0 and "past standard support" in line.item
+    unknown = stack_from_resources("s", resources[:1] + resources[2:])
+    assert unknown.stack is not None
+    line = next(x for x in estimate(unknown.stack, load(), JUDGED).lines if x.kind == "control_plane")
+    assert line.expected.usd == 73.0 and "the Kubernetes version is not known here" in line.item

@@ -314,9 +314,10 @@ def _control_plane(p: _Pricer, stack: Stack, judged: date) -> Line:
                  key="gpu-platform:cluster.kubernetesVersion / supportType", price_key=key, quantity=(1, 1, 1),
                  unit_hours=True)
     if row is None:
-        return Line(line.kind, line.item + f" (Kubernetes {stack.kubernetes_version} has no support dates in the "
-                    "matrix: priced at standard support)", line.at_rest, line.expected, line.ceiling, line.basis,
-                    line.key, line.prices)
+        what = (f"Kubernetes {stack.kubernetes_version} has no support dates in the matrix" if stack.kubernetes_version
+                else "the Kubernetes version is not known here")
+        return Line(line.kind, f"{line.item} ({what}: priced at standard support, the lower fee)", line.at_rest,
+                    line.expected, line.ceiling, line.basis, line.key, line.prices)
     return line
 
 

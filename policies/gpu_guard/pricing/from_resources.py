@@ -192,7 +192,9 @@ def stack_from_resources(name: str, resources: Iterable[Any]) -> Read:
     resources = list(resources)
     r = _Reader()
     region = _region(r, resources)
-    clusters = [res for res in resources if res.resource_type in EKS_CLUSTER_TYPES]
+    # The control plane's own resource first: pulumi-eks's component (eks:index:Cluster) carries no props of its own.
+    clusters = sorted((res for res in resources if res.resource_type in EKS_CLUSTER_TYPES),
+                      key=lambda res: res.resource_type != EKS_CLUSTER_TYPES[0])
     if region is None:
         return Read(None, [*r.unread, "its AWS region (no aws provider `region` input, no subnet availabilityZone)"])
     zones = len({str(r.get(s, "availabilityZoneId") or r.get(s, "availabilityZone")) for s in resources
