@@ -68,7 +68,7 @@ def test_the_cost_command(capsys: pytest.CaptureFixture[str], tmp_path: Path) ->
 
 
 def test_the_preview_cost_section_never_fails_the_preview() -> None:
-    from tools.cost.section import markdown, preview_cost  # noqa: PLC0415
+    from tools.cost.section import markdown, preview_cost, terminal_line  # noqa: PLC0415
 
     values = {"aws:region": "us-west-2",
               **{f"gpu-platform:{k}": json.dumps(v) for k, v in _dev_values().items()}}
@@ -76,7 +76,14 @@ def test_the_preview_cost_section_never_fails_the_preview() -> None:
     assert section["spot_discount"] == 0.5 and section["totals"]["expected"]["complete"]
     text = markdown(section)
     assert "## Cost estimate" in text and f"${section['totals']['at_rest']['usd']:,.2f}" in text
+    totals = section["totals"]
+    assert terminal_line(section) == (
+        f"Cost a month (us-west-2 prices): at rest ${totals['at_rest']['usd']:,.2f}, expected "
+        f"${totals['expected']['usd']:,.2f}, ceiling ${totals['ceiling']['usd']:,.2f} (every line: gpu-platform cost "
+        "--stack dev)")
     assert preview_cost({}, "x", JUDGED)["error"].startswith("aws:region is not set")
+    assert terminal_line(preview_cost({}, "x", JUDGED)) == "Cost: not estimated: aws:region is not set in the stack " \
+        "file: nothing to price"
     broken = preview_cost({"aws:region": "us-west-2", "gpu-platform:cluster": "{}"}, "x", JUDGED)
     assert "invalid" in broken["error"] and "Not estimated: the stack config is invalid" in markdown(broken)
 

@@ -52,6 +52,22 @@ def preview_cost(values: Mapping[str, Any], stack: str, today: date,
     return cost_section(est)
 
 
+def _cell(total: Mapping[str, Any]) -> str:
+    return f"{'at least ' if not total['complete'] else ''}${total['usd']:,.2f}"
+
+
+def terminal_line(section: Mapping[str, Any]) -> str:
+    """One line for the preview's terminal summary."""
+    if "error" in section:
+        return f"Cost: not estimated: {section['error']}"
+    totals = section["totals"]
+    lacking = len({item for figure in FIGURES for item in totals[figure]["not_estimated"]})
+    return (f"Cost a month ({section['region']} prices): at rest {_cell(totals['at_rest'])}, expected "
+            f"{_cell(totals['expected'])}, ceiling {_cell(totals['ceiling'])}"
+            + (f"; {lacking} line(s) not estimated" if lacking else "")
+            + f" (every line: gpu-platform cost --stack {section['stack']})")
+
+
 def markdown(section: Mapping[str, Any] | None) -> str:
     """The section's summary for summary.md: the three totals, what they lack, the command that shows each line."""
     if not section:
@@ -62,8 +78,7 @@ def markdown(section: Mapping[str, Any] | None) -> str:
     totals = section["totals"]
 
     def cell(figure: str) -> str:
-        total = totals[figure]
-        return f"{'at least ' if not total['complete'] else ''}${total['usd']:,.2f}"
+        return _cell(totals[figure])
 
     lacking = sorted({item for figure in FIGURES for item in totals[figure]["not_estimated"]})
     lines = [title, "", f"{section['region']} prices, judged {section['judged']}, a month of "

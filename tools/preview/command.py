@@ -580,7 +580,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         stdout.write(dumps(doc))
     else:
-        render.print_summary(stdout, recording, report, config, out_dir, verbose=args.verbose)
+        render.print_summary(stdout, recording, report, config, out_dir, verbose=args.verbose, cost=doc.get("cost"))
     mandatory = [v for v in report.violations if v.enforcement == "mandatory"]
     return EXIT_MANDATORY if mandatory else EXIT_OK
 

@@ -441,7 +441,7 @@ def _by_provider(counts: Sequence[tuple[str, int]]) -> str:
 
 
 def print_summary(stream: TextIO, recording: Recording, report: GateReport, config: StackConfig,
-                  out_dir: Path | None, *, verbose: bool = False) -> None:
+                  out_dir: Path | None, *, verbose: bool = False, cost: Mapping[str, Any] | None = None) -> None:
     """The human output: what the stack creates, its GPU pools and services, the findings, and the verdict last.
 
     `verbose` adds every resource type, each pending advisory in full, what only the offline gate judged in
@@ -522,6 +522,10 @@ def print_summary(stream: TextIO, recording: Recording, report: GateReport, conf
     for gap in not_unjudged(summary.not_seen_offline, report):
         console.print(f"[yellow]Not seen offline[/yellow] {gap['type']} {gap['urn']}: the real preview judges "
                       f"{gap['judged_by_real_preview']}; {gap['why']}")
+    if cost:
+        from tools.cost.section import terminal_line  # noqa: PLC0415 -- the cost section (issue 53)
+
+        console.print(terminal_line(cost), soft_wrap=True, highlight=False, markup=False)
     if out_dir is not None:
         console.print(f"Wrote {out_dir}/resources.json, {out_dir}/manifests/ ({summary.objects} files), "
                       f"{out_dir}/summary.md")
