@@ -22,6 +22,7 @@ from collections.abc import Sequence
 COMMANDS: dict[str, tuple[str, str]] = {
     "preview": ("tools.preview", "offline preview and policy gate of a Pulumi program and stack (docs/gate.md)"),
     "gate": ("tools.ci_gate", "the CI gate: every stack through the preview (docs/ci-cd.md)"),
+    "cost": ("tools.cost", "what a stack bills a month, and `cost refresh` of the price table (docs/cost.md)"),
     "matrix": ("tools.matrix", "ask the driver / OS / CUDA / operator matrix (docs/matrix.md)"),
     "upstream": ("tools.upstream", "fill or verify the cache of pinned upstream files (docs/ci-cd.md)"),
     "comment": ("tools.ci_comment", "the pull-request comment for a failed `pulumi preview` (docs/ci-cd.md)"),

@@ -9,8 +9,8 @@
 Sources:
 - Upgrade policy (supportType STANDARD | EXTENDED, auto-upgrade at the end of standard support):
   https://docs.aws.amazon.com/eks/latest/userguide/view-upgrade-policy.html
-- Prices, USD per cluster per hour (standard support 0.10, extended support 0.60), read 2026-11-30:
-  https://aws.amazon.com/eks/pricing/
+- Prices, USD per cluster per hour: the pack's price table (pricing/prices.yaml, `eks_standard_hour` and
+  `eks_extended_hour`, https://aws.amazon.com/eks/pricing/, read 2026-11-30), the one the cost estimate uses.
 """
 
 from __future__ import annotations
@@ -21,11 +21,22 @@ from typing import Any
 
 from .inventory import get
 from .matrix import Finding
+from .pricing.table import load as load_prices
 
 SUPPORT_TYPES = ("STANDARD", "EXTENDED")
-# Source: https://aws.amazon.com/eks/pricing/ (per cluster per hour, read 2026-11-30)
-STANDARD_SUPPORT_PRICE_PER_HOUR = "USD 0.10"
-EXTENDED_SUPPORT_PRICE_PER_HOUR = "USD 0.60"
+# The same in every region the table prices (https://aws.amazon.com/eks/pricing/ states one price): us-east-1's.
+_PRICE_REGION = "us-east-1"
+
+
+def _price(key: str) -> str:
+    price = load_prices().service(_PRICE_REGION, key)
+    if price is None:
+        raise RuntimeError(f"policies/gpu_guard/pricing/prices.yaml has no {key} for {_PRICE_REGION}")
+    return f"USD {price.usd:.2f}"
+
+
+STANDARD_SUPPORT_PRICE_PER_HOUR = _price("eks_standard_hour")
+EXTENDED_SUPPORT_PRICE_PER_HOUR = _price("eks_extended_hour")
 # What a cluster gets when its upgrade policy leaves the support type out.
 # Source: https://docs.aws.amazon.com/eks/latest/APIReference/API_UpgradePolicyRequest.html (default EXTENDED)
 DEFAULT_SUPPORT_TYPE = "EXTENDED"

@@ -469,6 +469,9 @@ def test_the_calendar_runs_weekly_at_the_real_date_and_lists_stale_matrix_rows()
     assert ".venv/bin/python -m tools.matrix refresh --fetch --write" in runs
     refresh = runs.index(".venv/bin/python -m tools.matrix refresh --fetch --write")
     assert refresh < runs.index("bash .ci/open-refresh-pr")
+    # The price table's Karpenter batch is re-read in the same job, before the pull request (docs/cost.md).
+    assert refresh < runs.index(".venv/bin/python -m tools.cost refresh") < runs.index("bash .ci/open-refresh-pr")
+    assert "policies/gpu_guard/pricing/prices.yaml" in (REPO / ".ci" / "open-refresh-pr").read_text(encoding="utf-8")
 
 
 def test_publishing_is_guarded_by_a_tag_and_an_environment_secret() -> None:

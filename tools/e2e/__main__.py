@@ -177,6 +177,9 @@ def _estimate(_: argparse.Namespace) -> int:
     est = cost.estimate(shape(config, own_snapshot_gib=model_snapshot.SNAPSHOT_GIB),
                         limit_hours=driver.LIMIT_MINUTES / 60, expected_hours=driver.EXPECTED_MINUTES / 60)
     print(est.table())
+    if est.missing:
+        print(f"\n`run` would refuse this configuration: {len(est.missing)} line(s) not estimated (above).")
+        return 1
     return 0
 
 

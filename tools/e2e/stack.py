@@ -70,12 +70,13 @@ def e2e_config(dev: dict[str, Any], inputs: Inputs, now: datetime) -> dict[str, 
     cluster.pop("opsReadOnlyPrincipalArn", None)
 
     for group in config.get(_key("gpuNodeGroups"), []):
-        group.update({"instanceTypes": [cheapest(group["instanceTypes"])], "capacityType": "on-demand",
+        group.update({"instanceTypes": [cheapest(group["instanceTypes"], inputs.region)], "capacityType": "on-demand",
                       "minSize": 1, "desiredSize": 1, "maxSize": 2})
     karpenter = config.get(_key("karpenter"))
     if karpenter is not None:
         for pool in karpenter.get("pools", []):
-            pool.update({"instanceTypes": [cheapest(pool["instanceTypes"])], "capacityTypes": ["on-demand"],
+            pool.update({"instanceTypes": [cheapest(pool["instanceTypes"], inputs.region)],
+                         "capacityTypes": ["on-demand"],
                          "onDemandFallback": False, "maxGpus": 2})
     # A window 12 hours away, one minute long: it never opens during a run, so the service sleeps when idle. The
     # end is the start plus one minute, hour included: at :59 an end of "0 <same hour>" would come 11 h later,

@@ -567,6 +567,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _reject(str(exc), stderr)
 
     doc = document(recording, report)
+    from tools.cost.section import preview_cost  # noqa: PLC0415 -- the cost section (issue 53); docs/cost.md
+
+    doc["cost"] = preview_cost(config.values, args.stack, today, loaded)
     if out_dir is not None or not args.json:
         # rich and the summary's views of the stack: only for a summary or the --out files, never for --json alone
         from tools.preview import render  # noqa: PLC0415
@@ -578,7 +581,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         stdout.write(dumps(doc))
     else:
-        render.print_summary(stdout, recording, report, config, out_dir, verbose=args.verbose)
+        render.print_summary(stdout, recording, report, config, out_dir, verbose=args.verbose, cost=doc.get("cost"))
     mandatory = [v for v in report.violations if v.enforcement == "mandatory"]
     return EXIT_MANDATORY if mandatory else EXIT_OK
 

@@ -324,9 +324,11 @@ def write_out(out_dir: Path, doc: Mapping[str, Any], recording: Recording, repor
         seen[filename] = res.urn
         (manifests / filename).write_text(yaml.safe_dump(obj, sort_keys=False, default_flow_style=False),
                                           encoding="utf-8")
-    (out_dir / "summary.md").write_text(summary_markdown(summarize(recording), report, config,
-                                                                     recording.resources, recording.project),
-                                                    encoding="utf-8")
+    from tools.cost.section import markdown as cost_markdown  # noqa: PLC0415 -- the cost section (issue 53)
+
+    summary = summary_markdown(summarize(recording), report, config, recording.resources, recording.project)
+    cost = cost_markdown(doc.get("cost"))
+    (out_dir / "summary.md").write_text(summary + ("\n" + cost if cost else ""), encoding="utf-8")
 
 
 VERBOSE_HINT = "--verbose, or make preview VERBOSE=1"
@@ -439,7 +441,7 @@ def _by_provider(counts: Sequence[tuple[str, int]]) -> str:
 
 
 def print_summary(stream: TextIO, recording: Recording, report: GateReport, config: StackConfig,
-                  out_dir: Path | None, *, verbose: bool = False) -> None:
+                  out_dir: Path | None, *, verbose: bool = False, cost: Mapping[str, Any] | None = None) -> None:
     """The human output: what the stack creates, its GPU pools and services, the findings, and the verdict last.
 
     `verbose` adds every resource type, each pending advisory in full, what only the offline gate judged in
@@ -520,6 +522,10 @@ def print_summary(stream: TextIO, recording: Recording, report: GateReport, conf
     for gap in not_unjudged(summary.not_seen_offline, report):
         console.print(f"[yellow]Not seen offline[/yellow] {gap['type']} {gap['urn']}: the real preview judges "
                       f"{gap['judged_by_real_preview']}; {gap['why']}")
+    if cost:
+        from tools.cost.section import terminal_line  # noqa: PLC0415 -- the cost section (issue 53)
+
+        console.print(terminal_line(cost), soft_wrap=True, highlight=False, markup=False)
     if out_dir is not None:
         console.print(f"Wrote {out_dir}/resources.json, {out_dir}/manifests/ ({summary.objects} files), "
                       f"{out_dir}/summary.md")

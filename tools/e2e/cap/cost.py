@@ -14,37 +14,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from policies.gpu_guard.eks_support import STANDARD_SUPPORT_PRICE_PER_HOUR
+from policies.gpu_guard.matrix import load_matrix
+from policies.gpu_guard.pricing.table import PRICES_PATH, Price, load
 
-PRICES_READ = "2026-12-05"
-PRICES_REGION = "us-west-2"
-EC2_SOURCE = "https://aws.amazon.com/ec2/pricing/on-demand/"
-EKS_SOURCE = "https://aws.amazon.com/eks/pricing/"
-VPC_SOURCE = "https://aws.amazon.com/vpc/pricing/"
-ELB_SOURCE = "https://aws.amazon.com/elasticloadbalancing/pricing/"
-EBS_SOURCE = "https://aws.amazon.com/ebs/pricing/"
+# Every price comes from the pack's price table (policies/gpu_guard/pricing/prices.yaml: each price with its source
+# and date), the one the preview, `gpu-platform cost` and the `cost-budget` policy read. A type or service with no
+# recorded price in the run's region is "not estimated": the estimate says so and the run is refused, never guessed.
+PRICES_REGION = "us-west-2"  # the e2e stack's default region (E2E_REGION), the one its workflow runs in
 VCPU_SOURCE = ("https://github.com/aws/karpenter-provider-aws/blob/v1.14.1/website/content/en/docs/reference/"
                "instance-types.md")
-HOURS_PER_MONTH = 730  # AWS's own conversion of monthly prices to hours (EBS pricing page, "Pricing examples")
-
-# Linux on-demand, USD per hour, us-west-2, as this project recorded them on PRICES_READ from EC2_SOURCE (g5.xlarge
-# agrees with Pulumi.dev.yaml's cost note); vCPUs from Karpenter's instance-type reference. Prices move: re-read the
-# pages and update this table (and docs/e2e.md's) before trusting a cap close to the estimate.
-INSTANCES: dict[str, tuple[float, int]] = {
-    "g4dn.xlarge": (0.526, 4),
-    "g6.xlarge": (0.8048, 4),
-    "g5.xlarge": (1.006, 4),
-    "m7i.large": (0.1008, 2),
-    "m7i.xlarge": (0.2016, 4),
-}
-EKS_CONTROL_PLANE = float(STANDARD_SUPPORT_PRICE_PER_HOUR.split()[-1])  # USD per cluster per hour
-NAT_GATEWAY = 0.045           # USD per NAT gateway per hour
-PUBLIC_IPV4 = 0.005           # USD per public IPv4 address per hour (NAT's EIP, the ALB's addresses)
-ALB = 0.0225                  # USD per ALB per hour
-ALB_LCU = 0.008               # USD per LCU-hour; one LCU is far above one request a minute
-GP3_GB_MONTH = 0.08           # USD per GB-month, gp3
-SNAPSHOT_GB_MONTH = 0.05      # USD per GB-month, standard snapshot storage
-NAT_DATA_GB = 0.045           # USD per GB processed by a NAT gateway (VPC_SOURCE, "NAT Gateway Pricing")
+# vCPUs of the standard types the system node group may use (GPU types: matrix.yaml instance_capacity).
+STANDARD_VCPUS = {"m7i.large": 2, "m7i.xlarge": 4, "m6i.large": 2, "m6i.xlarge": 4}
 # An assumption, not a measurement: what each GPU node pulls through the NAT gateway (the Triton serving image,
 # several GB compressed, the GPU Operator's images and driver packages).
 NAT_GB_PER_GPU_NODE = 15
@@ -65,19 +45,21 @@ class CostError(Exception):
     """A refusal before anything is created: the message says what and how to fix it."""
 
 
-def price(instance_type: str) -> float:
-    if instance_type not in INSTANCES:
-        raise CostError(f"no published on-demand price recorded for {instance_type} (tools/e2e/cap/cost.py INSTANCES, "
-                        f"{EC2_SOURCE}); the e2e run uses only the types it can price: {', '.join(INSTANCES)}")
-    return INSTANCES[instance_type][0]
+def price(instance_type: str, region: str = PRICES_REGION) -> Price | None:
+    """The recorded on-demand price of `instance_type` in `region`, or None (not estimated)."""
+    return load().instance(region, instance_type)
 
 
-def cheapest(instance_types: list[str]) -> str:
-    """The cheapest type of a pool's list that has a recorded price."""
-    priced = [t for t in instance_types if t in INSTANCES]
-    if not priced:
-        raise CostError(f"none of {instance_types} has a recorded price; the e2e run refuses to guess")
-    return min(priced, key=lambda t: (INSTANCES[t][0], t))
+def cheapest(instance_types: list[str], region: str = PRICES_REGION) -> str:
+    """The cheapest type of a pool's list that has a recorded price in `region`; the first listed when none has
+    (the estimate then says it is not estimated, and the run is refused: `refuse_above`)."""
+    priced = [(p.usd, t) for t in instance_types if (p := price(t, region)) is not None]
+    return min(priced)[1] if priced else instance_types[0]
+
+
+def vcpus(instance_type: str) -> int | None:
+    capacity = load_matrix().instance_capacity(instance_type)
+    return capacity[0] if capacity else STANDARD_VCPUS.get(instance_type)
 
 
 @dataclass(frozen=True)
@@ -98,26 +80,38 @@ class Shape:
 
 @dataclass
 class Estimate:
-    lines: list[tuple[str, float, float]] = field(default_factory=list)  # (item, USD per hour, hours)
-    usage: list[tuple[str, float]] = field(default_factory=list)         # (item, USD), not time-billed
+    region: str = PRICES_REGION
+    # (item, USD per hour or None when not estimated, hours, why not estimated)
+    lines: list[tuple[str, float | None, float, str]] = field(default_factory=list)
+    usage: list[tuple[str, float | None]] = field(default_factory=list)  # (item, USD), not time-billed
+    prices: list[Price] = field(default_factory=list)
     limit_hours: float = 0.0
     expected_hours: float = 0.0
     peak_gpu_vcpus: int = 0
     peak_standard_vcpus: int = 0
 
     @property
+    def missing(self) -> list[str]:
+        """The lines with no recorded price: the figures below are then lower bounds, and the run is refused."""
+        return [f"{item} ({why})" for item, rate, _, why in self.lines if rate is None] + [
+            item for item, usd in self.usage if usd is None]
+
+    @property
     def hourly_usd(self) -> float:
-        return sum(rate for _, rate, _ in self.lines)
+        return sum(rate or 0.0 for _, rate, _, _ in self.lines)
+
+    def _usage(self) -> float:
+        return sum(usd or 0.0 for _, usd in self.usage)
 
     @property
     def at_limit_usd(self) -> float:
         """The estimate of a run that ends within the wall-clock limit (not a bound: see the module)."""
-        return round(sum(rate * hours for _, rate, hours in self.lines) + sum(usd for _, usd in self.usage), 2)
+        return round(sum((rate or 0.0) * hours for _, rate, hours, _ in self.lines) + self._usage(), 2)
 
     @property
     def expected_usd(self) -> float:
         scale = self.expected_hours / self.limit_hours if self.limit_hours else 0.0
-        return round(sum(rate * hours for _, rate, hours in self.lines) * scale + sum(usd for _, usd in self.usage), 2)
+        return round(sum((rate or 0.0) * hours for _, rate, hours, _ in self.lines) * scale + self._usage(), 2)
 
     @property
     def cleanup_fails_usd(self) -> float:
@@ -125,20 +119,29 @@ class Estimate:
         return round(self.at_limit_usd + self.hourly_usd * max(0.0, UNTIL_TTL_SWEEP_HOURS - self.limit_hours), 2)
 
     def table(self) -> str:
-        rows = [f"| {item} | {rate:.4f} | {hours:.2f} | {rate * hours:.2f} |" for item, rate, hours in self.lines]
-        rows += [f"| {item} | | | {usd:.2f} |" for item, usd in self.usage]
+        def cells(rate: float | None, hours: float) -> str:
+            if rate is None:
+                return f"not estimated | {hours:.2f} | not estimated"
+            return f"{rate:.4f} | {hours:.2f} | {rate * hours:.2f}"
+
+        rows = [f"| {item} | {cells(rate, hours)} |" for item, rate, hours, _ in self.lines]
+        rows += [f"| {item} | | | {'not estimated' if usd is None else f'{usd:.2f}'} |" for item, usd in self.usage]
+        bound = "at least " if self.missing else ""
+        sources = sorted({f"{p.source} ({p.date.isoformat()})" for p in self.prices})
         return "\n".join([
-            f"Estimate before `up` (on-demand prices, {PRICES_REGION}, recorded {PRICES_READ}: {EC2_SOURCE}, "
-            f"{EKS_SOURCE}, {VPC_SOURCE}, {ELB_SOURCE}, {EBS_SOURCE})",
+            f"Estimate before `up` (Linux on-demand prices, {self.region}, from {PRICES_PATH.name}: "
+            f"{'; '.join(sources)})",
             "",
             "| item | USD per hour | hours | USD |",
             "|---|---|---|---|",
             *rows,
             f"| **estimate, a run that ends within the limit** (everything for {self.limit_hours:.2f} h) | | | "
-            f"**{self.at_limit_usd:.2f}** |",
-            f"| expected (each phase within its budget, {self.expected_hours:.2f} h) | | | {self.expected_usd:.2f} |",
+            f"**{bound}{self.at_limit_usd:.2f}** |",
+            f"| expected (each phase within its budget, {self.expected_hours:.2f} h) | | | "
+            f"{bound}{self.expected_usd:.2f} |",
             f"| if cleanup fails: the same rate until the TTL sweep (up to {UNTIL_TTL_SWEEP_HOURS} h) | | | "
-            f"{self.cleanup_fails_usd:.2f} |",
+            f"{bound}{self.cleanup_fails_usd:.2f} |",
+            *([""] + [f"Not estimated: {m}" for m in self.missing] if self.missing else []),
             "",
             f"Peak vCPUs: {self.peak_gpu_vcpus} of G and VT ({GPU_QUOTA_CODE}), {self.peak_standard_vcpus} standard "
             f"({STANDARD_QUOTA_CODE}).",
@@ -147,53 +150,89 @@ class Estimate:
     def as_dict(self) -> dict[str, Any]:
         return {"at_limit_usd": self.at_limit_usd, "expected_usd": self.expected_usd,
                 "cleanup_fails_usd": self.cleanup_fails_usd, "limit_hours": self.limit_hours,
-                "expected_hours": self.expected_hours, "region": PRICES_REGION, "prices_read": PRICES_READ,
-                "lines": [{"item": i, "usd_per_hour": r, "hours": h} for i, r, h in self.lines],
+                "expected_hours": self.expected_hours, "region": self.region, "complete": not self.missing,
+                "not_estimated": self.missing,
+                "prices": sorted({(p.source, p.date.isoformat()) for p in self.prices}),
+                "lines": [{"item": i, "usd_per_hour": r, "hours": h} for i, r, h, _ in self.lines],
                 "usage": [{"item": i, "usd": u} for i, u in self.usage],
                 "peak_gpu_vcpus": self.peak_gpu_vcpus, "peak_standard_vcpus": self.peak_standard_vcpus}
 
 
+class _Rates:
+    """Prices of one region from the table, remembered for the estimate's citation."""
+
+    def __init__(self, est: Estimate) -> None:
+        self.est, self.table = est, load()
+
+    def _used(self, found: Price | None) -> float | None:
+        if found is not None and found not in self.est.prices:
+            self.est.prices.append(found)
+        return found.usd if found else None
+
+    def instance(self, name: str) -> float | None:
+        return self._used(self.table.instance(self.est.region, name))
+
+    def service(self, key: str) -> float | None:
+        return self._used(self.table.service(self.est.region, key))
+
+    def why(self, what: str) -> str:
+        return f"no recorded price for {what} in {self.est.region} ({PRICES_PATH.name})"
+
+
+def _times(count: float, rate: float | None) -> float | None:
+    return None if rate is None else count * rate
+
+
 def estimate(shape: Shape, *, limit_hours: float, expected_hours: float) -> Estimate:
-    if shape.region != PRICES_REGION:
-        raise CostError(f"aws:region {shape.region}: the recorded prices are {PRICES_REGION}'s; run the e2e stack "
-                        f"in {PRICES_REGION} (E2E_REGION) or add that region's prices to tools/e2e/cap/cost.py")
-    est = Estimate(limit_hours=limit_hours, expected_hours=expected_hours)
+    est = Estimate(region=shape.region, limit_hours=limit_hours, expected_hours=expected_hours)
+    r = _Rates(est)
     h = limit_hours
-    est.lines.append(("EKS control plane", EKS_CONTROL_PLANE, h))
+    est.lines.append(("EKS control plane", r.service("eks_standard_hour"), h, r.why("the EKS control plane")))
     est.lines.append((f"{shape.system_nodes} x {shape.system_type} (system nodes)",
-                      shape.system_nodes * price(shape.system_type), h))
+                      _times(shape.system_nodes, r.instance(shape.system_type)), h, r.why(shape.system_type)))
     surge = MNG_SURGE_PER_ZONE * shape.zones
     gpu_vcpus = 0
     for instance_type, nodes in sorted(shape.mng_gpu.items()):
         peak = nodes + surge
         est.lines.append((f"{peak} x {instance_type} (managed node group at its update surge)",
-                          peak * price(instance_type), h))
-        gpu_vcpus += peak * INSTANCES[instance_type][1]
+                          _times(peak, r.instance(instance_type)), h, r.why(instance_type)))
+        gpu_vcpus += peak * (vcpus(instance_type) or 0)
     for instance_type, nodes in sorted(shape.karpenter_gpu.items()):
         peak = nodes + 1  # drift: the replacement runs beside the drifted node until it drains
         est.lines.append((f"{peak} x {instance_type} (Karpenter, drift replacement included)",
-                          peak * price(instance_type), h))
-        gpu_vcpus += peak * INSTANCES[instance_type][1]
-    est.lines.append((f"{shape.nat_gateways} NAT gateway(s)", shape.nat_gateways * NAT_GATEWAY, h))
-    est.lines.append((f"{shape.albs} ALB (1 LCU)", shape.albs * (ALB + ALB_LCU), h))
+                          _times(peak, r.instance(instance_type)), h, r.why(instance_type)))
+        gpu_vcpus += peak * (vcpus(instance_type) or 0)
+    est.lines.append((f"{shape.nat_gateways} NAT gateway(s)", _times(shape.nat_gateways, r.service("nat_gateway_hour")),
+                      h, r.why("a NAT gateway")))
+    alb, lcu = r.service("alb_hour"), r.service("alb_lcu_hour")
+    est.lines.append((f"{shape.albs} ALB (1 LCU)", None if alb is None or lcu is None else shape.albs * (alb + lcu),
+                      h, r.why("an ALB hour or LCU")))
     addresses = shape.nat_gateways + shape.albs * shape.zones
-    est.lines.append((f"{addresses} public IPv4 addresses", addresses * PUBLIC_IPV4, h))
-    est.lines.append((f"{shape.ebs_gib} GiB gp3", shape.ebs_gib * GP3_GB_MONTH / HOURS_PER_MONTH, h))
+    est.lines.append((f"{addresses} public IPv4 addresses", _times(addresses, r.service("public_ipv4_hour")), h,
+                      r.why("a public IPv4 address")))
+    hours_per_month = r.table.hours_per_month
+    gp3 = r.service("gp3_gb_month")
+    est.lines.append((f"{shape.ebs_gib} GiB gp3", _times(shape.ebs_gib / hours_per_month, gp3), h, r.why("gp3")))
     if shape.snapshot_gib:
-        snapshot_rate = shape.snapshot_gib * SNAPSHOT_GB_MONTH / HOURS_PER_MONTH
-        est.lines.append((f"{shape.snapshot_gib} GiB snapshot", snapshot_rate, h))
+        snapshot = r.service("snapshot_gb_month")
+        est.lines.append((f"{shape.snapshot_gib} GiB snapshot", _times(shape.snapshot_gib / hours_per_month, snapshot),
+                          h, r.why("snapshot storage")))
     gpu_nodes = sum(shape.mng_gpu.values()) + MNG_SURGE_PER_ZONE * shape.zones * len(shape.mng_gpu) + sum(
         n + 1 for n in shape.karpenter_gpu.values())
     nat_gb = gpu_nodes * NAT_GB_PER_GPU_NODE
     est.usage.append((f"NAT data processing, about {nat_gb} GB ({gpu_nodes} GPU nodes x {NAT_GB_PER_GPU_NODE} GB "
-                      "of images, assumed)", nat_gb * NAT_DATA_GB))
+                      "of images, assumed)", _times(nat_gb, r.service("nat_gateway_gb"))))
     est.peak_gpu_vcpus = gpu_vcpus
     # The model snapshot is written from the runner through the EBS direct APIs: no instance of its own.
-    est.peak_standard_vcpus = shape.system_nodes * INSTANCES[shape.system_type][1]
+    est.peak_standard_vcpus = shape.system_nodes * (vcpus(shape.system_type) or 0)
     return est
 
 
 def refuse_above(est: Estimate, max_usd: float) -> None:
+    if est.missing:
+        raise CostError(f"the run cannot be capped: not estimated: {'; '.join(est.missing)}. The estimate of what "
+                        f"is priced is at least USD {est.at_limit_usd:.2f}. Record the price with its source in "
+                        f"{PRICES_PATH} (docs/cost.md, 'Updating prices'), or give the pool a priced type")
     if est.at_limit_usd > max_usd:
         raise CostError(f"the run is estimated at USD {est.at_limit_usd:.2f} (everything alive for the wall-clock "
                         f"limit), above MAX_USD={max_usd:.2f}: raise MAX_USD, or shorten E2E_LIMIT_MINUTES")
