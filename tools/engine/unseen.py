@@ -12,11 +12,15 @@ The real engine sees what the offline gate does not in two cases:
   (tools/engine/mocks/monitor.py, `stack_reference_outputs`), so every value read from it is unknown, in every
   phase; a "can't run" advisory it may cause names `--stack-outputs` (`name_stack_outputs`).
 
-A verdict that could read what was not seen does not block. A mandatory finding of a stack policy, when an unseen
-component may hold a type the stack policies read (`SUBJECT_TYPES`), or of any policy on a resource that depends
-on an unseen source (its dependencies, property dependencies or provider, transitively), becomes the advisory
-`<policy>-pending`, which names what was not seen, what would let the gate judge it, and what the pack said of
-the values it had. The real preview, which sees the children and reads the other stack, judges it.
+A verdict waits on what was not seen only where the real preview's would (issue 55). Every value derived from an
+unseen source is unknown offline, in every phase (tools/engine/mocks: an unemulated component's outputs, another
+stack's, an unemulated pulumi-eks Cluster's), so a policy that reads one cannot run, as pulumi-policy decides it
+(pulumi_policy/proxy.py lines 117-120 raise `UnknownValueError` on the read; policy.py lines 1012-1021 and 1098-1107
+answer "can't run policy ... during preview"): `pending_offline` names that advisory `<policy>-pending`, with the
+source, why it is unseen and what lets the gate judge it. A finding made from known values keeps its level. A
+mandatory finding of a stack policy, when an unseen component may hold a type the stack policies read
+(`SUBJECT_TYPES`), is `-pending` too: those findings are about what the stack lacks, which no read decides. The
+real preview, which sees the children and reads the other stack, judges them.
 """
 
 from __future__ import annotations
