@@ -8,9 +8,11 @@ asks for devices of a `DeviceClass`: in v1 and v1beta2 under `exactly` (`deviceC
 `allocationMode` `ExactCount` or `All`) or as `firstAvailable` alternatives; in v1beta1 the same fields sit on the
 request itself. A template holds that spec under `spec.spec`.
 Sources: https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/ ;
-https://github.com/kubernetes/api/blob/v0.34.0/resource/v1/types.go (DeviceRequest: `Exactly`, `FirstAvailable`;
-ExactDeviceRequest: `DeviceClassName`, `AllocationMode`, `Count` "defaults to 1"),
-https://github.com/kubernetes/api/blob/v0.34.0/core/v1/types.go (PodResourceClaim, ResourceClaim `Request`).
+https://github.com/kubernetes/api/blob/v0.34.0/resource/v1/types.go (DeviceRequest lines 768-810: `Exactly`,
+`FirstAvailable`; ExactDeviceRequest lines 814-866: `AllocationMode` ExactCount by default, `All`, "the default count
+is one"), https://github.com/kubernetes/api/blob/v0.34.0/core/v1/types.go (ResourceClaim lines 2872-2883: `Request`,
+"if empty, everything from the claim"; PodResourceClaim lines 4439-4471: the claim or template "in the same
+namespace as this pod").
 
 NVIDIA's DRA Driver for GPUs (`nvidia-dra-driver-gpu` chart) publishes GPUs as devices of its DeviceClasses,
 which the chart creates when `resources.gpus.enabled` (the chart's default: true): `gpu.nvidia.com` (a whole GPU),
