@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from google.protobuf.struct_pb2 import Struct
 
+from policies.gpu_guard.dra import CLAIM_TYPES
 from tests.conftest import RunPreview
 from tests.shared import REPO
 from tools.engine.records import UNKNOWN, RecordedResource, Violation
@@ -155,6 +156,7 @@ def _pack_type_tokens() -> set[str]:
 def test_every_type_the_pack_names_is_a_subject_the_unseen_check_knows() -> None:
     """The class check: a type a policy reads that SUBJECT_TYPES lacks would let a hidden one block."""
     assert _pack_type_tokens() - SUBJECT_TYPES == set()
+    assert set(CLAIM_TYPES) - SUBJECT_TYPES == set()  # built, not written out: DRA's claims (dra.py)
 
 
 def _doc(run: Any) -> dict[str, Any]:

@@ -55,6 +55,9 @@ SUBJECT_TYPES: frozenset[str] = frozenset({
     "kubernetes:karpenter.sh/v1:NodePool", "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass",
     "kubernetes:eks.amazonaws.com/v1:NodeClass", "kubernetes:nvidia.com/v1alpha1:NVIDIADriver",
     "kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v3:Chart", "kubernetes:helm.sh/v4:Chart",
+    # DRA claims a workload's GPUs come from (policies/gpu_guard/dra.py, CLAIM_TYPES).
+    *(f"kubernetes:resource.k8s.io/{version}:{kind}" for version in ("v1", "v1beta2", "v1beta1")
+      for kind in ("ResourceClaim", "ResourceClaimTemplate")),
 })
 
 _NODES = ("aws:eks/nodeGroup:NodeGroup", "aws:autoscaling/group:Group", "aws:ec2/launchTemplate:LaunchTemplate",
