@@ -117,6 +117,11 @@ class Claims:
     def add(self, claim: Claim) -> None:
         self._by_name.setdefault((claim.kind, claim.name), []).append(claim)
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Claims) and self._by_name == other._by_name
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
+
     def find(self, kind: str, name: str, namespace: str | None) -> Claim | None:
         """The claim of that kind and name in `namespace` (a claim written without a namespace, or a pod whose
         namespace is not given, matches on the name: the object lands in the provider's default namespace)."""

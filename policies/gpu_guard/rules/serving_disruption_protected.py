@@ -64,13 +64,13 @@ def _pending(r: Any) -> bool:
     return r.resource_type.startswith("kubernetes:") and get(r.props, "metadata") is None
 
 
-def _requests_gpu(pod_spec: Any, claims: Claims, namespace: str | None) -> bool:
-    """nvidia.com/gpu, or a DRA claim of an NVIDIA GPU device class (`dra.py`)."""
+def _requests_gpu(pod_spec: Any, claims: Claims | None = None, namespace: str | None = None) -> bool:
+    """nvidia.com/gpu, or a DRA claim of an NVIDIA GPU device class (`dra.py`) among `claims`."""
     for container in as_list(get(pod_spec, "containers")):
         for part in ("limits", "requests"):
             if (to_int(get(container, "resources", part, GPU_RESOURCE)) or 0) > 0:
                 return True
-        if claimed(pod_spec, container, claims, namespace).gpus > 0:
+        if claims is not None and claimed(pod_spec, container, claims, namespace).gpus > 0:
             return True
     return False
 
