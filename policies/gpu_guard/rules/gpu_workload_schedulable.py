@@ -166,6 +166,12 @@ def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
             report(f"{workload.kind} {workload.name!r} tolerates the GPU taint {taints} and can land on GPU "
                    f"pool(s) {names} but requests no nvidia.com/gpu and claims no NVIDIA GPU device class through DRA; "
                    "remove the toleration (or request a GPU).", workload.urn)
+        elif workload.unresolved_claims:  # a PASS never hides it: whether these claims are GPUs is not known
+            report(f"{CAVEAT_MARK}{workload.kind} {workload.name!r} names DRA claim(s) "
+                   f"{', '.join(map(repr, workload.unresolved_claims))} that are not in this stack (or whose names are "
+                   "not known): whether it claims a GPU, and so whether it must tolerate the GPU taint and reach a GPU "
+                   "pool, is not judged. The pack judges it where the ResourceClaim or ResourceClaimTemplate is in "
+                   "the stack.", workload.urn)
 
 
 stack_policy_with_caveats(
