@@ -40,6 +40,7 @@ from typing import Any
 
 from pulumi_policy.proxy import UnknownValueError
 
+from .dra import CLAIM_TYPES, Claims, as_namespace, claimed, read_claim
 from .node_labels import (
     GPU_PRESENT_LABEL,
     definitely_gpu,
@@ -329,7 +330,7 @@ def _opt_str(value: Any) -> str | None:
     return None if value is None or value == "" else str(value)
 
 
-def _workload(urn: str, name: str, rtype: str, props: Any) -> Workload | None:
+def _workload(urn: str, name: str, rtype: str, props: Any, claims: Claims | None = None) -> Workload | None:
     path = POD_TEMPLATE_PATHS.get(rtype)
     if path is None:
         return None
@@ -337,13 +338,16 @@ def _workload(urn: str, name: str, rtype: str, props: Any) -> Workload | None:
     if not isinstance(template, Mapping):
         return None
     spec = get(template, "spec", default={})
+    # DRA: a pod's claims live in its namespace (read only when it names claims: most workloads name none).
+    namespace = as_namespace(props) if get(spec, "resourceClaims") is not None else None
     containers = []
     for c in as_list(get(spec, "containers")) + as_list(get(spec, "initContainers")):
         gpus = get(c, "resources", "limits", GPU_RESOURCE)
         if gpus is None:
             gpus = get(c, "resources", "requests", GPU_RESOURCE)
+        dra = claimed(spec, c, claims or Claims(), namespace)
         containers.append(Container(str(get(c, "name", default="")), str(get(c, "image", default="")),
-                                    to_int(gpus) or 0))
+                                    (to_int(gpus) or 0) + dra.gpus, dra.classes, dra.unresolved))
     terms = get(spec, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
                 "nodeSelectorTerms")
     return Workload(
@@ -376,6 +380,7 @@ class Inventory:
     node_classes: dict[str, Any] = field(default_factory=dict)
     launch_templates: dict[str, Any] = field(default_factory=dict)
     pending: list[Pending] = field(default_factory=list)  # `props.properties_pending`: present, not yet known
+    claims: Claims = field(default_factory=Claims)  # DRA ResourceClaims and ResourceClaimTemplates (dra.py)
     unread: dict[str, Exception] = field(default_factory=dict)  # collection -> the first unknown it met
 
     def _read(self, collection: str, items: list[Any]) -> list[Any]:
@@ -510,7 +515,14 @@ def _build_inventory(resources: Iterable[Any]) -> Inventory:
                     inv.launch_templates[str(value)] = r.props
             elif r.resource_type == EC2_NODE_CLASS:
                 inv.node_classes[str(get(r.props, "metadata", "name", default=r.name))] = r.props
+            elif r.resource_type in CLAIM_TYPES and not properties_pending(r.resource_type, r.props):
+                claim = read_claim(r.resource_type, r.props, r.name)
+                if claim is not None:
+                    inv.claims.add(claim)
         except UnknownValueError as err:
+            if r.resource_type in CLAIM_TYPES:  # what the GPU workloads claim is not known: they wait
+                inv.unread.setdefault("workloads", _unknown_in(err, r.resource_type, r.name))
+                continue
             # A template or node class whose name is not known: found through dependencies, or never, so the pools
             # that might use it wait rather than be judged without it.
             inv.unread.setdefault("pools", _unknown_in(err, r.resource_type, r.name))
@@ -561,6 +573,6 @@ def _read_resource(inv: Inventory, r: Any) -> None:
             as_str_map(get(spec, "nodeSelector")), get(spec, "usePrecompiled", default=False) is True,
             "nvidiadriver"))
     else:
-        workload = _workload(r.urn, r.name, rtype, props)
+        workload = _workload(r.urn, r.name, rtype, props, inv.claims)
         if workload is not None:
             inv._workloads.append(workload)

@@ -122,7 +122,9 @@ class Pool:
 class Container:
     name: str
     image: str
-    gpus: int  # nvidia.com/gpu limit (or request), 0 when none
+    gpus: int  # nvidia.com/gpu limit (or request) plus the GPUs its DRA claims take (dra.py), 0 when none
+    dra_classes: tuple[str, ...] = ()  # the NVIDIA DeviceClasses its DRA claims request (dra.py)
+    unresolved_claims: tuple[str, ...] = ()  # DRA claims it names that the stack does not hold: not known
 
 
 @dataclass(frozen=True)
@@ -139,6 +141,20 @@ class Workload:
     @property
     def gpus(self) -> int:
         return max((c.gpus for c in self.containers), default=0)
+
+    @property
+    def dra_classes(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(k for c in self.containers for k in c.dra_classes))
+
+    @property
+    def unresolved_claims(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(k for c in self.containers for k in c.unresolved_claims))
+
+    def gpu_request(self) -> str:
+        """How it asks for its GPUs, for messages: `requests 1 nvidia.com/gpu`, or the DRA claim's classes."""
+        if self.dra_classes:
+            return f"claims {self.gpus} NVIDIA GPU(s) through DRA (device class {', '.join(self.dra_classes)})"
+        return f"requests {self.gpus} nvidia.com/gpu"
 
     @property
     def cuda_label(self) -> str | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -247,12 +248,15 @@ def test_a_stack_pending_message_names_every_component_that_may_hold_its_subject
     assert "'repo'" not in out.message  # ECR holds nothing the policy reads
 
 
-def test_a_resource_pending_message_names_every_source_its_inputs_come_from() -> None:
+def test_a_resource_pending_message_names_every_source_the_value_it_read_comes_from() -> None:
+    """The policy read `subnetIds`, built from an awsx VPC's subnets and another stack's: both are named."""
     ref = _res("urn:s::pulumi:pulumi:StackReference::acme/infra/dev", "pulumi:pulumi:StackReference",
                inputs={"name": "acme/infra/dev"})
     vpc = _res("urn:s::awsx:ec2:Vpc::vpc", "awsx:ec2:Vpc", remote=True)
-    group = _res("urn:s::aws:eks/nodeGroup:NodeGroup::gpu", "aws:eks/nodeGroup:NodeGroup", deps=(vpc.urn, ref.urn))
-    found = Violation("gpu-nodes-tainted", "mandatory", group.urn, "d\nuntainted")
-    [out] = pending_offline([found], [], [group, vpc, ref], unseen_sources([ref, vpc, group], NOTHING_ANSWERED))
-    assert out.policy == "gpu-nodes-tainted-pending"
+    group = replace(_res("urn:s::aws:eks/nodeGroup:NodeGroup::gpu", "aws:eks/nodeGroup:NodeGroup",
+                         deps=(vpc.urn, ref.urn)), property_dependencies={"subnetIds": (vpc.urn, ref.urn)})
+    cant = Violation("gpu-nodes-tainted", "advisory", group.urn, "can't run policy 'gpu-nodes-tainted' from policy "
+                     "pack 'p@v1' during preview: array value at .subnetIds can't be known during preview")
+    [out] = pending_offline([cant], [], [group, vpc, ref], unseen_sources([ref, vpc, group], NOTHING_ANSWERED))
+    assert out.policy == "gpu-nodes-tainted-pending" and out.enforcement == "advisory"
     assert "awsx:ec2:Vpc 'vpc'" in out.message and "--stack-outputs acme/infra/dev=FILE" in out.message

@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from google.protobuf.struct_pb2 import Struct
 
+from policies.gpu_guard.dra import CLAIM_TYPES
 from tests.conftest import RunPreview
 from tests.shared import REPO
 from tools.engine.records import UNKNOWN, RecordedResource, Violation
@@ -66,24 +68,84 @@ def test_kubernetes_and_unknown_multi_language_components_may_hold_what_the_pack
     assert set(_judge(resources, [NONE])) == {"urn:s::stack system-node-group-present-pending"}
 
 
+def _cant_run(policy: str, urn: str, path: str) -> Violation:
+    """pulumi-policy's advisory for a policy that read an unknown value (pulumi_policy/policy.py lines 1012-1021)."""
+    return Violation(policy, "advisory", urn, f"can't run policy '{policy}' from policy pack 'gpu-platform@v0.0.1' "
+                                              f"during preview: string value at .{path} can't be known during preview")
+
+
 def test_what_reads_an_unanswered_stack_reference_is_pending_and_an_answer_lets_it_be_judged() -> None:
+    """Issue 55: a finding the policy made from the Deployment's own known inputs keeps its level, as in the real
+    preview; a policy that read a value from the other stack could not run: that is pending, naming the flag."""
     ref = _res("urn:s::pulumi:pulumi:StackReference::acme/infra/dev", "pulumi:pulumi:StackReference",
                inputs={"name": "acme/infra/dev"})
     provider = _res("urn:s::pulumi:providers:kubernetes::infra", "pulumi:providers:kubernetes", deps=(ref.urn,))
-    deployment = _res("urn:s::kubernetes:apps/v1:Deployment::triton", "kubernetes:apps/v1:Deployment",
-                      provider=f"{provider.urn}::id-1")
+    deployment = replace(_res("urn:s::kubernetes:apps/v1:Deployment::triton", "kubernetes:apps/v1:Deployment",
+                              provider=f"{provider.urn}::id-1", deps=(ref.urn,)),
+                         property_dependencies={"spec": (ref.urn,)})
     found = Violation("gpu-workload-cuda-declared", "mandatory", deployment.urn, "d\nCUDA unknown")
-    out = _judge([ref, provider, deployment], [found, NONE])
-    pending = out[f"{deployment.urn} gpu-workload-cuda-declared-pending"]
-    assert "--stack-outputs acme/infra/dev=FILE" in pending.message
+    cant = _cant_run("gpu-workload-schedulable-resource", deployment.urn, "spec.template.spec.nodeSelector")
+    out = _judge([ref, provider, deployment], [found, cant, NONE])
+    assert out[f"{deployment.urn} gpu-workload-cuda-declared"] == found  # its known inputs: judged
+    pending = out[f"{deployment.urn} gpu-workload-schedulable-resource-pending"]
+    assert pending.enforcement == "advisory" and "--stack-outputs acme/infra/dev=FILE" in pending.message
+    assert pending.message.endswith(cant.message)  # the pack's own words, the value it read
     assert out[f"{NONE.urn} {NONE.policy}"] == NONE  # the other stack is no more seen by the real engine
-    assert _judge([ref, provider, deployment], [found], answered={"acme/infra/dev": {}}) == {
-        f"{deployment.urn} gpu-workload-cuda-declared": found}
+    assert _judge([ref, provider, deployment], [found, cant], answered={"acme/infra/dev": {}}) == {
+        f"{deployment.urn} gpu-workload-cuda-declared": found,
+        f"{deployment.urn} gpu-workload-schedulable-resource": cant}
     # Names resolve as the engine resolves them, never by a suffix: `infra/dev` is stack `dev` of organization `infra`
     # in this project, not acme's `infra` project (tools/engine/mocks/stack_refs.py).
     for other in ("infra/dev", "dev"):
-        assert f"{deployment.urn} gpu-workload-cuda-declared-pending" in _judge(
-            [ref, provider, deployment], [found], answered={other: {}})
+        assert f"{deployment.urn} gpu-workload-schedulable-resource-pending" in _judge(
+            [ref, provider, deployment], [cant], answered={other: {}})
+
+
+VPC = _res("urn:s::awsx:ec2:Vpc::vpc", "awsx:ec2:Vpc", remote=True)
+GROUP = replace(_res("urn:s::aws:eks/nodeGroup:NodeGroup::gpu", "aws:eks/nodeGroup:NodeGroup", deps=(VPC.urn,),
+                     inputs={"subnetIds": ["04da6b54-80e4-46f7-96ec-b56ff0331ba9"], "version": UNKNOWN}),
+                property_dependencies={"subnetIds": (VPC.urn,)})
+STACK_ROOT = _res("urn:s::pulumi:pulumi:Stack::s", "pulumi:pulumi:Stack")
+
+
+def test_a_resource_policy_finding_on_known_inputs_keeps_its_level_whatever_they_come_from() -> None:
+    """Issue 55: an awsx VPC's subnets feed an untainted GPU node group. The taint is a known input: the real preview
+    blocks (pulumi_policy/proxy.py raises only on reading an unknown), and so does the gate."""
+    assert _judge([VPC, GROUP], [TAINT]) == {f"{TAINT.urn} gpu-nodes-tainted": TAINT}
+
+
+def test_a_stack_policy_finding_on_what_it_saw_keeps_its_level_unless_a_component_may_hold_its_subject() -> None:
+    """preinstalled-driver-exclusive on a pool whose subnets come from an awsx VPC: the VPC registers no pool,
+    release or workload, so the conflict the pack saw stands; a NodeGroupV2 may hold a pool: pending."""
+    stack = [*STACK, "preinstalled-driver-exclusive"]
+    both = Violation("preinstalled-driver-exclusive", "mandatory", GROUP.urn, "d\ntwo drivers")
+    unseen = unseen_sources([VPC, GROUP], answered_by({}, "o", "p"))
+    assert pending_offline([both], stack, [VPC, GROUP], unseen) == (both,)
+    v2 = _res("urn:s::eks:index:NodeGroupV2::system", "eks:index:NodeGroupV2", remote=True)
+    more = unseen_sources([VPC, GROUP, v2], answered_by({}, "o", "p"))
+    [out] = pending_offline([both], stack, [VPC, GROUP, v2], more)
+    assert out.policy == "preinstalled-driver-exclusive-pending" and "'system'" in out.message
+
+
+def test_a_policy_that_read_a_value_from_an_unseen_component_is_pending_naming_it() -> None:
+    """The pack's "can't run" for the node group's `subnetIds` (an awsx output): pending, naming the VPC; for its
+    `version`, which no other resource gives (the phase's own unknown), it stays the pack's advisory."""
+    subnets = _cant_run("some-resource-policy", GROUP.urn, "subnetIds.0")
+    version = _cant_run("some-resource-policy", GROUP.urn, "version")
+    out = _judge([VPC, GROUP], [subnets, version])
+    pending = out[f"{GROUP.urn} some-resource-policy-pending"]
+    assert pending.enforcement == "advisory" and "awsx:ec2:Vpc 'vpc'" in pending.message
+    assert out[f"{GROUP.urn} some-resource-policy"] == version
+
+
+def test_a_stack_policy_that_read_a_value_from_an_unseen_component_is_pending_naming_it() -> None:
+    """A stack policy's "can't run" has no URN (the engine puts it on the stack): the resources whose value at that
+    path is unknown tell where it comes from."""
+    subnets = _cant_run("system-node-group-present", STACK_ROOT.urn, "subnetIds")
+    version = _cant_run("kubelet-version-skew", STACK_ROOT.urn, "version")
+    out = _judge([STACK_ROOT, VPC, GROUP], [subnets, version])
+    assert "awsx:ec2:Vpc 'vpc'" in out[f"{STACK_ROOT.urn} system-node-group-present-pending"].message
+    assert out[f"{STACK_ROOT.urn} kubelet-version-skew"] == version
 
 
 def _pack_type_tokens() -> set[str]:
@@ -94,6 +156,7 @@ def _pack_type_tokens() -> set[str]:
 def test_every_type_the_pack_names_is_a_subject_the_unseen_check_knows() -> None:
     """The class check: a type a policy reads that SUBJECT_TYPES lacks would let a hidden one block."""
     assert _pack_type_tokens() - SUBJECT_TYPES == set()
+    assert set(CLAIM_TYPES) - SUBJECT_TYPES == set()  # built, not written out: DRA's claims (dra.py)
 
 
 def _doc(run: Any) -> dict[str, Any]:
@@ -222,3 +285,52 @@ def test_a_cant_run_advisory_a_reference_may_cause_names_stack_outputs() -> None
     assert "--stack-outputs acme/infra/dev=FILE" in out["on-deployment"]
     assert "--stack-outputs acme/infra/dev=FILE" in out["on-stack"]  # a stack policy may have read it
     assert out["on-cluster"] == cant  # reads nothing from the other stack
+
+
+UNSEEN_READS = FIXTURES / "unseen_reads_program"
+
+
+@pytest.mark.parametrize("phase", ["preview", "update", "up"])
+def test_a_driver_conflict_beside_an_awsx_vpc_blocks_in_every_phase(run_preview: RunPreview, phase: str) -> None:
+    """Issue 55's preinstalled-driver twin: the GPU Operator's driver on an AL2023 NVIDIA pool whose subnets come
+    from an awsx VPC. The pool and the release are known: the real preview refuses it, and so does the gate."""
+    run = run_preview("--program", str(UNSEEN_READS), "--stack", "driver", "--phase", phase, *TODAY, "--json")
+    assert run.returncode == 1, run.explain()
+    [found] = [v for v in run.json()["violations"] if v["enforcement"] == "mandatory"]
+    assert found["policy"] == "preinstalled-driver-exclusive" and found["urn"].endswith("::gpu")
+    assert "GPU Operator release 'gpu-operator' would also deploy its own there" in found["message"]
+
+
+@pytest.mark.parametrize("phase", ["preview", "update", "up"])
+def test_a_policy_that_reads_an_unseen_cluster_s_output_is_pending_in_every_phase(run_preview: RunPreview,
+                                                                                  phase: str) -> None:
+    """A GPU node group takes its version from a pulumi-eks Cluster the gate does not emulate: unknown in every phase
+    offline (tools/engine/mocks/eks.py), so a policy that reads it cannot run, and says so as `-pending`, naming the
+    Cluster; nothing blocks on a value the gate never had."""
+    run = run_preview("--program", str(UNSEEN_READS), "--stack", "unknown", "--phase", phase, *TODAY, "--json")
+    assert run.returncode == 0, run.explain()
+    doc = run.json()
+    assert [v for v in doc["violations"] if v["enforcement"] == "mandatory"] == []
+    read = [v for v in doc["violations"] if "it read a value that comes from what the offline gate did not see"
+            in v["message"]]
+    assert read and all(v["enforcement"] == "advisory" and v["policy"].endswith("-pending") for v in read)
+    assert all("eks:index:Cluster 'gpu'" in v["message"] and "string value at .version" in v["message"]
+               for v in read)
+    assert "awsx:ec2:Vpc" not in read[0]["message"]  # the version comes from the Cluster, whatever the Cluster reads
+
+
+def test_an_eks_cluster_the_gate_does_not_emulate_answers_every_output_unknown() -> None:
+    """tools/engine/mocks/eks.py: what the gate does not emulate it does not know, in any phase; an emulated Cluster
+    with a default node group answers that group's ASG name unknown and the rest known."""
+    from tools.engine.mocks.eks import answer_eks_cluster  # noqa: PLC0415
+    from tools.engine.mocks.values import MockContext, ResourceRequest  # noqa: PLC0415
+
+    def answer(inputs: dict[str, Any]) -> dict[str, Any]:
+        return answer_eks_cluster(ResourceRequest(type="eks:index:Cluster", name="gpu", urn="urn:s::gpu",
+                                                  inputs=inputs, custom=False, remote=True,
+                                                  ctx=MockContext("us-west-2", "123456789012", "aws", {})))
+
+    assert set(answer({"instanceRole": "arn:aws:iam::1:role/r"}).values()) == {UNKNOWN}
+    partial = answer({"skipDefaultSecurityGroups": True, "authenticationMode": "API"})
+    assert partial["defaultNodeGroupAsgName"] == UNKNOWN and partial["kubeconfig"] != UNKNOWN
+    assert answer({"skipDefaultNodeGroup": True, "skipDefaultSecurityGroups": True})["defaultNodeGroupAsgName"] == ""

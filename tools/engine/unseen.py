@@ -12,15 +12,20 @@ The real engine sees what the offline gate does not in two cases:
   (tools/engine/mocks/monitor.py, `stack_reference_outputs`), so every value read from it is unknown, in every
   phase; a "can't run" advisory it may cause names `--stack-outputs` (`name_stack_outputs`).
 
-A verdict that could read what was not seen does not block. A mandatory finding of a stack policy, when an unseen
-component may hold a type the stack policies read (`SUBJECT_TYPES`), or of any policy on a resource that depends
-on an unseen source (its dependencies, property dependencies or provider, transitively), becomes the advisory
-`<policy>-pending`, which names what was not seen, what would let the gate judge it, and what the pack said of
-the values it had. The real preview, which sees the children and reads the other stack, judges it.
+A verdict waits on what was not seen only where the real preview's would (issue 55). Every value derived from an
+unseen source is unknown offline, in every phase (tools/engine/mocks: an unemulated component's outputs, another
+stack's, an unemulated pulumi-eks Cluster's), so a policy that reads one cannot run, as pulumi-policy decides it
+(pulumi_policy/proxy.py lines 117-120 raise `UnknownValueError` on the read; policy.py lines 1012-1021 and 1098-1107
+answer "can't run policy ... during preview"): `pending_offline` names that advisory `<policy>-pending`, with the
+source, why it is unseen and what lets the gate judge it. A finding made from known values keeps its level. A
+mandatory finding of a stack policy, when an unseen component may hold a type the stack policies read
+(`SUBJECT_TYPES`), is `-pending` too: those findings are about what the stack lacks, which no read decides. The
+real preview, which sees the children and reads the other stack, judges them.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -30,7 +35,7 @@ from tools.engine.mocks.eks_children import not_emulated, uncovered
 from tools.engine.mocks.eks_nodegroups import MANAGED_NODE_GROUP, uncovered_mng
 from tools.engine.mocks.outputs import models_outputs
 from tools.engine.mocks.stack_refs import outputs_for_reference
-from tools.engine.records import RecordedResource, Violation
+from tools.engine.records import RecordedResource, Violation, has_unknown
 
 PENDING_SUFFIX = "-pending"  # the pack's own pending twins carry it too (policies/gpu_guard/base.py)
 STACK_REFERENCE = "pulumi:pulumi:StackReference"
@@ -50,6 +55,9 @@ SUBJECT_TYPES: frozenset[str] = frozenset({
     "kubernetes:karpenter.sh/v1:NodePool", "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass",
     "kubernetes:eks.amazonaws.com/v1:NodeClass", "kubernetes:nvidia.com/v1alpha1:NVIDIADriver",
     "kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v3:Chart", "kubernetes:helm.sh/v4:Chart",
+    # DRA claims a workload's GPUs come from (policies/gpu_guard/dra.py, CLAIM_TYPES).
+    *(f"kubernetes:resource.k8s.io/{version}:{kind}" for version in ("v1", "v1beta2", "v1beta1")
+      for kind in ("ResourceClaim", "ResourceClaimTemplate")),
 })
 
 _NODES = ("aws:eks/nodeGroup:NodeGroup", "aws:autoscaling/group:Group", "aws:ec2/launchTemplate:LaunchTemplate",
@@ -178,9 +186,19 @@ def dependents(resources: Sequence[RecordedResource], sources: Iterable[str]) ->
 
 def pending_offline(violations: Sequence[Violation], stack_policies: Iterable[str],
                     resources: Sequence[RecordedResource], unseen: Sequence[Unseen]) -> tuple[Violation, ...]:
-    """`violations` with each mandatory finding that could read what was not seen made `<policy>-pending`, naming
-    every unseen source that hides its subject: the sources its resource's inputs come from, and for a stack policy
-    every unseen component that may hold a type that policy reads (tools/engine/coverage/subjects.py)."""
+    """`violations` with what waits on what was not seen made `<policy>-pending`, as the engine decides it:
+
+    - a "can't run" advisory, pulumi-policy's own answer to a policy that read an unknown value (pulumi_policy/
+      proxy.py lines 117-120 raise `UnknownValueError` on the read; policy.py lines 1012-1021 and 1098-1107 turn it
+      into the advisory), whose unknown comes from an unseen source: `unknown_sources` names it;
+    - a mandatory finding of a stack policy when an unseen component may register a type that policy reads
+      (`SUBJECT_TYPES`, tools/engine/coverage/subjects.py): its findings are about what the stack lacks (no system
+      node group, no device plugin on a pool), which no read of a value can decide.
+
+    A resource policy's mandatory finding keeps its level: the policy reported it from values it read, all known
+    (every value derived from an unseen source is unknown in every phase, tools/engine/mocks/monitor.py), as the
+    real preview reports it; an unseen component's own registration is judged as the engine sends it, `{}`.
+    """
     if not unseen:
         return tuple(violations)
     stack = frozenset(stack_policies)
@@ -188,24 +206,56 @@ def pending_offline(violations: Sequence[Violation], stack_policies: Iterable[st
     # waits (the pack says at advisory level what may live in that stack).
     hiding = [u for u in unseen if u.type != STACK_REFERENCE and any(u.hides(t) for t in SUBJECT_TYPES)]
     by_urn = {u.urn: u for u in unseen}
-    # Values read from an unseen source: another stack's outputs, a component's outputs the mocks cannot know (the
-    # pulumi-eks Cluster's are answered from its schema: tools/engine/mocks/eks.py). A finding on the component
-    # itself is the pack's reading of its `{}` registration, which the real engine sends too.
-    reach = dependents(resources, [u.urn for u in unseen if u.type != "eks:index:Cluster"])
+    reach = dependents(resources, list(by_urn))
+    records = {r.urn: r for r in resources}
     out = []
     for v in violations:
-        if v.enforcement != "mandatory":
-            out.append(v)
-            continue
-        because = [by_urn[s] for s in reach.get(v.urn, ()) if s != v.urn or source_is_reference(by_urn[s])]
-        if v.policy in stack:
-            because += [u for u in hiding if u not in because and reads(v.policy, u.holds)]
+        because: list[Unseen] = []
+        if v.enforcement == "mandatory" and v.policy in stack:
+            because = [u for u in hiding if reads(v.policy, u.holds)]
+        elif v.enforcement != "mandatory" and CANT_RUN in v.message and not v.policy.endswith(PENDING_SUFFIX):
+            because = [by_urn[s] for s in unknown_sources(v, records, reach, by_urn)]
         if not because:
             out.append(v)
-            continue
-        out.append(replace(v, policy=v.policy + PENDING_SUFFIX, enforcement="advisory",
-                           message=pending_message(v, because)))
+        elif v.enforcement == "mandatory":
+            out.append(replace(v, policy=v.policy + PENDING_SUFFIX, enforcement="advisory",
+                               message=pending_message(v, because)))
+        else:
+            out.append(replace(v, policy=v.policy + PENDING_SUFFIX, message=unknown_read_message(v, because)))
     return tuple(out)
+
+
+_READ = re.compile(r"value at \.(\S*) can't be known")
+
+
+def unknown_sources(v: Violation, records: Mapping[str, RecordedResource], reach: Mapping[str, tuple[str, ...]],
+                    unseen: Mapping[str, Unseen]) -> tuple[str, ...]:
+    """The unseen sources the unknown value a "can't run" advisory names comes from, in `reach`'s order.
+
+    A resource policy's advisory is on the resource it analyzed: the sources of the property it read (the
+    property dependencies the engine records for that input; all the resource's sources when none are recorded for
+    it). A stack policy's is on the stack (pulumi-policy sends no URN): the sources of that property of every
+    resource whose value there is unknown. () when the unknown is the phase's own (an output not yet created, a
+    value the cloud chooses at create).
+    """
+    match = _READ.search(v.message)
+    key = match.group(1).split(".", 1)[0] if match else ""
+    res = records.get(v.urn)
+    if res is not None and res.type != "pulumi:pulumi:Stack":
+        candidates = [res]
+    else:
+        candidates = [r for r in records.values() if key and has_unknown(r.outputs.get(key, r.inputs.get(key)))]
+    found: dict[str, None] = {}
+    for r in candidates:
+        if not r.property_dependencies:  # no record of what each input comes from: any of its sources
+            found.update(dict.fromkeys(s for s in reach.get(r.urn, ()) if s in unseen and s != r.urn))
+            continue
+        # An input the engine records no dependency for is the program's own value or the resource's own output
+        # (unknown only as the phase makes it: a first preview, a value the cloud chooses at create).
+        for dep in r.property_dependencies.get(key, ()):
+            # The value is an output of `dep`: unknown because `dep` is unseen, else because of what `dep` reads.
+            found.update(dict.fromkeys((dep,) if dep in unseen else (s for s in reach.get(dep, ()) if s in unseen)))
+    return tuple(found)
 
 
 CANT_RUN = "can't run policy"  # pulumi-policy's advisory for a policy that read an unknown (policy.py 1012-1021)
@@ -245,6 +295,13 @@ def _is_stack(urn: str, resources: Sequence[RecordedResource]) -> bool:
 
 def source_is_reference(u: Unseen) -> bool:
     return u.type == STACK_REFERENCE
+
+
+def unknown_read_message(v: Violation, because: Sequence[Unseen]) -> str:
+    """The pending advisory of a policy that read a value unknown because it comes from an unseen source."""
+    what = "; ".join(f"{u.type} '{u.urn.rsplit('::', 1)[-1]}': {u.why}; {u.judge}" for u in because)
+    return (f"{v.policy} is pending offline: it read a value that comes from what the offline gate did not see, "
+            f"unknown in every phase offline ({what}). {v.message}")
 
 
 def pending_message(v: Violation, because: Sequence[Unseen]) -> str:

@@ -19,7 +19,10 @@ put on every node (`node.kubernetes.io/instance-type`, `karpenter.k8s.aws/instan
 `eks.amazonaws.com/instance-family`, `eks.amazonaws.com/instance-gpu-name`, `karpenter.sh/nodepool`...).
 
 A pod that tolerates the GPU taint of a GPU pool it can reach must request a GPU: otherwise it
-occupies a GPU node it does not use. DaemonSets are exempt: a node agent (monitoring, logging)
+occupies a GPU node it does not use. A GPU request is `nvidia.com/gpu` or a DRA claim of an NVIDIA GPU device class
+(`gpu.nvidia.com`, `mig.nvidia.com`, ...: `dra.py`), which needs the same taint toleration and GPU pool; a DRA claim
+the stack does not hold is not known, so "requests no GPU" is then an advisory in the `-caveats` twin.
+DaemonSets are exempt: a node agent (monitoring, logging)
 legitimately tolerates the GPU taint without a GPU; the GPU Operator's own DaemonSets live inside its
 Helm release and are not separate resources here.
 
@@ -91,7 +94,7 @@ def _capacity(matrix: Matrix, reaches: list[Reach]) -> str:
 
 def _judge_gpu_workload(matrix: Matrix, workload: Workload, pools: list[Pool], report: ReportViolation, *,
                         cluster_elsewhere: bool = False) -> None:
-    where = f"{workload.kind} {workload.name!r} requests {workload.gpus} nvidia.com/gpu"
+    where = f"{workload.kind} {workload.name!r} {workload.gpu_request()}"
     chosen = [reach for pool in pools if (reach := selected(workload, pool)) is not None]
     if not chosen and cluster_elsewhere:
         report(f"{CAVEAT_MARK}{where}, but this stack holds neither its cluster nor any GPU pool (the Kubernetes "
@@ -152,15 +155,30 @@ def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
         if workload.kind != "DaemonSet" and reaches:
             names = ", ".join(repr(r.pool.name) for r in reaches)
             taints = ", ".join(sorted({str(t) for r in reaches for t in r.pool.taints if is_gpu_taint(t)}))
+            unresolved = workload.unresolved_claims
+            if unresolved:  # cannot see, cannot block: the DRA claims it names may request GPUs
+                report(f"{CAVEAT_MARK}{workload.kind} {workload.name!r} tolerates the GPU taint {taints} and can "
+                       f"land on GPU pool(s) {names}; it requests no nvidia.com/gpu, and the DRA claim(s) "
+                       f"{', '.join(map(repr, unresolved))} it names are not in this stack (or their names are not "
+                       "known), so whether they request a GPU is not judged. The pack judges it where the "
+                       "ResourceClaim or ResourceClaimTemplate is in the stack.", workload.urn)
+                continue
             report(f"{workload.kind} {workload.name!r} tolerates the GPU taint {taints} and can land on GPU "
-                   f"pool(s) {names} but requests no nvidia.com/gpu; remove the toleration (or request a GPU).",
-                   workload.urn)
+                   f"pool(s) {names} but requests no nvidia.com/gpu and claims no NVIDIA GPU device class through DRA; "
+                   "remove the toleration (or request a GPU).", workload.urn)
+        elif workload.unresolved_claims:  # a PASS never hides it: whether these claims are GPUs is not known
+            report(f"{CAVEAT_MARK}{workload.kind} {workload.name!r} names DRA claim(s) "
+                   f"{', '.join(map(repr, workload.unresolved_claims))} that are not in this stack (or whose names are "
+                   "not known): whether it claims a GPU, and so whether it must tolerate the GPU taint and reach a GPU "
+                   "pool, is not judged. The pack judges it where the ResourceClaim or ResourceClaimTemplate is in "
+                   "the stack.", workload.urn)
 
 
 stack_policy_with_caveats(
     name=NAME,
-    description="A container that requests nvidia.com/gpu tolerates the GPU taint and can reach a GPU pool with that "
-                "many GPUs; a pod that tolerates the GPU taint requests a GPU.",
+    description="A container that requests GPUs (nvidia.com/gpu, or a DRA claim of an NVIDIA GPU device class) "
+                "tolerates the GPU taint and can reach a GPU pool with that many GPUs; a pod that tolerates the GPU "
+                "taint requests a GPU.",
     validate=_validate,
     enforcement=EnforcementLevel.MANDATORY,
     caveats_description="Caveats of gpu-workload-schedulable: a GPU workload in a stack that holds neither its "

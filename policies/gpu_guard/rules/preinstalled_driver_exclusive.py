@@ -9,8 +9,11 @@ driver and toolkit but no device plugin. Every such operand the release leaves e
 pool, unless `nvidia.com/gpu.deploy.operands=false` switches every operand off (Bottlerocket). A
 release that disables an operand globally needs no label for it.
 
-An AL2023 pool needs exactly one device plugin: the operator's (enabled in the release, and the pool
-not opted out), or the standalone NVIDIA device plugin (its Helm chart or DaemonSet in the stack).
+An AL2023 pool needs exactly one GPU allocator: the operator's device plugin (enabled in the release, and the pool
+not opted out), the standalone NVIDIA device plugin (its Helm chart or DaemonSet in the stack), or NVIDIA's DRA
+driver (an `nvidia-dra-driver-gpu` release with `resources.gpus.enabled`, its kubelet plugin tolerating the pool's
+taints: `dra.py`). A device plugin and the DRA driver on one pool (AL2023 or operator-managed) is refused: NVIDIA's
+chart says the two cannot run on the same node.
 
 Conversely an operator-managed (Ubuntu) GPU pool must not carry `nvidia.com/gpu.deploy.driver=false`
 or `nvidia.com/gpu.deploy.operands=false`: its nodes would get no driver at all.
@@ -34,9 +37,11 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, ReportViolation, StackValidationArgs
 
 from ..base import CAVEAT_MARK, stack_policy_with_caveats
+from ..dra import DRA_CHART, dra_gpus_enabled, dra_tolerations
 from ..inventory import HELM_RELEASE_TYPES, POD_TEMPLATE_PATHS, Pool, as_list, build_inventory, get
 from ..matrix import load_matrix
 from ..props import properties_pending
+from ..scheduling import untolerated
 from ._matrix_common import gpu_pools, operator_drivers_for
 
 NAME = "preinstalled-driver-exclusive"
@@ -99,6 +104,7 @@ def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
     standalone = _standalone_device_plugin(resources)
     # No Kubernetes object at all: whatever installs the device plugin is not in this stack.
     elsewhere = not any(r.resource_type.startswith("kubernetes:") for r in resources)
+    dra = [r for r in inv.releases if r.chart == DRA_CHART and dra_gpus_enabled(r.values)]
     for pool in gpu_pools(inv, matrix):
         if pool.driver_source == "operator":
             blocked = [label for label in (DRIVER_LABEL, ALL_OPERANDS_LABEL) if _off(pool, label)]
@@ -106,11 +112,13 @@ def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
                 report(f"GPU pool {pool.name!r} ({pool.os or 'Ubuntu'}) gets its driver from the GPU Operator "
                        f"but carries {', '.join(label + '=false' for label in blocked)}, so its nodes get no driver; "
                        "remove the label (it is only for pools whose image ships the driver).", pool.urn)
+            elif not releases_pending:
+                _device_plugin_and_dra(pool, _operator_plugin(pool, release), standalone, _serving(dra, pool), report)
             continue
         if pool.driver_source != "image" or releases_pending:
             continue  # a pending release: whether an operator or a standalone device plugin runs is not known yet
         if pool.os == "al2023":
-            _al2023_device_plugin(pool, release, standalone, report, elsewhere=elsewhere)
+            _al2023_device_plugin(pool, release, standalone, dra, report, elsewhere=elsewhere)
         if release is None or (_off(pool, ALL_OPERANDS_LABEL) and pool.os != "al2023"):
             continue
         ships = IMAGE_SHIPS.get(pool.os or "", (DRIVER_LABEL, TOOLKIT_LABEL, DEVICE_PLUGIN_LABEL))
@@ -138,34 +146,83 @@ def _validate(args: StackValidationArgs, report: ReportViolation) -> None:
                    f"those labels to the pool's node labels, or {' or '.join(alternatives)}.", pool.urn)
 
 
-def _al2023_device_plugin(pool: Pool, release: Any, standalone: bool, report: ReportViolation, *,
-                          elsewhere: bool) -> None:
-    """AL2023 NVIDIA ships no device plugin: exactly one must reach the pool (`elsewhere`: the stack holds no
-    Kubernetes object, so whether one does is not in it)."""
-    operator_plugin = (release is not None
-                       and get(release.values, "devicePlugin", "enabled", default=True) is not False
-                       and not _off(pool, DEVICE_PLUGIN_LABEL) and not _off(pool, ALL_OPERANDS_LABEL))
+def _operator_plugin(pool: Pool, release: Any) -> bool:
+    """Does the GPU Operator's device plugin run on the pool (its release enables it, the pool does not opt out)?"""
+    return (release is not None
+            and get(release.values, "devicePlugin", "enabled", default=True) is not False
+            and not _off(pool, DEVICE_PLUGIN_LABEL) and not _off(pool, ALL_OPERANDS_LABEL))
+
+
+def _serving(dra: Sequence[Any], pool: Pool) -> list[Any]:
+    """The DRA driver releases (GPUs enabled) whose kubelet plugin, the DaemonSet that publishes a node's GPUs, can
+    run on the pool's nodes: it tolerates the pool's blocking taints (its node affinity, NFD's labels by default,
+    is not judged)."""
+    return [r for r in dra if not untolerated(dra_tolerations(r.values), pool)]
+
+
+def _device_plugin_and_dra(pool: Pool, operator_plugin: bool, standalone: bool, serving: Sequence[Any],
+                           report: ReportViolation) -> bool:
+    """The device plugin and NVIDIA's DRA driver both allocating the pool's GPUs: refused (True when reported).
+
+    NVIDIA's chart refuses `resources.gpus.enabled=true` unless `gpuResourcesEnabledOverride=true` says the device
+    plugin is off, because "this DRA driver cannot be deployed alongside the standard GPU device plugin on the same
+    node" (NVIDIA/k8s-dra-driver-gpu v25.12.0 deployments/helm/nvidia-dra-driver-gpu/templates/validation.yaml
+    lines 33-42; v25.8.1 lines 33-40); NVIDIA's install guide installs the GPU Operator with
+    `devicePlugin.enabled=false` for DRA GPU allocation
+    (https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/dra-intro-install.html).
+    """
+    if not serving or not (operator_plugin or standalone):
+        return False
+    plugins = [p for p, on in ((f"the GPU Operator's device plugin ({DEVICE_PLUGIN_LABEL} not false on the pool, "
+                                "devicePlugin.enabled in the operator values)", operator_plugin),
+                               (f"the standalone {STANDALONE_CHART}", standalone)) if on]
+    fixes = ([f"set devicePlugin.enabled=false in the operator values or label the pool {DEVICE_PLUGIN_LABEL}=false"]
+             if operator_plugin else []) + ([f"remove the standalone {STANDALONE_CHART}"] if standalone else [])
+    report(f"GPU pool {pool.name!r} ({pool.os or 'Ubuntu'}) would get two GPU allocators: "
+           f"{' and '.join(plugins)}, and NVIDIA's DRA driver (release {serving[0].name!r}, resources.gpus.enabled). "
+           "NVIDIA's DRA driver cannot be deployed alongside the device plugin on the same node (its chart refuses "
+           f"it without gpuResourcesEnabledOverride). Fix: {', and '.join(fixes)}; or set resources.gpus.enabled=false "
+           "on the DRA driver to keep the device plugin.", pool.urn)
+    return True
+
+
+def _al2023_device_plugin(pool: Pool, release: Any, standalone: bool, dra: Sequence[Any],
+                          report: ReportViolation, *, elsewhere: bool) -> None:
+    """AL2023 NVIDIA ships no device plugin: exactly one GPU allocator must reach the pool, a device plugin or
+    NVIDIA's DRA driver (`dra.py`; AWS recommends DRA drivers from Kubernetes 1.34 on managed and self-managed node
+    groups: https://docs.aws.amazon.com/eks/latest/userguide/device-management.html). `elsewhere`: the stack holds
+    no Kubernetes object, so whether one does is not in it."""
+    operator_plugin = _operator_plugin(pool, release)
+    serving = _serving(dra, pool)
+    if _device_plugin_and_dra(pool, operator_plugin, standalone, serving, report):
+        return
     if operator_plugin and standalone:
         report(f"GPU pool {pool.name!r} (al2023) would get two device plugins: the GPU Operator's (release "
                f"{release.name!r}) and the standalone {STANDALONE_CHART}. Add {DEVICE_PLUGIN_LABEL}=false to the "
                "pool's node labels, or remove the standalone device plugin.", pool.urn)
-    elif not operator_plugin and not standalone and elsewhere:
+    elif not operator_plugin and not standalone and not serving and elsewhere:
         report(f"{CAVEAT_MARK}GPU pool {pool.name!r} (al2023) gets no device plugin from this stack: AL2023 NVIDIA "
                "images ship none, and this stack holds no Kubernetes object (no GPU Operator, no standalone "
                f"{STANDALONE_CHART}), so the device plugin is installed elsewhere or not at all; not judged. The pack "
                "judges it in a stack that holds both the pool and the Kubernetes objects: deploy the GPU Operator or "
                f"the {STANDALONE_CHART} chart with the pool, or GPU pods stay Pending for want of nvidia.com/gpu.",
                pool.urn)
-    elif not operator_plugin and not standalone:
+    elif not operator_plugin and not standalone and not serving:
         why = ("no GPU Operator release runs" if release is None
                else f"GPU Operator release {release.name!r} has devicePlugin.enabled=false"
                if get(release.values, "devicePlugin", "enabled", default=True) is False
                else f"the pool opts out of the operator's ({DEVICE_PLUGIN_LABEL}=false or {ALL_OPERANDS_LABEL}=false)")
+        dra_why = ""
+        if dra:
+            taints = sorted({str(t) for r in dra for t in untolerated(dra_tolerations(r.values), pool)})
+            dra_why = (f"; the {DRA_CHART} release {dra[0].name!r} would allocate its GPUs, but its kubelet plugin "
+                       f"does not tolerate the pool's taints {taints} (add them to kubeletPlugin.tolerations)")
         report(f"GPU pool {pool.name!r} (al2023) is left with no device plugin: AL2023 NVIDIA images ship none, "
-               f"{why}, and no standalone {STANDALONE_CHART} runs, so nvidia.com/gpu is never advertised and GPU "
-               f"pods stay Pending. Fix: let the GPU Operator's device plugin serve the pool (devicePlugin.enabled, "
-               f"no {DEVICE_PLUGIN_LABEL}=false on the pool), or deploy the standalone {STANDALONE_CHART} chart.",
-               pool.urn)
+               f"{why}, and no standalone {STANDALONE_CHART} runs{dra_why}, so nvidia.com/gpu is never advertised "
+               "and GPU pods stay Pending. Fix: let the GPU Operator's device plugin serve the pool "
+               f"(devicePlugin.enabled, no {DEVICE_PLUGIN_LABEL}=false on the pool), deploy the standalone "
+               f"{STANDALONE_CHART} chart, or allocate GPUs with NVIDIA's DRA driver ({DRA_CHART}, "
+               "resources.gpus.enabled, kubeletPlugin.tolerations for the pool's taints).", pool.urn)
 
 
 def _driver_deployed(values: object, enabled: bool, selected: bool) -> bool:
@@ -177,8 +234,9 @@ def _driver_deployed(values: object, enabled: bool, selected: bool) -> bool:
 
 stack_policy_with_caveats(
     name=NAME,
-    description="A node whose image ships the driver gets no operator driver, toolkit or device plugin, and an "
-                "operator-managed Ubuntu node is not excluded from the operator driver.",
+    description="A node whose image ships the driver gets no operator driver, toolkit or device plugin, an "
+                "operator-managed Ubuntu node is not excluded from the operator driver, and each GPU pool has one GPU "
+                "allocator: a device plugin or NVIDIA's DRA driver, never both.",
     validate=_validate,
     enforcement=EnforcementLevel.MANDATORY,
     caveats_description="Caveats of preinstalled-driver-exclusive: an AL2023 GPU pool in a stack that holds no "

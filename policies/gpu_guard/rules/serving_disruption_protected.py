@@ -31,6 +31,7 @@ from typing import Any
 from pulumi_policy import StackValidationArgs
 
 from ..base import EnforcementLevel, ReportViolation, stack_policy
+from ..dra import CLAIM_TYPES, Claims, as_namespace, claimed, read_claim
 from ..inventory import GPU_RESOURCE
 from ..props import as_list, as_str_map, get, properties_pending, to_int
 from .serving_disruption_protected_resource import percent_of
@@ -63,11 +64,14 @@ def _pending(r: Any) -> bool:
     return r.resource_type.startswith("kubernetes:") and get(r.props, "metadata") is None
 
 
-def _requests_gpu(pod_spec: Any) -> bool:
+def _requests_gpu(pod_spec: Any, claims: Claims | None = None, namespace: str | None = None) -> bool:
+    """nvidia.com/gpu, or a DRA claim of an NVIDIA GPU device class (`dra.py`) among `claims`."""
     for container in as_list(get(pod_spec, "containers")):
         for part in ("limits", "requests"):
             if (to_int(get(container, "resources", part, GPU_RESOURCE)) or 0) > 0:
                 return True
+        if claims is not None and claimed(pod_spec, container, claims, namespace).gpus > 0:
+            return True
     return False
 
 
@@ -116,11 +120,13 @@ def _pdb_holds_one_back(spec: Any, replicas: int) -> str | None:
 
 def _serving_workloads(resources: list[Any], scalers: dict[tuple[str, str, str], int]) -> list[_Serving]:
     out = []
+    claims = Claims(claim for r in resources if r.resource_type in CLAIM_TYPES and not _pending(r)
+                    and (claim := read_claim(r.resource_type, r.props, r.name)) is not None)
     for r in resources:
         if r.resource_type not in SERVING_KINDS or _pending(r):
             continue
         template = get(r.props, "spec", "template")
-        if not _requests_gpu(get(template, "spec")):
+        if not _requests_gpu(get(template, "spec"), claims, as_namespace(r.props)):
             continue
         kind = r.resource_type.rsplit(":", 1)[-1]
         name = str(get(r.props, "metadata", "name", default=r.name))

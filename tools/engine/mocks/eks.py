@@ -24,6 +24,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from tools.engine.mocks.eks_children import ADDITIVE, uncovered
 from tools.engine.mocks.values import (
     MockContext,
     ResourceRequest,
@@ -32,6 +33,7 @@ from tools.engine.mocks.values import (
     eks_oidc_issuer,
     stable_hex,
 )
+from tools.engine.records import UNKNOWN
 
 # The outputs that reference other resources; see the module docstring.
 RESOURCE_REFERENCE_OUTPUTS: frozenset[str] = frozenset({
@@ -102,10 +104,32 @@ def eks_cluster_outputs(name: str, inputs: dict[str, Any], *, region: str = "us-
     }
 
 
+# The outputs each part of the Cluster that is not emulated answers (tools/engine/mocks/eks_children.py, ADDITIVE):
+# pulumi-eks reads them from the children that part registers (cluster.ts: the default node group's ASG name,
+# 2154-2190; the node security group and its ingress rule, 2120-2140; the Fargate profile, 1150-1170).
+NOT_EMULATED_OUTPUTS: dict[str, tuple[str, ...]] = {
+    "skipDefaultNodeGroup": ("defaultNodeGroupAsgName",),
+    "skipDefaultSecurityGroups": ("nodeSecurityGroupId", "clusterIngressRuleId"),
+    "fargate": ("fargateProfileId", "fargateProfileStatus"),
+}
+
+
 def answer_eks_cluster(req: ResourceRequest) -> dict[str, Any]:
-    """The RESOURCE_OUTPUTS handler for `eks:index:Cluster` (registered by tools/engine/mocks/monitor.py)."""
+    """The RESOURCE_OUTPUTS handler for `eks:index:Cluster` (registered by tools/engine/mocks/monitor.py).
+
+    What the gate does not emulate it does not know, in any phase: a Cluster it does not emulate (`uncovered`)
+    answers every output unknown, and one it emulates but for some children (`ADDITIVE`) answers the outputs those
+    children give unknown. A made-up value there (a kubeconfig, a security group id) would let a policy judge it
+    as known, where the real preview reads the provider's; unknown, a policy that reads it says it cannot run
+    (tools/engine/unseen.py makes that `-pending`, naming the Cluster).
+    """
     ctx = req.ctx
-    return eks_cluster_outputs(req.name, req.inputs, region=ctx.region, partition=ctx.partition, account=ctx.account)
+    outputs = eks_cluster_outputs(req.name, req.inputs, region=ctx.region, partition=ctx.partition,
+                                  account=ctx.account)
+    if uncovered(req.inputs):
+        return dict.fromkeys(outputs, UNKNOWN)
+    added = [k for key, test, _, _ in ADDITIVE if test(req.inputs.get(key)) for k in NOT_EMULATED_OUTPUTS.get(key, ())]
+    return {**outputs, **dict.fromkeys(added, UNKNOWN)}
 
 
 def get_log_groups(args: dict[str, Any], ctx: MockContext) -> dict[str, Any]:

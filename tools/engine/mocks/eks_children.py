@@ -207,9 +207,8 @@ def construct_cluster(urn: str, name: str, inputs: Mapping[str, Any], *, outputs
 
     Each child records the property dependencies pulumi-eks's own outputs give it (the role for the control plane's
     `roleArn`, the security group for its `vpcConfig`, the control plane for what reads its name). The program's
-    dependencies of the component's inputs (a VPC's subnets) are not forwarded: tools/engine/unseen.py makes pending
-    whatever depends on an unseen source, and an awsx VPC would then make every node group of the cluster pending
-    although none of them reads the VPC's outputs for what the pack judges.
+    dependencies of the component's inputs (a VPC's subnets) are not forwarded: a value they give a child is unknown
+    where they are (an awsx VPC's outputs), and a policy that reads it says so (tools/engine/unseen.py).
     """
 
     def deps(**by_key: tuple[str, ...]) -> dict[str, tuple[str, ...]]:
