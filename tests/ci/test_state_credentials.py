@@ -138,10 +138,12 @@ def test_the_prod_stack_file_holds_nothing_only_prods_own_stack_could_decrypt() 
 
 
 def test_the_deploy_jobs_hold_a_token_no_pull_request_job_can_reach() -> None:
-    # The deploy token lives in the `dev` and `prod` environments only, which admit `main` (docs/ci-cd.md).
+    # The deploy jobs' team tokens are issued for the `dev` and `prod` environments' subjects only, which admit
+    # `main` (docs/ci-cd.md, "Pulumi tokens"; tests/ci/test_pulumi_tokens.py checks the teams).
     for job_id in ("up-dev", "up-prod"):
         job = jobs(WORKFLOWS / "deploy.yml")[job_id]
-        assert "secrets.PULUMI_ACCESS_TOKEN" in str(job)
+        assert "secrets.PULUMI_ACCESS_TOKEN" not in str(job)
+        assert f"team:gpu-platform-deploy-{job_id.removeprefix('up-')}" in str(job)
         assert _environments(job) == [job_id.removeprefix("up-")]
     pr_environments = {e for job in jobs(WORKFLOWS / "pull-request.yml").values() for e in _environments(job)}
     assert pr_environments.isdisjoint({"dev", "prod"})
