@@ -150,7 +150,7 @@ CASES: tuple[Case, ...] = (
     Case("aws-eks-gpu-dra-py",
          "pulumi/examples aws-ts-eks-gpu-dra ported to Python: EKS 1.34, a tainted p4d AL2023 NVIDIA group, the GPU "
          "Operator with its device plugin off, NVIDIA's DRA driver, MIG pods claiming GPUs through DRA",
-         today={phase: _HELM_VALUES_BY_VERSION for phase in PHASES}),
+         today=dict.fromkeys(PHASES, _HELM_VALUES_BY_VERSION)),
     Case("aws-py-eks-gpu-tainted",
          "variant of examples-aws-py-eks: the same GPU node group tainted nvidia.com/gpu:NoSchedule"),
 )
