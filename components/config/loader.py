@@ -19,6 +19,7 @@ from components.config.models import GpuPool, StackConfig
 from components.config.problems import Problem, _problem_from_error, merge_by_key
 from components.config.serving import STARTUP_MAX_SECONDS
 from components.config.vllm_checks import vllm_advisories, vllm_problems
+from components.config.wake_checks import wake_node_problems
 from components.inference import budget
 from policies.gpu_guard.calendar import program_day
 from policies.gpu_guard.eks_support import with_support_type
@@ -282,6 +283,7 @@ def _service_problems(stack: StackConfig, region: str | None) -> list[Problem]:
         if read is not None:
             problems.append(read)
         problems += vllm_problems(matrix, stack, service, at)
+        problems += wake_node_problems(matrix, stack, service, at)
         if service.ingress is None or region is None:
             continue
         # An ALB takes an ACM certificate and a regional web ACL of its own region only.

@@ -128,9 +128,10 @@ def test_a_public_vllm_service_with_a_key_or_oidc_passes(auth):
 
 
 def test_a_vllm_image_on_a_pool_whose_gpu_it_was_not_built_for_is_refused_naming_node_pools():
-    values = _dev(nodePools=["arm"])
+    # minReplicas 1 on a group that keeps one node: a scale-to-zero service needs a Karpenter pool (issue 52).
+    values = _dev(nodePools=["arm"], minReplicas=1)
     values["gpuNodeGroups"].append({"name": "arm", "instanceTypes": ["g5g.xlarge"], "os": "ubuntu-24.04",
-                                    "minSize": 0, "desiredSize": 0, "maxSize": 1, "diskSizeGiB": 100})
+                                    "minSize": 0, "desiredSize": 1, "maxSize": 1, "diskSizeGiB": 100})
     problem = _only(values)
     assert problem.path == ("inferenceServices", 1, "nodePools")
     assert problem.rule.startswith("vllm/vllm-openai:v0.34.0 is compiled for 8.0 8.7 8.9 9.0 10.0 11.0 12.0 only "
@@ -274,7 +275,7 @@ def test_bf16_weights_on_a_pool_with_a_t4_are_an_advisory_not_a_refusal():
 
 def test_fp16_weights_on_a_t4_and_bf16_on_an_l4_get_no_dtype_advisory():
     assert _advisories(_dev(nodePools=["gpu-spot"], vllm__precision="fp16")) == []
-    assert _advisories(_dev()) == []
+    assert _advisories(_dev(nodePools=["l4-spot"], minReplicas=1)) == []  # an L4 or A10G only
 
 
 def test_fp32_weights_count_two_bytes_per_parameter_as_vllm_loads_them():
@@ -318,7 +319,8 @@ def test_the_budget_is_the_driver_reported_memory_not_the_listed_24_gib():
     assert problem.path == ("inferenceServices", 1, "vllm", "modelGiB")
     assert problem.rule.startswith("the weights alone (20.5 GiB) cannot fit 1 x ")
     assert "(22.35 GiB each as the driver reports it)" in problem.rule and ": 20.1 GiB in all" in problem.rule
-    assert _problems(_dev(vllm__parametersBillions=None, vllm__modelGiB=20, vllm__gpuMemoryUtilization=0.9)) == []
+    assert _problems(_dev(nodePools=["l4-spot"], minReplicas=1, vllm__parametersBillions=None, vllm__modelGiB=20,
+                          vllm__gpuMemoryUtilization=0.9)) == []  # an L4 or A10G only (dev's gpu-spot has a T4)
 
 
 def test_series_registered_outside_loggers_py_are_accepted_by_the_query_check():
