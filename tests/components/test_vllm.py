@@ -182,7 +182,8 @@ def test_tensor_parallel_size_is_the_gpus_per_replica_and_shm_grows_with_it():
     pod = workload.pod_spec(svc, [], None)
     shm = next(v for v in pod["volumes"] if v["name"] == "dshm")
     assert shm["emptyDir"] == {"medium": "Memory", "sizeLimit": "8Gi"}
-    assert pod["containers"][0]["resources"]["limits"]["memory"] == "16Gi"  # 8Gi + the in-memory /dev/shm
+    # 8 GiB + 4 GiB for each of the 3 further workers (issue 52) + the in-memory /dev/shm
+    assert pod["containers"][0]["resources"]["limits"]["memory"] == "28Gi"
 
 
 def test_the_container_is_offline_probes_health_and_takes_the_key_from_a_secret():
@@ -211,8 +212,8 @@ def test_the_alb_forwards_the_openai_routes_only():
     assert svc.ingress is not None
     manifest = ingress.ingress_manifest(svc, svc.ingress)
     paths = [(p["path"], p["pathType"]) for p in manifest["spec"]["rules"][0]["http"]["paths"]]
-    assert paths == [("/v1/chat/completions", "Exact"), ("/v1/completions", "Exact"), ("/v1/models", "Exact"),
-                     ("/health", "Exact")]
+    assert paths == [("/v1/chat/completions", "Exact"), ("/v1/completions", "Exact"), ("/v1/responses", "Exact"),
+                     ("/v1/models", "Exact"), ("/health", "Exact")]
     annotations = manifest["metadata"]["annotations"]
     assert annotations["alb.ingress.kubernetes.io/healthcheck-path"] == "/health"
     assert "alb.ingress.kubernetes.io/auth-type" not in annotations
