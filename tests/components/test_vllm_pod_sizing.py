@@ -75,8 +75,8 @@ def test_a_cpu_some_reachable_types_cannot_give_is_an_advisory_naming_them():
 def test_usage_telemetry_is_off_unless_the_stack_turns_it_on():
     env = {e["name"]: e.get("value") for e in _container(["g6.xlarge"])["env"]}
     assert env["VLLM_NO_USAGE_STATS"] == "1" and env["DO_NOT_TRACK"] == "1"
-    env = {e["name"] for e in _container(["g6.xlarge"], vllm__usageStats=True)["env"]}
-    assert "VLLM_NO_USAGE_STATS" not in env and "DO_NOT_TRACK" not in env
+    names = {e["name"] for e in _container(["g6.xlarge"], vllm__usageStats=True)["env"]}
+    assert "VLLM_NO_USAGE_STATS" not in names and "DO_NOT_TRACK" not in names
 
 
 def test_an_embedding_model_is_routed_to_v1_embeddings_and_runs_the_pooling_runner():
