@@ -19,7 +19,8 @@ from components.image_roll import KUBELET_VERSION_TAG
 from components.labels import Taint
 from policies.gpu_guard.matrix import load_matrix
 
-# Tags cluster-autoscaler reads to build a node template for a self-managed group that scales from zero;
+# Tags cluster-autoscaler reads to build a node template for a self-managed group that scales from zero (the stack
+# installs no cluster-autoscaler; they serve one a user runs, with a node-group key of their own: docs/day-two.md);
 # the policy pack reads the same tags for labels and taints.
 # Source: https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/cloudprovider/aws/README.md
 ASG_LABEL_TAG = "k8s.io/cluster-autoscaler/node-template/label/"
@@ -202,10 +203,13 @@ class GpuManagedNodeGroup(pulumi.ComponentResource):
                     aws.eks.NodeGroupTaintArgs(key=t.key, value=t.value, effect=t.eks_effect) for t in self.taints
                 ],
                 tags=tags,
+                # desiredSize is applied on every update, never ignored: no autoscaler in this stack owns it
+                # (EKS keeps that many nodes: https://docs.aws.amazon.com/eks/latest/APIReference/
+                # API_NodegroupScalingConfig.html), so the stack file's value is the node count, and setting it
+                # to 0 stops paying for the pool (docs/day-two.md, "Node group sizes").
                 opts=pulumi.ResourceOptions(
                     parent=self,
                     depends_on=[cluster.system_node_group],
-                    ignore_changes=["scalingConfig.desiredSize"],
                     delete_before_replace=True,
                 ),
             )
@@ -312,10 +316,10 @@ class GpuManagedNodeGroup(pulumi.ComponentResource):
             # replaces the running instances, as a managed node group's update does.
             # Source: https://docs.aws.amazon.com/autoscaling/ec2/userguide/asg-instance-refresh.html
             instance_refresh=aws.autoscaling.GroupInstanceRefreshArgs(strategy="Rolling"),
+            # desiredCapacity is applied, as a managed group's desiredSize is (above).
             opts=pulumi.ResourceOptions(
                 parent=self,
                 depends_on=[access_entry, *attachments, cluster.system_node_group],
-                ignore_changes=["desiredCapacity"],
             ),
         )
         self.node_group_name = group.name

@@ -80,8 +80,8 @@ class SystemNodeGroup(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(
                 parent=self,
                 depends_on=list(depends_on),
-                # A cluster autoscaler may change the desired size; do not fight it on every update.
-                ignore_changes=["scalingConfig.desiredSize"],
+                # desiredSize is applied on every update: no autoscaler in this stack changes it (the GPU groups'
+                # reasoning, components/gpu_node_group.py; docs/day-two.md, "Node group sizes").
                 # A change of instance types, AMI type, capacity type, subnets or role replaces the group, and
                 # EKS node group names are unique per cluster: create-before-replace would fail with
                 # ResourceInUseException. Deleting first (as the GPU groups do) keeps the name known at

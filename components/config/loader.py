@@ -16,10 +16,12 @@ from pydantic import ValidationError
 
 from components.config.issues import CONFIG_FILE_ENV, PROJECT, ConfigError, Path, PoolOs, _close
 from components.config.models import GpuPool, StackConfig
+from components.config.pod_sizing import cpu_findings
 from components.config.problems import Problem, _problem_from_error, merge_by_key
 from components.config.serving import STARTUP_MAX_SECONDS
 from components.config.vllm_checks import vllm_advisories, vllm_problems
 from components.config.vllm_model import model_advisories
+from components.config.wake_checks import wake_node_problems
 from components.inference import budget
 from policies.gpu_guard.calendar import program_day
 from policies.gpu_guard.eks_support import with_support_type
@@ -259,7 +261,9 @@ def _read_advisories(stack: StackConfig) -> list[Problem]:
     vllm = [a for i, service in enumerate(stack.inference_services)
             for a in (*vllm_advisories(matrix, stack, service, ("inferenceServices", i)),
                       *model_advisories(service, ("inferenceServices", i)))]
-    return [*(p for p in found if p is not None), *vllm]
+    cpu = [a for i, service in enumerate(stack.inference_services)
+           for a in cpu_findings(matrix, stack, service, ("inferenceServices", i))[1]]
+    return [*(p for p in found if p is not None), *vllm, *cpu]
 
 
 def _service_problems(stack: StackConfig, region: str | None) -> list[Problem]:
@@ -285,6 +289,8 @@ def _service_problems(stack: StackConfig, region: str | None) -> list[Problem]:
         if read is not None:
             problems.append(read)
         problems += vllm_problems(matrix, stack, service, at)
+        problems += wake_node_problems(matrix, stack, service, at)
+        problems += cpu_findings(matrix, stack, service, at)[0]
         if service.ingress is None or region is None:
             continue
         # An ALB takes an ACM certificate and a regional web ACL of its own region only.

@@ -129,6 +129,13 @@ class VllmConfig(_Model):
     api_key_secret: SecretKeyConfig | None = Field(
         default=None, alias="apiKeySecret",
         description="Secret key holding the API key clients send as a Bearer token (VLLM_API_KEY).")
+    usage_stats: bool = Field(
+        default=False, alias="usageStats",
+        description="true: let vLLM send its usage telemetry; default off (VLLM_NO_USAGE_STATS=1, DO_NOT_TRACK=1).")
+    runner: Literal["generate", "pooling"] = Field(
+        default="generate",
+        description="generate: chat, completions and /v1/responses are routed; pooling: an embedding model, "
+                    "/v1/embeddings is routed and the server runs with --runner pooling.")
 
     @field_validator("model")
     @classmethod

@@ -94,12 +94,20 @@ PUBLIC_PATHS: tuple[tuple[str, str], ...] = (
 )
 
 
+# A generating model's routes (POST /v1/responses too; its GET /v1/responses/{id} and .../cancel serve only stored
+# responses, off by default: VLLM_ENABLE_RESPONSES_API_STORE, vllm/entrypoints/openai/responses/serving.py:162-167
+# at v0.34.0), and an embedding model's (vllm.runner: pooling): components/inference/vllm.py cites the routers.
 VLLM_PUBLIC_PATHS: tuple[tuple[str, str], ...] = tuple((path, "Exact") for path in vllm_facts.PUBLIC_PATHS)
+VLLM_POOLING_PUBLIC_PATHS: tuple[tuple[str, str], ...] = tuple(
+    (path, "Exact") for path in vllm_facts.POOLING_PUBLIC_PATHS)
 
 
 def public_paths(config: InferenceServiceConfig) -> tuple[tuple[str, str], ...]:
-    """The routes the ALB forwards for the service's runtime."""
-    return VLLM_PUBLIC_PATHS if config.runtime == "vllm" else PUBLIC_PATHS
+    """The routes the ALB forwards for the service's runtime (and, for vLLM, the model's task)."""
+    if config.runtime != "vllm":
+        return PUBLIC_PATHS
+    pooling = config.vllm is not None and config.vllm.runner == "pooling"
+    return VLLM_POOLING_PUBLIC_PATHS if pooling else VLLM_PUBLIC_PATHS
 
 
 def ingress_manifest(config: InferenceServiceConfig, ingress: IngressConfig) -> dict[str, Any]:

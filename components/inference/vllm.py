@@ -29,6 +29,19 @@ Sources (vllm-project/vllm @ v0.34.0):
   labels `model_name` (the served model name) and `engine` (:499).
 - HF_HUB_OFFLINE=1: the weights come from the model volume, never from the Hugging Face Hub
   (https://huggingface.co/docs/huggingface_hub/package_reference/environment_variables#hfhuboffline).
+- Usage telemetry: the server reports usage data unless `VLLM_NO_USAGE_STATS=1`, `VLLM_DO_NOT_TRACK=1` or
+  `DO_NOT_TRACK=1` is set, or a do_not_track file exists (vllm/usage/usage_lib.py:50-67; the variables are read at
+  vllm/envs.py:892-896). The platform sets `VLLM_NO_USAGE_STATS=1` and `DO_NOT_TRACK=1` unless `vllm.usageStats`.
+- CPU: vLLM V1 runs at least 2 + N processes for N GPUs (the API server, the engine core's busy loop, one worker per
+  GPU), and its guidance is at least 2 + N physical cores, `2 x (2 + N)` vCPUs where hyperthreading is on (every
+  EC2 GPU instance: 2 vCPUs a core); fewer cause contention that "significantly degrade[s] throughput and latency"
+  (docs/configuration/optimization.md:508-526).
+- Routes by task: a generating model serves `/v1/responses` beside chat and completions
+  (vllm/entrypoints/launchers/api_server/routers.py:55-60, vllm/entrypoints/generate/api_router.py:21-32,
+  vllm/entrypoints/openai/responses/api_router.py:49); an embedding (pooling) model serves `/v1/embeddings` and no
+  generation route (routers.py:87-90, vllm/entrypoints/pooling/factories.py:110-139,
+  vllm/entrypoints/pooling/embed/api_router.py:29). `--runner pooling` picks the pooling runner
+  (vllm/engine/arg_utils.py:977; vllm/config/model.py:91, :169: default `auto`, from the architecture).
 """
 
 from __future__ import annotations
@@ -42,7 +55,14 @@ PORT = 8000
 HEALTH = "/health"
 # The OpenAI routes the ALB forwards; everything else (/metrics, /tokenize, /invocations, LoRA loading, the
 # development endpoints) stays inside the cluster.
-PUBLIC_PATHS = ("/v1/chat/completions", "/v1/completions", "/v1/models", HEALTH)
+PUBLIC_PATHS = ("/v1/chat/completions", "/v1/completions", "/v1/responses", "/v1/models", HEALTH)
+POOLING_PUBLIC_PATHS = ("/v1/embeddings", "/v1/models", HEALTH)
+USAGE_STATS_OFF_ENV = (("VLLM_NO_USAGE_STATS", "1"), ("DO_NOT_TRACK", "1"))
+
+
+def cpu_guidance(gpus: int) -> int:
+    """vCPUs vLLM's guidance asks for N GPUs: 2 + N physical cores, two vCPUs each (module docstring)."""
+    return 2 * (2 + gpus)
 API_KEY_ENV = "VLLM_API_KEY"
 OFFLINE_ENV = ("HF_HUB_OFFLINE", "1")
 

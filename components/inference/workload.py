@@ -170,10 +170,11 @@ def triton_container(config: InferenceServiceConfig) -> dict[str, Any]:
     }
 
 
-def container(config: InferenceServiceConfig) -> dict[str, Any]:
-    """The serving container of the service's runtime."""
+def container(config: InferenceServiceConfig, pools: Sequence[GpuPool] = ()) -> dict[str, Any]:
+    """The serving container of the service's runtime (vLLM's CPU is sized for the pools' smallest instance type)."""
     if config.runtime == "vllm":
-        out = vllm_workload.vllm_container(config, MODEL_VOLUME, TMP_VOLUME)
+        types = [t for p in pools for t in p.instance_types]
+        out = vllm_workload.vllm_container(config, MODEL_VOLUME, TMP_VOLUME, types)
         out["lifecycle"] = {"preStop": {"sleep": {"seconds": PRE_STOP_SECONDS}}}
         return out
     return triton_container(config)
@@ -205,7 +206,7 @@ def pod_spec(config: InferenceServiceConfig, pools: Sequence[GpuPool],
         "automountServiceAccountToken": False,
         "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}, "fsGroup": uid,
                             "fsGroupChangePolicy": "OnRootMismatch"},
-        "containers": [container(config)],
+        "containers": [container(config, pools)],
         "volumes": volumes,
     }
 

@@ -194,10 +194,16 @@ def _node_group_pool(urn: str, name: str, props: Any, templates: Mapping[str, An
     return Pool(
         urn=urn, name=labels.get(POOL_LABEL, name), kind="managed-node-group", labels=labels, label_domain=domain,
         taints=taints, instance_types=instance_types, min_size=to_int(get(props, "scalingConfig", "minSize")),
-        ami_type=str(ami_type) if ami_type else None,
+        ami_type=str(ami_type) if ami_type else None, desired_size=_known_int(props, "scalingConfig", "desiredSize"),
         kubelet=_kubelet(props, name), image_version=_opt_str(get(props, "releaseVersion")),
         os_hint=_BAKED_AMI_TYPES.get(str(ami_type)) if ami_type else None, props=props, resource=resource,
     )
+
+
+def _known_int(props: Any, *path: str) -> int | None:
+    """An integer input, or None where it is absent or not known yet (only scaled-workload-wakes-nodes reads it)."""
+    value = deferred_get(props, *path)
+    return None if isinstance(value, Deferred) else to_int(value)
 
 
 def _kubelet(props: Any, name: str = "") -> str | Deferred | None:
@@ -238,6 +244,10 @@ def _asg_pool(urn: str, name: str, props: Any, templates: Mapping[str, Any], res
         urn=urn, name=labels.get(POOL_LABEL, name), kind="self-managed", labels=labels,
         label_domain=_domain(labels, types), taints=tuple(taints), instance_types=types,
         min_size=to_int(get(props, "minSize")), kubelet=kubelet, props=props, resource=resource,
+        # An Auto Scaling group created without desiredCapacity starts at minSize
+        # (https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_CreateAutoScalingGroup.html, DesiredCapacity).
+        desired_size=_known_int(props, "desiredCapacity") if deferred_get(props, "desiredCapacity") is not None
+        else _known_int(props, "minSize"),
     )
 
 

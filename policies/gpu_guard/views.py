@@ -63,6 +63,9 @@ class Pool:
     instance_types: tuple[str, ...]
     min_size: int | None
     ami_type: str | None = None
+    # The nodes a node group keeps (`scalingConfig.desiredSize`, an ASG's `desiredCapacity`, else its `minSize`);
+    # None for a Karpenter NodePool, or where the stack does not say (policies/gpu_guard/wake_nodes.py).
+    desired_size: int | None = None
     kubelet: str | Deferred | None = None
     node_class: str | None = None
     os_hint: str | None = None  # OS derived from the AMI type / EC2NodeClass, when no label says it

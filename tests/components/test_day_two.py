@@ -441,3 +441,30 @@ def test_a_preview_role_that_would_create_the_cluster_is_refused_at_up_and_warne
                for r in caplog.records)
     _cluster_exists(monkeypatch, "gpu-dev", with_entries={preview_role, CI})
     assert sorted(entries(run(values, preview=False)).values()) == sorted([preview_role, CI])  # after: no refusal
+
+
+# --- node group sizes: the stack file's desiredSize is the node count (issue 52) ---------------------------------
+
+
+@pytest.mark.parametrize("self_managed", [False, True])
+def test_a_gpu_groups_desired_size_is_applied_not_ignored(ignored: dict[str, list[str]], self_managed: bool):
+    # No autoscaler in the stack owns the size: ignoring it made "desiredSize: 0 to stop paying" do nothing after
+    # the first deploy.
+    values = _dev()
+    values["gpuNodeGroups"][0]["selfManaged"] = self_managed
+    values["gpuNodeGroups"][0]["desiredSize"] = 0
+    result = run(values)
+    if self_managed:
+        group = result.one("aws:autoscaling/group:Group", "l4-spot")
+        assert group.inputs["desiredCapacity"] == 0
+        assert "desiredCapacity" not in ignored[f"aws:autoscaling/group:Group::{group.name}"]
+    else:
+        group = result.one("aws:eks/nodeGroup:NodeGroup", "l4-spot")
+        assert group.inputs["scalingConfig"]["desiredSize"] == 0
+        assert "scalingConfig.desiredSize" not in ignored[f"aws:eks/nodeGroup:NodeGroup::{group.name}"]
+
+
+def test_the_system_groups_desired_size_is_applied_not_ignored(ignored: dict[str, list[str]]):
+    result = run(_dev())
+    (system,) = [r for r in result.of_type("aws:eks/nodeGroup:NodeGroup") if "l4-spot" not in r.name]
+    assert ignored[f"aws:eks/nodeGroup:NodeGroup::{system.name}"] == []

@@ -131,9 +131,10 @@ def test_a_public_vllm_service_with_a_key_or_oidc_passes(auth):
 
 
 def test_a_vllm_image_on_a_pool_whose_gpu_it_was_not_built_for_is_refused_naming_node_pools():
-    values = _dev(nodePools=["arm"])
+    # minReplicas 1 on a group that keeps one node: a scale-to-zero service needs a Karpenter pool (issue 52).
+    values = _dev(nodePools=["arm"], minReplicas=1)
     values["gpuNodeGroups"].append({"name": "arm", "instanceTypes": ["g5g.xlarge"], "os": "ubuntu-24.04",
-                                    "minSize": 0, "desiredSize": 0, "maxSize": 1, "diskSizeGiB": 100})
+                                    "minSize": 0, "desiredSize": 1, "maxSize": 1, "diskSizeGiB": 100})
     problem = _only(values)
     assert problem.path == ("inferenceServices", 1, "nodePools")
     assert problem.rule.startswith("vllm/vllm-openai:v0.34.0 is compiled for 8.0 8.7 8.9 9.0 10.0 11.0 12.0 only "
@@ -184,7 +185,8 @@ def test_tensor_parallel_size_is_the_gpus_per_replica_and_shm_grows_with_it():
     pod = workload.pod_spec(svc, [], None)
     shm = next(v for v in pod["volumes"] if v["name"] == "dshm")
     assert shm["emptyDir"] == {"medium": "Memory", "sizeLimit": "8Gi"}
-    assert pod["containers"][0]["resources"]["limits"]["memory"] == "16Gi"  # 8Gi + the in-memory /dev/shm
+    # 8 GiB + 4 GiB for each of the 3 further workers (issue 52) + the in-memory /dev/shm
+    assert pod["containers"][0]["resources"]["limits"]["memory"] == "28Gi"
 
 
 def test_the_container_is_offline_probes_health_and_takes_the_key_from_a_secret():
@@ -213,8 +215,8 @@ def test_the_alb_forwards_the_openai_routes_only():
     assert svc.ingress is not None
     manifest = ingress.ingress_manifest(svc, svc.ingress)
     paths = [(p["path"], p["pathType"]) for p in manifest["spec"]["rules"][0]["http"]["paths"]]
-    assert paths == [("/v1/chat/completions", "Exact"), ("/v1/completions", "Exact"), ("/v1/models", "Exact"),
-                     ("/health", "Exact")]
+    assert paths == [("/v1/chat/completions", "Exact"), ("/v1/completions", "Exact"), ("/v1/responses", "Exact"),
+                     ("/v1/models", "Exact"), ("/health", "Exact")]
     annotations = manifest["metadata"]["annotations"]
     assert annotations["alb.ingress.kubernetes.io/healthcheck-path"] == "/health"
     assert "alb.ingress.kubernetes.io/auth-type" not in annotations
@@ -281,7 +283,7 @@ def test_bf16_weights_on_a_pool_with_a_t4_are_an_advisory_not_a_refusal():
 
 def test_fp16_weights_on_a_t4_and_bf16_on_an_l4_get_no_dtype_advisory():
     assert _advisories(_dev(nodePools=["gpu-spot"], vllm__precision="fp16")) == []
-    assert _advisories(_dev()) == []
+    assert _advisories(_dev(nodePools=["l4-spot"], minReplicas=1)) == []  # an L4 or A10G only
 
 
 def test_fp32_weights_count_two_bytes_per_parameter_as_vllm_loads_them():
@@ -323,12 +325,15 @@ def test_a_kv_cache_dtype_vllm_does_not_name_is_refused():
 def test_the_budget_is_the_cuda_total_not_the_listed_24_gib():
     # vLLM budgets the CUDA total x utilization (vllm/v1/worker/utils.py:743 at v0.34.0); an L4's is at most EC2's
     # 22888 MiB (22.35 GiB). 20.5 GiB fits 24 x 0.9 = 21.6 but not 22.35 x 0.9 = 20.1.
-    problem = _only(_dev(vllm__parametersBillions=None, vllm__modelGiB=20.5, vllm__gpuMemoryUtilization=0.9))
+    problem = _only(_dev(nodePools=["l4-spot"], minReplicas=1, vllm__parametersBillions=None, vllm__modelGiB=20.5,
+                         vllm__gpuMemoryUtilization=0.9))
     assert problem.path == ("inferenceServices", 1, "vllm", "modelGiB")
     assert problem.rule.startswith("the weights (20.5 GiB per GPU) exceed what vLLM may use")
     assert "(22.1-22.4 GiB each as CUDA reports it, estimated; vLLM v0.34.0)" in problem.rule
-    # 19.5 GiB leaves at best 0.6 GiB, enough for one 8192-token request (0.22 GiB): not refused.
-    assert _problems(_dev(vllm__parametersBillions=None, vllm__modelGiB=19.5, vllm__gpuMemoryUtilization=0.9)) == []
+    # 19.5 GiB leaves at best 0.6 GiB, enough for one 8192-token request (0.22 GiB): not refused (on an L4 or A10G
+    # only: dev's vllm-dev runs on gpu-spot, which has a T4).
+    assert _problems(_dev(nodePools=["l4-spot"], minReplicas=1, vllm__parametersBillions=None, vllm__modelGiB=19.5,
+                          vllm__gpuMemoryUtilization=0.9)) == []
 
 
 def test_series_registered_outside_loggers_py_are_accepted_by_the_query_check():

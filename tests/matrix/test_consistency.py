@@ -204,7 +204,8 @@ def test_every_row_was_reviewed_on_or_before_the_review_day(matrix: Matrix):
         for row in (getattr(matrix.data, field) if isinstance(getattr(matrix.data, field), tuple) else ())
     }
     # the audits of issue 9, 26 and 39; issue 32's Ubuntu 26.04 rows; issue 37's instance_capacity; issue 48's
-    # serving images and GPU memory; issue 52's GPU memory of every NVIDIA GPU (CUDA totals)
+    # serving images and GPU memory; issue 52's GPU memory of every NVIDIA GPU (CUDA totals) and serving-image rows
+    # (vLLM -cu130 arch lists, TGI on T4)
     assert max(reviewed) <= date(2026, 12, 7)
 
 

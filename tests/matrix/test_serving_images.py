@@ -95,12 +95,30 @@ def test_gpu_memory_is_recorded_per_model_with_its_source():
     assert [matrix.gpu_memory_gib(i)[0] for i in (p4d, p4de)] == [40.0, 80.0]  # type: ignore[index]
 
 
-def test_tgi_is_recorded_from_its_tagged_dockerfile_x86_64_only_and_without_turing():
+def test_tgi_is_recorded_from_its_tagged_dockerfile_x86_64_only_and_serves_turing_through_flashinfer():
     matrix = load_matrix()
     image = "ghcr.io/huggingface/text-generation-inference:3.3.7"
     revealed = matrix.image_cuda(image)
     assert revealed is not None and revealed.cuda == "12.4.0"
     assert revealed.source == "https://github.com/huggingface/text-generation-inference/blob/v3.3.7/Dockerfile#L144"
     assert [f.level for f in matrix.image_architecture(image, "g6.xlarge")] == ["ok"]  # 8.9 runs 8.0/8.6 cubins
-    assert [f.level for f in matrix.image_architecture(image, "g4dn.xlarge")] == ["mandatory"]  # 7.5: none
+    # 7.5: TGI's default attention path is flashinfer, built for 7.5;8.0;8.6;8.9;9.0+PTX (server/Makefile-flashinfer:6
+    # at v3.3.7), as its docs' T4 says (issue 52); the V100 (7.0) has no kernel in that list.
+    assert [f.level for f in matrix.image_architecture(image, "g4dn.xlarge")] == ["ok"]
+    assert [f.level for f in matrix.image_architecture(image, "p3.2xlarge")] == ["mandatory"]
+    assert all(not r.confirmed and "Makefile-flashinfer:6" in (r.note or "")
+               for r in matrix.data.serving_images if r.repository.endswith("text-generation-inference"))
     assert "publishes no arm64 image" in matrix.image_architecture(image, "g5g.xlarge")[0].message
+
+
+@pytest.mark.parametrize("release", ["v0.16.0", "v0.17.0", "v0.17.1", "v0.18.0", "v0.18.1", "v0.19.0", "v0.19.1"])
+def test_a_cu130_vllm_image_records_what_is_compiled_not_requested(release):
+    # CUDA 13 builds drop 7.0: CMakeLists.txt:95-97 at each tag lists no 7.0 for CUDA >= 13.0, and the requested
+    # archs are intersected with that list (cmake/utils.cmake cuda_archs_loose_intersection). A V100 cannot run it.
+    matrix = load_matrix()
+    row = next(r for r in matrix.data.serving_images
+               if r.repository == "vllm/vllm-openai" and r.release == release and r.variant == "cu130")
+    assert "7.0" not in row.arch_x86_64.split() and "CMakeLists.txt:95-97" in (row.note or "")
+    assert [f.level for f in matrix.image_architecture(f"vllm/vllm-openai:{release}-cu130", "p3.2xlarge")] == [
+        "mandatory"]
+    assert [f.level for f in matrix.image_architecture(f"vllm/vllm-openai:{release}", "p3.2xlarge")] == ["ok"]

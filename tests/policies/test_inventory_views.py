@@ -166,6 +166,7 @@ def test_a_self_managed_group_reads_tags_template_and_overrides():
                       TYPE: frozenset({"g6.xlarge", "g6.2xlarge"}), FAMILY: frozenset({"g6"}), **LINUX},
         taints=(Taint("nvidia.com/gpu", "true", "NoSchedule"), Taint("bare", "gpu", "")),
         instance_types=("g6.xlarge", "g6.2xlarge"), min_size=2, kubelet="1.32",
+        desired_size=2,  # no desiredCapacity: an Auto Scaling group starts at minSize
     )
     assert pool.props is props and pool.resource is r
     assert pool.depends_on("launchTemplate") == [template]

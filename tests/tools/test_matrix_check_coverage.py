@@ -69,3 +69,34 @@ def test_an_operator_without_kubernetes_names_its_range_as_not_checked(capsys):
     document = json.loads(capsys.readouterr().out)
     assert [n["check"] for n in document["not_checked"]] == [
         "kubernetes-version-lifecycle", "node-image-published", "operator-kubernetes-supported"]
+
+
+# --- a serving image as --cuda runs the serving-image checks, or names them as not run (issue 52) ---------------
+
+TGI = "ghcr.io/huggingface/text-generation-inference:3.3.7"
+
+
+def test_a_serving_image_on_an_instance_type_it_was_not_built_for_is_incompatible(capsys):
+    # Before: COMPATIBLE, the serving-image checks never ran. vLLM's CUDA 13 build compiles no sm_70 (CMakeLists.txt).
+    args = [*UBUNTU, "--operator", "v26.7.0", "--kubernetes", "1.35", "--instance-type", "p3.2xlarge",
+            "--cuda", "vllm/vllm-openai:v0.16.0-cu130"]
+    assert main(args) == 1
+    out = capsys.readouterr().out
+    assert ("[mandatory] serving-image-architecture: vllm/vllm-openai:v0.16.0-cu130 is compiled for 7.5 8.0 8.9 9.0 "
+            "10.0 12.0 only") in out
+    assert "  not checked: serving-model-fits (the model, its size and the server's flags" in out
+
+
+def test_a_serving_image_that_runs_is_judged_and_what_is_not_judged_is_named(capsys):
+    assert main([*FULL, "--cuda", TGI]) == 0
+    out = capsys.readouterr().out
+    assert f"[ok] serving-image-architecture: {TGI} is compiled for 7.5 8.0 8.6 8.9 9.0+PTX" in out
+    assert out.splitlines()[0].endswith("serving-image-architecture; 1 not run (below)")
+    assert "not checked: serving-model-fits" in out
+
+
+def test_a_serving_image_without_an_instance_type_names_the_architecture_check_as_not_run(capsys):
+    assert main([*UBUNTU, "--operator", "v26.7.0", "--cuda", TGI, "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    checks = [n["check"] for n in document["not_checked"]]
+    assert "serving-image-architecture" in checks and "serving-model-fits" in checks

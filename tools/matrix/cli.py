@@ -157,6 +157,21 @@ def _finding_json(finding: Finding) -> dict[str, Any]:
     }
 
 
+def serving_image_checks(matrix: Matrix, image: str | None, instance_type: str | None,
+                         ) -> tuple[list[Finding], list[tuple[str, str]]]:
+    """The serving-image checks of a recorded serving image (vLLM, TGI) given as --cuda: the architectures it is
+    compiled for against --instance-type's GPU (serving-image-architecture), and what this query cannot judge."""
+    if image is None or matrix.serving_tag(image) is None:
+        return [], []
+    not_checked = [("serving-model-fits", "the model, its size and the server's flags are not inputs of this query: "
+                                          "the stack's config check and the policy pack judge them")]
+    if instance_type is None:
+        not_checked.insert(0, ("serving-image-architecture",
+                               f"no --instance-type: the GPU {image} must be compiled for is not known"))
+        return [], not_checked
+    return matrix.image_architecture(image, instance_type), not_checked
+
+
 @app.command()
 def check(
     *,
@@ -238,6 +253,8 @@ def check(
         matrix, os_value, driver=driver, operator=operator, kubernetes=kubernetes, instance_type=instance_type,
         cuda=cuda, image_version=image_version, toolkit_mode=mode, today=when,
     )
+    serving, serving_not_checked = serving_image_checks(matrix, cuda, instance_type)
+    findings, not_checked = [*findings, *serving], [*not_checked, *serving_not_checked]
     verdict = verdict_line(findings, not_checked)
     if as_json:
         document = {

@@ -69,6 +69,8 @@ POLICY_SUBJECTS: dict[str, tuple[str, ...]] = {
     "one-driver-per-pool": INVENTORY,
     "preinstalled-driver-exclusive": INVENTORY,
     "scaled-workload-wakes": ("kubernetes:keda.sh/", *WORKLOADS),
+    "scaled-workload-wakes-nodes": ("kubernetes:keda.sh/", *INVENTORY),
+    "serving-endpoint-authenticated": (*INGRESS, "kubernetes:core/v1:Service", *WORKLOADS),
     "serving-disruption-protected": (*SCALERS, *WORKLOADS, "aws:eks/nodeGroup:NodeGroup",
                                      "kubernetes:karpenter.sh/"),
     # The zones of the system pool's subnets (prod: two zones) too.
