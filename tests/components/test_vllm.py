@@ -378,10 +378,14 @@ def test_kv_heads_fewer_than_gpus_are_replicated_one_per_gpu():
     assert kv_bytes_per_token(service_model(_service()), 1, 2) == 28672
 
 
+# dev's L4 group: vllm-dev itself runs on the Karpenter pool gpu-spot, whose T4 no 8B bf16 model fits.
+L4: dict[str, Any] = {"nodePools": ["l4-spot"], "minReplicas": 1}
+
+
 def test_a_fit_inside_the_error_bar_is_a_config_advisory_with_the_margin():
     # Llama 3.1 8B (the catalog's 15 GiB, 128 KiB of KV cache a token) at 32768 tokens on the dev pool's L4/A10G:
     # 4 GiB of KV cache fits the best case of vLLM's non-KV memory, not the worst: an advisory, not a refusal.
-    values = _dev(nodePools=["l4-spot"], minReplicas=1, vllm__model="meta-llama/Llama-3.1-8B-Instruct", vllm__parametersBillions=None, vllm__shape=None,
+    values = _dev(**L4, vllm__model="meta-llama/Llama-3.1-8B-Instruct", vllm__parametersBillions=None, vllm__shape=None,
                   vllm__maxModelLen=32768)
     _config, problems, advisories = check_stack(values, region="us-west-2", today=TODAY)
     assert problems == []
@@ -392,19 +396,19 @@ def test_a_fit_inside_the_error_bar_is_a_config_advisory_with_the_margin():
 
 def test_the_models_whole_context_is_judged_when_max_model_len_is_unset():
     # Unset maxModelLen is the catalog's 131072 tokens: 16 GiB of KV cache on top of 15 GiB of weights on one L4.
-    problem = _only(_dev(nodePools=["l4-spot"], minReplicas=1, vllm__model="meta-llama/Llama-3.1-8B-Instruct", vllm__parametersBillions=None,
+    problem = _only(_dev(**L4, vllm__model="meta-llama/Llama-3.1-8B-Instruct", vllm__parametersBillions=None,
                          vllm__shape=None, vllm__maxModelLen=None))
     assert problem.path == ("inferenceServices", 1, "vllm", "maxModelLen")
     assert problem.rule.startswith("one request of --max-model-len 131072 tokens (unset: the model's context length) "
                                    "needs 16 GiB of KV cache per GPU")
     assert "Fix: lower maxModelLen to " in problem.rule and "set maxModelLen -1: vLLM fits it to memory" in problem.rule
     # -1: vLLM fits the length to the memory left, so it is not a refusal.
-    assert _problems(_dev(nodePools=["l4-spot"], minReplicas=1, vllm__model="meta-llama/Llama-3.1-8B-Instruct", vllm__parametersBillions=None,
+    assert _problems(_dev(**L4, vllm__model="meta-llama/Llama-3.1-8B-Instruct", vllm__parametersBillions=None,
                           vllm__shape=None, vllm__maxModelLen=-1)) == []
 
 
 def test_llama_70b_from_the_catalog_on_one_gpu_is_refused_naming_vllm_model():
-    problem = _only(_dev(nodePools=["l4-spot"], minReplicas=1, vllm__model="meta-llama/Llama-3.1-70B-Instruct", vllm__parametersBillions=None,
+    problem = _only(_dev(**L4, vllm__model="meta-llama/Llama-3.1-70B-Instruct", vllm__parametersBillions=None,
                          vllm__shape=None))
     assert problem.path == ("inferenceServices", 1, "vllm", "model")
     assert problem.rule.startswith("the weights (131.4 GiB per GPU) and at least 1.2 GiB of vLLM's own memory exceed")
