@@ -203,8 +203,13 @@ class StackKeys:
         """The stack key(s) with their values that the finding names, else the list entry, else the resource.
 
         A pending advisory fixes nothing: it names its resource."""
+        return self.key(violation) or self.resource(violation.urn)
+
+    def key(self, violation: Violation) -> str | None:
+        """The stack key(s) with their values that the finding names, else the list entry; None where no key of
+        the stack file sets what it found (a pending advisory fixes nothing: None)."""
         if is_pending(violation):
-            return self.resource(violation.urn)
+            return None
         text = headline(violation)
         owner = self.owner(violation.urn)
         named = [(path, value) for path, value in self.leaves if _mentions(text, value)]
@@ -214,7 +219,7 @@ class StackKeys:
             # The most specific value first (a full driver version before its branch); at most two keys.
             chosen = sorted(chosen, key=lambda pv: -len(str(pv[1])))[:2]
             return ", ".join(f"{path} = {value}" for path, value in chosen)
-        return owner if owner is not None else self.resource(violation.urn)
+        return owner
 
     def resource(self, urn: str) -> str:
         """The resource as the engine names it: `NVIDIADriver 'driver-l4-spot'`."""
