@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from policies.gpu_guard.matrix import load_matrix
+from tests.result_view import entries
 from tests.shared import REPO, upstream
 from tools import ci_gate
 
@@ -199,5 +200,5 @@ def test_the_calendar_catches_a_driver_end_of_life(tmp_path: Path) -> None:
          "--policy-config", "policies/config/prod.json", "--today", "2028-07-01", "--json"],
         cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == ci_gate.EXIT_MANDATORY, proc.stderr
-    found = [v for v in json.loads(proc.stdout)["violations"] if v["enforcement"] == "mandatory"]
+    found = [v for v in entries(json.loads(proc.stdout)) if v["enforcement"] == "mandatory"]
     assert [v["policy"] for v in found] == ["gpu-driver-branch-lifecycle"], found

@@ -33,6 +33,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_preview_process
+from tests.result_view import entries
 
 CORPUS = Path(__file__).resolve().parent
 PHASES = ("preview", "update", "up")
@@ -170,7 +171,7 @@ def corpus_run(name: str, phase: str) -> CorpusRun:
         return CorpusRun(run.returncode, frozenset(), f"exit {run.returncode}: {last[:600]}", seconds)
     doc = json.loads(run.stdout)
     found = frozenset(Finding(v["policy"], _resource_name(v["urn"]), v["message"])
-                      for v in doc["violations"] if v["enforcement"] == "mandatory")
+                      for v in entries(doc) if v["enforcement"] == "mandatory")
     return CorpusRun(run.returncode, found, None, seconds)
 
 
@@ -236,5 +237,5 @@ def test_no_finding_on_a_foreign_program_names_our_stack_keys_under_the_prod_pol
             "--policy-config", str(PROD_POLICY_CONFIG), "--json")
     run = run_preview_process(*args, timeout=TIMEOUT_S, env=dict(case.env))
     assert run.returncode in (0, 1), f"{name}: exit {run.returncode}: {run.stderr.strip()[-600:]}"
-    messages = [v["message"] for v in json.loads(run.stdout)["violations"]]
+    messages = [v["message"] for v in entries(json.loads(run.stdout))]
     assert not [m for m in messages if "stack key" in m or "gpu-platform:" in m]

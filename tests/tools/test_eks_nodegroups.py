@@ -17,6 +17,7 @@ import yaml
 from google.protobuf.struct_pb2 import Struct
 
 from tests.conftest import RunPreview
+from tests.result_view import entries
 from tools.engine.mocks.eks_children import Child
 from tools.engine.mocks.eks_nodegroups import SOURCE, construct_managed_node_group, uncovered_mng
 from tools.engine.mocks.eks_userdata import create_user_data
@@ -280,7 +281,7 @@ def test_the_node_group_records_the_property_dependencies_the_engine_would() -> 
 
 
 def _mandatory(doc: dict[str, Any]) -> list[str]:
-    return sorted(v["policy"] for v in doc["violations"] if v["enforcement"] == "mandatory")
+    return sorted(v["policy"] for v in entries(doc) if v["enforcement"] == "mandatory")
 
 
 @pytest.mark.parametrize("phase", ["preview", "update", "up"])
@@ -306,5 +307,5 @@ def test_without_its_system_group_the_program_gets_the_true_finding(run_preview:
                       "--json")
     doc = run.json()
     assert run.returncode == 1, run.explain()
-    found = [v for v in doc["violations"] if v["policy"] == "system-node-group-present"]
+    found = [v for v in entries(doc) if v["policy"] == "system-node-group-present"]
     assert [v["enforcement"] for v in found] == ["mandatory"]

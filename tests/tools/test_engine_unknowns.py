@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tests.result_view import entries
 from tests.shared import REPO
 from tools.engine.records import UNKNOWN
 
@@ -21,7 +22,7 @@ def _release(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def _cant_run(doc: dict[str, Any]) -> list[tuple[str, str]]:
-    return [(v["policy"], v["urn"].rsplit("::", 1)[-1]) for v in doc["violations"]
+    return [(v["policy"], v["urn"].rsplit("::", 1)[-1]) for v in entries(doc)
             if "can't run policy" in v["message"]]
 
 

@@ -44,7 +44,7 @@ def field_report(run_preview: RunPreview) -> PreviewRun:
 
 
 def _violations(run: PreviewRun, **match: str) -> list[dict[str, str]]:
-    return [v for v in run.json()["violations"] if all(v[k] == want for k, want in match.items())]
+    return [v for v in run.violations() if all(v[k] == want for k, want in match.items())]
 
 
 def _resource(run: PreviewRun, type_: str, name: str) -> dict[str, Any]:
@@ -76,7 +76,7 @@ def test_field_report_stack_previews_with_exit_0_and_the_r535_end_of_life_adviso
     assert field_report.returncode == 0, field_report.explain()
     assert _violations(field_report, enforcement="mandatory") == []
     advisories = _violations(field_report, policy=LIFECYCLE, enforcement="advisory")
-    assert len(advisories) == 1, field_report.json()["violations"]
+    assert len(advisories) == 1, field_report.violations()
     assert "run driver 535.309.01 from GPU Operator values driver.version" in advisories[0]["message"]
     assert R535_EOL in advisories[0]["message"]
     assert advisories[0]["urn"].startswith("urn:pulumi:fieldreport::gpu-platform::")
@@ -108,7 +108,7 @@ def test_prod_policy_config_raises_the_r535_end_of_life_to_mandatory_and_exits_1
 
     assert run.returncode == 1, run.explain()
     blocking = _violations(run, policy=LIFECYCLE, enforcement="mandatory")
-    assert len(blocking) == 1 and R535_EOL in blocking[0]["message"], run.json()["violations"]
+    assert len(blocking) == 1 and R535_EOL in blocking[0]["message"], run.violations()
     assert _violations(run, policy=LIFECYCLE, enforcement="advisory") == []
 
 

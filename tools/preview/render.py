@@ -89,8 +89,10 @@ def finding_line(finding: Mapping[str, Any], *, verbose: bool = False) -> str:
     text += str(finding["message"]).rstrip(".") + "."
     if finding.get("fix"):
         text += f" Fix: {finding['fix']}."
-    if verbose and finding.get("source"):
-        text += f" (source: {finding['source']})"
+    extra = [x for x in (finding.get("description"), f"source: {finding['source']}" if finding.get("source") else "")
+             if x]
+    if verbose and extra:
+        text += f" ({'; '.join(extra)})"
     return text
 
 

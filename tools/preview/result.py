@@ -69,15 +69,16 @@ def split_fix(text: str) -> tuple[str, str | None]:
     return text[: last.start()].rstrip(), text[last.end():].strip().rstrip(".") or None
 
 
-def _object(urn: str, recording: Recording) -> dict[str, str]:
-    res = next((r for r in recording.resources if r.urn == urn), None)
+def _object(urn: str, keys: found.StackKeys) -> dict[str, str]:
+    res = keys.by_urn.get(urn)
     if res is not None:
         return {"urn": urn, "type": res.type, "name": res.name}
     parts = urn.split("::")
     return {"urn": urn, "type": parts[-2].rsplit("$", 1)[-1] if len(parts) > 2 else "", "name": parts[-1]}
 
 
-def _finding(f: found.Finding, keys: found.StackKeys, recording: Recording) -> dict[str, Any]:
+def finding(f: found.Finding, keys: found.StackKeys) -> dict[str, Any]:
+    """One finding of the document: what the terminal's line, summary.md's row and the comment's row show."""
     v = f.violation
     message, fix = split_fix(found.headline(v))
     return {
@@ -87,10 +88,11 @@ def _finding(f: found.Finding, keys: found.StackKeys, recording: Recording) -> d
         "label": f.blocks,
         "offlineOnly": f.offline_only,
         "stackKey": keys.key(v),
-        "object": _object(v.urn, recording),
+        "object": _object(v.urn, keys),
         "message": message,
         "fix": fix,
         "source": found.source(v) or None,
+        "description": found.description(v) or None,  # the policy's own, the engine's first line (--verbose)
     }
 
 
@@ -148,7 +150,7 @@ def build(recording: Recording, report: GateReport, config: StackConfig, policy_
 
     keys = found.StackKeys(config.parsed, recording.resources, recording.project)
     shown, pending = tally(report)
-    findings = [_finding(f, keys, recording) for f in shown]
+    findings = [finding(f, keys) for f in shown]
     mandatory = sum(1 for f in findings if f["level"] == "mandatory")
     refused = real_up_refusals(recording.logs)
     verdict, exit_code = verdict_of(report, mandatory, bool(refused))
