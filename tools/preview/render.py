@@ -226,9 +226,8 @@ def print_summary(stream: TextIO, doc: Doc, out_dir: Path | None, *, verbose: bo
         for note in run_notes(doc):
             say(f"  {note}", "red")
         if verbose:
-            for p in doc["pending"]:
-                say(f"  pending {p['policy']} ({len(p['objects'])} object(s): "
-                    f"{', '.join(o.rsplit('::', 1)[-1] for o in p['objects'])}): {'; '.join(p['reasons'])}", "cyan")
+            for line in summary_md.pending_lines(doc["pending"]):
+                say(f"  pending {line.replace('`', '')}", "cyan")
         elif (grouped := pending_line(doc)) is not None:
             say(f"  {grouped}", "cyan")
     if verbose:

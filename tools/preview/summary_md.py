@@ -107,15 +107,29 @@ def waiting(doc: Doc) -> list[str]:
     pending = doc.get("pending") or []
     if pending:
         objects = len({o for p in pending for o in p["objects"]})
-        rows = [f"- `{p['policy']}` ({len(p['objects'])} object{'s' if len(p['objects']) != 1 else ''}): "
-                f"{'; '.join(p['reasons'])}" for p in pending]
-        lines += details(f"Pending: {len(pending)} polic{'y' if len(pending) == 1 else 'ies'} wait on {objects} "
+        rows = [f"- {line}" for line in pending_lines(pending)]
+        lines += details(f"Pending: {len(pending)} polic{'y waits' if len(pending) == 1 else 'ies wait'} on {objects} "
                          f"object{'s' if objects != 1 else ''} (phase {doc['phase']})", rows)
     unjudged = doc.get("unjudged") or []
     if unjudged:
         rows = [f"- {line}" for line in unjudged_lines(unjudged)]
         lines += details(f"Unjudged: {len(unjudged)} component{'s' if len(unjudged) != 1 else ''} whose children "
                          "the offline gate did not build; `pulumi preview` judges them", rows)
+    return lines
+
+
+def pending_lines(pending: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Policies that wait for the same objects for the same reason on one line, with their count: the reason
+    is each policy's own sentence with its name taken out (`cuda-driver-compatible waits on ...` -> `waits on ...`)."""
+    groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[str]] = {}
+    for p in pending:
+        reasons = tuple(r.removeprefix(f"{p['policy']} ") for r in p["reasons"])
+        groups.setdefault((tuple(p["objects"]), reasons), []).append(p["policy"])
+    lines = []
+    for (objects, reasons), policies in groups.items():
+        names = ", ".join(f"`{name}`" for name in policies)
+        who = f"{len(policies)} policies ({names}) each" if len(policies) > 1 else names
+        lines.append(f"{who} ({len(objects)} object{'s' if len(objects) != 1 else ''}): {'; '.join(reasons)}")
     return lines
 
 
