@@ -16,13 +16,13 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
-import jsonschema  # requirements.txt pins jsonschema (4.26.0)
+import jsonschema  # type: ignore[import-untyped]  # requirements.txt pins jsonschema (4.26.0)
 
 from tools.preview.result import SCHEMA_PATH
 
 
 @cache
-def _validator() -> jsonschema.Draft202012Validator:
+def _validator() -> Any:
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)

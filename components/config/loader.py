@@ -361,13 +361,31 @@ def parse_stack_config(raw: Mapping[str, Any]) -> tuple[StackConfig | None, list
         return None, merge_by_key(problems)
 
 
+@dataclasses.dataclass(frozen=True)
+class HeldBack(Problem):
+    """Not a key's problem: the checks that the problems before it kept from running (`check_stack`)."""
+
+    def render(self, stack_file: str) -> str:
+        return f"{stack_file}: these problems {self.rule}"
+
+
+# What an invalid stack file keeps from running: the later stages read the validated model.
+SCHEMA_HOLDS_BACK = HeldBack(
+    (), None, "held back, until the keys above are valid, the inference-service checks (each image's CUDA "
+    "version, the model read against startupSeconds, vLLM's settings, the ingress ARNs' region) and the "
+    "compatibility-matrix checks (Kubernetes lifecycle, the GPU Operator release, each pool's driver, OS and "
+    "instance types)")
+
+
 def problems_message(problems: Sequence[Problem], stack_file: str) -> str:
-    """One message listing every problem (what `raise_problems` raises)."""
-    lines = [p.render(stack_file) for p in problems]
+    """One message listing every problem, one line each with its key (what `raise_problems` raises); the checks
+    they held back, if any, last."""
+    lines = [p.render(stack_file) for p in problems if not isinstance(p, HeldBack)]
+    held = [p.rule for p in problems if isinstance(p, HeldBack)]
     if len(lines) == 1:
-        return lines[0]
+        return lines[0] + "".join(f" (this {rule.replace('the keys above are', 'the key is')})" for rule in held)
     header = f"{stack_file}: the stack configuration has {len(lines)} problems; nothing was created:"
-    return "\n".join([header, *(f"  - {line}" for line in lines)])
+    return "\n".join([header, *(f"  - {line}" for line in lines), *(f"  (these {rule})" for rule in held)])
 
 
 def raise_problems(problems: Sequence[Problem], stack_file: str) -> typing.NoReturn:
@@ -401,22 +419,23 @@ def load_stack_config(
 def check_stack(
     raw: Mapping[str, Any], *, region: str | None, check_matrix: bool = True, today: date | None = None,
 ) -> tuple[StackConfig | None, list[Problem], list[Problem]]:
-    """Every check of `load_stack_config`, in its order, without raising: (config or None, problems, advisories).
+    """Every check of `load_stack_config`, without raising: (config or None, problems, advisories).
 
     The one validation path: the stack file (`load_stack_config`) and the component package (provider/, each
     component's Args as the stack sections they stand for) both call it and render its problems.
     """
     config, problems = parse_stack_config(raw)
     if config is None:
-        return None, problems, []
+        # The later stages read the validated model: the problems say which checks they held back.
+        return None, [*problems, SCHEMA_HOLDS_BACK], []
+    # The service and matrix stages read the same valid model and not each other's results: both run, so one
+    # run names every problem of both (issue 56).
     service_problems = _service_problems(config, region)
-    if service_problems:
-        return None, service_problems, []
+    mandatory, advisories = _matrix_problems(config, today) if check_matrix else ([], [])
+    if service_problems or mandatory:
+        return None, [*service_problems, *mandatory], []
     if not check_matrix:
         return config, [], []
-    mandatory, advisories = _matrix_problems(config, today)
-    if mandatory:
-        return None, mandatory, []
     return config, [], [*advisories, *_read_advisories(config)]
 
 

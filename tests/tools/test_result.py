@@ -39,7 +39,7 @@ def _doc(name: str) -> dict[str, Any]:
 
 
 def _gfm(markdown: str) -> str:
-    return MarkdownIt("gfm-like").render(markdown)
+    return str(MarkdownIt("gfm-like").render(markdown))
 
 
 @pytest.mark.parametrize("name", DOCS)
