@@ -361,31 +361,20 @@ def parse_stack_config(raw: Mapping[str, Any]) -> tuple[StackConfig | None, list
         return None, merge_by_key(problems)
 
 
-@dataclasses.dataclass(frozen=True)
-class HeldBack(Problem):
-    """Not a key's problem: the checks that the problems before it kept from running (`check_stack`)."""
-
-    def render(self, stack_file: str) -> str:
-        return f"{stack_file}: these problems {self.rule}"
-
-
-# What an invalid stack file keeps from running: the later stages read the validated model.
-SCHEMA_HOLDS_BACK = HeldBack(
-    (), None, "held back, until the keys above are valid, the inference-service checks (each image's CUDA "
-    "version, the model read against startupSeconds, vLLM's settings, the ingress ARNs' region) and the "
-    "compatibility-matrix checks (Kubernetes lifecycle, the GPU Operator release, each pool's driver, OS and "
-    "instance types)")
+# What a problem of the stack file's schema keeps from running: the later stages read the validated model.
+SCHEMA_HOLDS_BACK = "the service and matrix checks, which run once the stack file's keys are valid"
 
 
 def problems_message(problems: Sequence[Problem], stack_file: str) -> str:
-    """One message listing every problem, one line each with its key (what `raise_problems` raises); the checks
-    they held back, if any, last."""
-    lines = [p.render(stack_file) for p in problems if not isinstance(p, HeldBack)]
-    held = [p.rule for p in problems if isinstance(p, HeldBack)]
+    """One message listing every problem, one line each with its key (what `raise_problems` raises), and the
+    checks that schema problems held back (`Problem.holds_back`)."""
+    lines = [p.render(stack_file) for p in problems]
+    held = any(p.holds_back for p in problems)
     if len(lines) == 1:
-        return lines[0] + "".join(f" (this {rule.replace('the keys above are', 'the key is')})" for rule in held)
+        return lines[0] + (f" (this held back {SCHEMA_HOLDS_BACK})" if held else "")
     header = f"{stack_file}: the stack configuration has {len(lines)} problems; nothing was created:"
-    return "\n".join([header, *(f"  - {line}" for line in lines), *(f"  (these {rule})" for rule in held)])
+    return "\n".join([header, *(f"  - {line}" for line in lines),
+                      *([f"  (these held back {SCHEMA_HOLDS_BACK})"] if held else [])])
 
 
 def raise_problems(problems: Sequence[Problem], stack_file: str) -> typing.NoReturn:
@@ -427,7 +416,7 @@ def check_stack(
     config, problems = parse_stack_config(raw)
     if config is None:
         # The later stages read the validated model: the problems say which checks they held back.
-        return None, [*problems, SCHEMA_HOLDS_BACK], []
+        return None, [dataclasses.replace(p, holds_back=True) for p in problems], []
     # The service and matrix stages read the same valid model and not each other's results: both run, so one
     # run names every problem of both (issue 56).
     service_problems = _service_problems(config, region)
