@@ -609,7 +609,8 @@ def test_a_value_that_is_not_json_stays_a_string_and_is_refused_as_such():
 def test_a_mapping_value_is_printed_as_sorted_json():
     cluster = {**VALID["cluster"], "availabilityZones": {"b": 1, "a": 2}}
     raw = {**_raw(VALID), "gpu-platform:cluster": json.dumps(cluster)}
-    assert _load_error(raw) == 'Pulumi.dev.yaml: cluster.availabilityZones = {"a": 2, "b": 1}: must be an integer' + HELD
+    assert _load_error(raw) == (
+        'Pulumi.dev.yaml: cluster.availabilityZones = {"a": 2, "b": 1}: must be an integer' + HELD)
 
 
 def test_a_long_value_is_cut_at_160_characters():

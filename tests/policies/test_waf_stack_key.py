@@ -29,7 +29,8 @@ def test_our_inference_service_is_told_its_stack_key() -> None:
 
 def test_another_programs_ingress_is_told_the_annotation_and_no_stack_key() -> None:
     [message] = _messages(f"urn:pulumi:dev::guestbook::{INGRESS}::api")
-    assert "wafAclArn" not in message and "To let the pack judge it: alb.ingress.kubernetes.io/wafv2-acl-arn:" in message
+    assert "wafAclArn" not in message
+    assert "To let the pack judge it: alb.ingress.kubernetes.io/wafv2-acl-arn:" in message
 
 
 def test_the_configuration_reference_documents_the_stack_key() -> None:
