@@ -74,7 +74,8 @@ class StackResult:
         """The preview's own verdict, in the words of summary.md's headline (`tools.preview.summary_md.HEADLINE`)."""
         if self.status == EXIT_REJECTED:
             return "rejected"
-        return HEADLINE.get(self.verdict_word, self.verdict_word or "?")
+        word = self.verdict_word or ("FAIL" if self.status == EXIT_MANDATORY else "PASS")
+        return HEADLINE.get(word, word)
 
 
 def discover_stacks(program_dir: Path) -> list[str]:
@@ -129,7 +130,10 @@ def run_stack(stack: str, *, phase: str, today: date | None, out_root: Path, pro
     summary_path = out_dir / "summary.md"
     if proc.returncode not in (EXIT_OK, EXIT_MANDATORY) or not summary_path.is_file():
         reason = proc.stderr.strip() or f"tools.preview exited {proc.returncode} and wrote no {summary_path}"
-        return StackResult(stack, phase, EXIT_REJECTED, 0, 0, summary="", error=reason)
+        # A refused stack file's summary.md is its REFUSED document, each problem with its key (written this run:
+        # `_clear_previous` removed any older one).
+        refused = summary_path.read_text(encoding="utf-8") if summary_path.is_file() else ""
+        return StackResult(stack, phase, EXIT_REJECTED, 0, 0, summary=refused, error=reason)
     try:
         doc = json.loads(proc.stdout)
     except json.JSONDecodeError as exc:

@@ -102,7 +102,7 @@ def test_our_stacks_keep_their_verdicts_in_all_three_phases(
     assert verdicts["preview"] == verdicts["update"] == verdicts["up"]
     assert {run.returncode for run in runs.values()} == {0}
     assert not [v for v in runs["preview"].violations() if v["enforcement"] == "mandatory"]
-    assert runs["preview"].json()["offlineOnly"], "the first preview lists what only the offline gate judged"
+    assert runs["preview"].json()["pending"], "the first preview lists the policies that wait, and what the offline gate judged"
 
 
 def test_a_first_preview_of_our_stack_sees_unknown_ids_where_an_update_sees_values(
@@ -134,10 +134,10 @@ def test_a_remote_component_and_a_resource_input_preview_without_a_crash(
     cluster = next(r for r in doc["resources"] if r["type"] == "eks:index:Cluster")
     holder = next(r for r in doc["resources"] if r["type"] == "remote:index:Holder")
     assert holder["inputs"]["role"] == "urn:pulumi:dev::remote::aws:iam/role:Role::node-role"
-    assert [(g["type"], g["urn"]) for g in doc["not_seen_offline"]] == [("eks:index:Cluster", cluster["urn"])]
+    assert [(g["type"], g["urn"]) for g in doc["notSeenOffline"]] == [("eks:index:Cluster", cluster["urn"])]
     # Emulated but for what its default security groups, aws-auth and instance roles add (eks_children.ADDITIVE).
     assert "aws:eks/cluster:Cluster" in {r["type"] for r in doc["resources"]}
-    assert "the aws-auth ConfigMap" in doc["not_seen_offline"][0]["judged_by_real_preview"]
+    assert "the aws-auth ConfigMap" in doc["notSeenOffline"][0]["judged_by_real_preview"]
     assert {(v["policy"], v["blocks"]) for v in entries(doc) if v["enforcement"] == "mandatory"} == {
         ("system-node-group-present", when)}
     assert doc["policyPack"]["stoppedByPreview"] is (phase == "up" and not skip)
@@ -169,8 +169,10 @@ def test_the_first_preview_summary_lists_what_only_the_offline_gate_judged(
     text = " ".join(run.stdout.split())
 
     assert run.returncode == 0, run.explain()
-    assert "offline only one-driver-per-pool (the real engine sent `{}` in this phase)" in text
-    assert "one-driver-per-pool-pending" in text  # the one advisory that says what it waits on
+    # --verbose: each pending policy, folded with those that wait on the same objects for the same reason.
+    [pending] = [line for line in run.stdout.splitlines() if line.startswith("  pending ") and "one-driver-per-pool"
+                 in line]
+    assert "waits on" in pending and "Kubernetes object(s) with no properties yet in this preview" in pending
     # Without --verbose, one line says the same for every pending policy (tests/tools/test_preview_render.py).
     short = " ".join(run_preview("--stack", "dev", "--config-file", str(stack_files["dev"]), *TODAY).stdout.split())
     assert "one-driver-per-pool" not in short

@@ -137,7 +137,7 @@ def test_mandatory_violation_exits_1_and_is_reported(run_preview):
 def test_missing_required_config_exits_2_without_traceback(run_preview):
     run = run_preview(*TINY, "--stack", "broken", "--json")
     assert run.returncode == 2
-    assert run.stdout == ""
+    assert run.json()["verdict"] == "REFUSED"  # stdout: the refused run's document (issue 56)
     assert "tiny:greeting" in run.stderr
     assert "Traceback" not in run.stderr
 
@@ -261,7 +261,7 @@ def test_stack_out_artefacts_exist_and_parse(stack_preview):
         assert {"apiVersion", "kind", "metadata"} <= set(obj), manifest.name
         assert manifest.name.startswith(obj["kind"].lower() + "-")
     summary = (out / "summary.md").read_text()
-    assert summary.startswith("# Offline preview: stack ")
+    assert summary.startswith("# ✅ PASS: stack ")  # the verdict first (issue 56)
     assert "## GPU pools" in summary
 
 
@@ -279,7 +279,8 @@ def test_config_file_with_an_unknown_key_exits_2_naming_file_key_and_value(tmp_p
     bad.write_text(yaml.safe_dump(data))
     run = run_preview_process("--config-file", str(bad), "--json")
     assert run.returncode == 2, run.explain()
-    assert run.stdout == ""
+    [problem] = run.json()["problems"]
+    assert problem["key"] == "cluster.colour" and "ultraviolet" in problem["message"]
     assert str(bad) in run.stderr
     assert "colour" in run.stderr and "ultraviolet" in run.stderr
     assert "Traceback" not in run.stderr

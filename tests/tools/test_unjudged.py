@@ -117,7 +117,7 @@ def _report(*violations: Violation, unjudged: int) -> GateReport:
 def test_the_verdict_counts_unjudged_components_and_never_says_nothing_blocks_then() -> None:
     assert verdict_line(_report(unjudged=3)) == (
         "verdict: PASS offline; 3 components unjudged: `pulumi preview` judges them (exit 0: no mandatory finding in "
-        "what the gate judged): 0 mandatory, 0 advisory finding(s), 3 pending")
+        "what the gate judged): 0 mandatory, 0 advisory finding(s), 0 pending")  # their pending: the unjudged count
     assert verdict_line(_report(unjudged=1)).startswith("verdict: PASS offline; 1 component unjudged: ")
     blocked = verdict_line(_report(Violation("gpu-nodes-tainted", "mandatory", "urn:s::a::b", "m"), unjudged=2))
     assert blocked.startswith("verdict: FAIL, exit 1 (a mandatory finding blocks `pulumi up`; 2 components unjudged")
@@ -151,12 +151,13 @@ def test_a_remote_component_on_untainted_g5_is_pending_never_a_pass(run_preview:
 def test_the_json_lists_each_unjudged_component_and_every_pair_as_a_pending_advisory(run_preview: RunPreview) -> None:
     _, doc = _doc(run_preview, "remote", "preview")
     [entry] = doc["unjudged"]
-    assert set(entry) == {"urn", "type", "why", "policies", "basis"}
+    assert set(entry) == {"urn", "type", "name", "why", "policies", "basis"}
     assert entry["type"] == "eksext:index:AttachedNodeGroup"
     assert entry["policies"] == list(NODE_AND_WORKLOAD_POLICIES)
     pairs = {(v["urn"], v["policy"]) for v in entries(doc) if v["enforcement"] == "advisory"}
     assert {(entry["urn"], f"{p}-pending") for p in entry["policies"]} <= pairs
-    assert doc["policyPack"]["unjudged"] == doc["unjudged"]
+    assert "unjudged" not in doc["policyPack"]  # nothing twice (issue 56)
+    assert doc["counts"]["unjudged"] == 1 and doc["pending"] == []
 
 
 @pytest.mark.parametrize("stack", ["configfile", "configgroup"])
@@ -172,8 +173,9 @@ def test_a_helm_v4_yaml_component_over_a_local_manifest_is_judged(run_preview: R
     [tainted] = [v for v in entries(doc) if v["policy"] == "gpu-nodes-tainted"]
     assert tainted["enforcement"] == "mandatory" and tainted["urn"] == pool["urn"]
     assert "GPU pool 'pools:gpu-untainted'" in tainted["message"]
-    [child] = doc["emulated_children"]
+    [child] = doc["emulatedChildren"]
     assert child["source"].startswith("https://github.com/pulumi/pulumi-kubernetes/blob/")
+    assert doc["verdict"] == "FAIL"
     assert run.stdout.splitlines()[-1].startswith("verdict: FAIL, exit 1 (a mandatory finding blocks `pulumi up`)")
 
 

@@ -20,13 +20,15 @@ def policy_config_for(arg: str | None, program_dir: Path, stack: str) -> tuple[P
     as `make preview` and `make gate` pass it, so that a stack gets one verdict however it is run."""
     if arg == NO_POLICY_CONFIG:
         return None, PolicyConfigUse(None, "none: --policy-config none")
+    own = Path("policies") / "config" / f"{stack}.json"
     if arg:
         path = Path(arg).resolve()
         if not path.is_file():
             raise PreviewError(f"--policy-config {arg}: no such file; name a policy config file (the format of "
                                "`pulumi preview --policy-pack-config`), or `none` to judge without one")
+        if path == (program_dir / own).resolve():  # the stack's own, named (as make and make gate name it)
+            return path, PolicyConfigUse(str(own), "stack default")
         return path, PolicyConfigUse(arg, "--policy-config")
-    own = Path("policies") / "config" / f"{stack}.json"
     if (program_dir / own).is_file():
         return (program_dir / own).resolve(), PolicyConfigUse(str(own), "stack default")
     return None, PolicyConfigUse(None, f"none: the program has no {own}")
