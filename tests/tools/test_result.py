@@ -177,3 +177,19 @@ def test_the_problems_of_a_rejection_keep_their_keys() -> None:
                "  - Pulumi.dev.yaml: gpuNodeGroups[0].driverVersion = \"1\": not a driver version")
     assert [p["key"] for p in problems_of(message)] == ["cluster.name", "gpuNodeGroups[0].driverVersion"]
     assert problems_of("--program x: not a folder") == [{"key": None, "message": "--program x: not a folder"}]
+
+
+def test_a_release_name_or_namespace_not_known_yet_is_never_the_engines_placeholder() -> None:
+    """Issue 55: the engine's unknown placeholder was printed as a Helm release's name and namespace."""
+    from tools.engine.records import UNKNOWN, RecordedResource  # noqa: PLC0415
+    from tools.preview.model import Recording  # noqa: PLC0415
+    from tools.preview.views import NOT_KNOWN, views  # noqa: PLC0415
+
+    release = RecordedResource(
+        urn="urn:pulumi:dev::p::kubernetes:helm.sh/v3:Release::operator", type="kubernetes:helm.sh/v3:Release",
+        name="operator", parent=None, custom=True, properties=None,
+        inputs={"chart": "gpu-operator", "version": "v26.7.0", "namespace": UNKNOWN},
+        outputs={"name": UNKNOWN})
+    [row] = views(Recording(project="p", stack="dev", resources=(release,), stack_outputs={}, logs=()))["helmReleases"]
+    assert (row["name"], row["namespace"]) == (NOT_KNOWN, NOT_KNOWN)
+    assert UNKNOWN not in json.dumps(row["name"]) + json.dumps(row["namespace"])
