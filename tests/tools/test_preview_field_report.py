@@ -112,15 +112,20 @@ def test_prod_policy_config_raises_the_r535_end_of_life_to_mandatory_and_exits_1
     assert _violations(run, policy=LIFECYCLE, enforcement="advisory") == []
 
 
-def test_stack_name_prod_reads_no_policy_config_unless_one_is_named(run_preview: RunPreview) -> None:
-    # Like `pulumi preview --policy-pack-config`: a config file is read only when named
-    # (pulumi/pulumi pkg/cmd/pulumi/operations/preview.go, --policy-pack-config); `make preview` names it.
+def test_stack_name_prod_is_judged_with_prods_policy_config_unless_none_is_asked(run_preview: RunPreview) -> None:
+    # One verdict per stack however it is run (issue 56): without --policy-config the preview applies
+    # policies/config/prod.json, as `make preview`, `make gate` and CI's real preview (which names it) do;
+    # `--policy-config none` judges without one, as `pulumi preview` without --policy-pack-config does.
     run = run_preview(*TODAY, "--config-file", str(FIELD_REPORT), "--stack", "prod", "--json")
-
-    assert run.returncode == 0, run.explain()
+    assert run.returncode == 1, run.explain()
     assert run.json()["stack"] == "prod"
-    assert _violations(run, policy=LIFECYCLE, enforcement="mandatory") == []
-    assert [v["message"] for v in _violations(run, policy=LIFECYCLE, enforcement="advisory")]
+    assert run.json()["policyConfig"] == {"path": "policies/config/prod.json", "how": "stack default"}
+    assert _violations(run, policy=LIFECYCLE, enforcement="mandatory")
+    bare = run_preview(*TODAY, "--config-file", str(FIELD_REPORT), "--stack", "prod", "--policy-config", "none",
+                       "--json")
+    assert bare.returncode == 0, bare.explain()
+    assert _violations(bare, policy=LIFECYCLE, enforcement="mandatory") == []
+    assert [v["message"] for v in _violations(bare, policy=LIFECYCLE, enforcement="advisory")]
 
 
 def test_both_rejected_stack_files_change_exactly_one_key_of_the_field_report() -> None:
