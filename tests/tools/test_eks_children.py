@@ -162,8 +162,8 @@ def test_our_first_preview_judges_the_emulated_cluster_as_the_real_preview_does(
     doc = run.json()
     cluster = next(r for r in doc["resources"] if r["type"] == "aws:eks/cluster:Cluster")
     assert cluster["inputs"]["encryptionConfig"] == UNKNOWN
-    assert cluster["urn"] in {c["urn"] for c in doc["emulated_children"]}
-    assert doc["not_seen_offline"] == []
+    assert cluster["urn"] in {c["urn"] for c in doc["emulatedChildren"]}
+    assert doc["notSeenOffline"] == []
     policies = {v["policy"] for v in entries(doc)}
     # The control-plane version is now visible to the stack policies, as in the real preview.
     assert "gpu-operator-kubernetes-supported-caveats" not in policies

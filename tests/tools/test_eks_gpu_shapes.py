@@ -59,10 +59,10 @@ def test_the_same_groups_tainted_are_not_blocked(run_preview: RunPreview, phase:
 @pytest.mark.parametrize("phase", PHASES)
 def test_the_self_managed_shapes_are_not_built_and_say_so(run_preview: RunPreview, phase: str) -> None:
     doc = _doc(run_preview, "untainted", phase)
-    unseen = {(n["type"], _name(n["urn"])) for n in doc["not_seen_offline"]}
+    unseen = {(n["type"], _name(n["urn"])) for n in doc["notSeenOffline"]}
     assert {(t, n) for n, t in NOT_BUILT.items()} <= unseen
     assert ("eks:index:Cluster", "defaultng") in unseen
-    emulated_parents = {_name(c["component"]) for c in doc["emulated_children"]}
+    emulated_parents = {_name(c["component"]) for c in doc["emulatedChildren"]}
     assert not set(NOT_BUILT) & emulated_parents
     # Nothing made up about them: no mandatory finding rests on children that were never built.
     assert not [v for v in entries(doc) if v["enforcement"] == "mandatory" and _name(v["urn"]) in NOT_BUILT]

@@ -293,9 +293,9 @@ def test_a_program_of_managed_node_groups_has_its_node_groups_seen(run_preview: 
     doc = run.json()
     groups = {r["name"]: r for r in doc["resources"] if r["type"] == "aws:eks/nodeGroup:NodeGroup"}
     assert set(groups) == {"system", "gpu"}
-    assert {c["urn"] for c in doc["emulated_children"]} >= {g["urn"] for g in groups.values()}
+    assert {c["urn"] for c in doc["emulatedChildren"]} >= {g["urn"] for g in groups.values()}
     assert groups["gpu"]["inputs"]["taints"] == [{"effect": "NO_SCHEDULE", "key": "nvidia.com/gpu"}]
-    assert "ManagedNodeGroup" not in " ".join(n["type"] for n in doc["not_seen_offline"])
+    assert "ManagedNodeGroup" not in " ".join(n["type"] for n in doc["notSeenOffline"])
     assert "aws:iam/openIdConnectProvider:OpenIdConnectProvider" in {r["type"] for r in doc["resources"]}
     assert "system-node-group-present" not in _mandatory(doc)
     assert {r["name"] for r in doc["resources"] if r["type"] == "aws:ec2/subnet:Subnet"} == {"eks-subnet-0",
