@@ -20,8 +20,10 @@ def _the_whole_cache() -> None:
 
 
 def _api_violations(doc: dict[str, Any]) -> list[tuple[str, str, str, str]]:
-    return [(v["policy"], v["enforcement"], v["urn"].rsplit("::", 1)[-1], v["message"])
-            for v in entries(doc) if v["policy"].startswith("apiserver-")]
+    """(policy, level, object, the API server's message): the finding's message and its fix, as the check words
+    them (`<what>; fix: <how>`)."""
+    return [(f["policy"], f["level"], f["object"]["name"], f["message"] + (f"; fix: {f['fix']}" if f["fix"] else ""))
+            for f in doc["findings"] if f["policy"].startswith("apiserver-")]
 
 
 @pytest.mark.parametrize("phase", ["preview", "update", "up"])

@@ -66,7 +66,7 @@ def split_fix(text: str) -> tuple[str, str | None]:
     if not matches:
         return text, None
     last = matches[-1]
-    return text[: last.start()].rstrip(), text[last.end():].strip().rstrip(".") or None
+    return text[: last.start()].rstrip().rstrip(";"), text[last.end():].strip().rstrip(".") or None
 
 
 def _object(urn: str, keys: found.StackKeys) -> dict[str, str]:
