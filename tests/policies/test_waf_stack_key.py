@@ -17,7 +17,11 @@ PROPS = {"metadata": {"name": "api", "annotations": {"alb.ingress.kubernetes.io/
 def _messages(urn: str) -> list[str]:
     found: list[str] = []
     args = SimpleNamespace(resource_type=INGRESS, props=PROPS, name="api", urn=urn)
-    alb_waf_attached.validate(args, lambda message, urn=None: found.append(message))
+
+    def report(message: str, urn: str | None = None) -> None:
+        found.append(message)
+
+    alb_waf_attached.validate(args, report)
     return found
 
 
