@@ -12,8 +12,9 @@ STAMP := $(VENV)/.requirements-installed
 RUNTIME_STAMP := $(VENV)/.runtime-installed
 # The project's command (tools/cli.py through the launcher tools/bin/gpu-platform), from any working folder.
 GPU_PLATFORM := $(VENV)/bin/gpu-platform
-# pip prints each package it collects and installs (no --quiet: a first install takes a minute or more).
-PIP_INSTALL = $(PY) -m pip install --disable-pip-version-check --progress-bar off
+# pip install with progress of ours (tools/install.py: a count as pip collects, then the install step, the time;
+# pip's own output goes to .venv/pip-install.log, its tail printed when it fails). A first install takes a minute.
+PIP_INSTALL = $(PY) tools/install.py
 STACK ?= dev
 PHASE ?= preview
 PYTEST_ARGS ?=

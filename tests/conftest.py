@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from tests.result_view import entries, validate
 from tests.shared import REPO
 from tests.skip_summary import reason_of, summary_lines
 
@@ -43,8 +44,16 @@ class PreviewRun:
     out_dir: Path | None
 
     def json(self) -> dict[str, Any]:
+        """The result document, validated against tools/preview/result.schema.json (tests/result_view.py)."""
         doc: dict[str, Any] = json.loads(self.stdout)
+        validate(doc)
+        if self.out_dir is not None and (self.out_dir / "resources.json").is_file():
+            validate(json.loads((self.out_dir / "resources.json").read_text(encoding="utf-8")))
         return doc
+
+    def violations(self) -> list[dict[str, Any]]:
+        """The document's verdicts as engine-shaped rows (`tests.result_view.entries`)."""
+        return entries(self.json())
 
     def explain(self) -> str:
         return f"python -m tools.preview {' '.join(self.args)} exited {self.returncode}\nstderr:\n{self.stderr}"

@@ -109,3 +109,16 @@ def test_license_contributing_and_security_exist() -> None:
     assert "END OF TERMS AND CONDITIONS" in license_text
     for name in ("CONTRIBUTING.md", "SECURITY.md"):
         assert (REPO / name).stat().st_size > 1000, name
+
+
+def test_the_readme_diagram_is_what_the_dev_stack_creates(run_preview) -> None:  # type: ignore[no-untyped-def]
+    """Issue 56: the README's picture of `pulumi up` is generated from the dev stack's recorded resources
+    (`python -m tools.readme_diagram` rewrites it); a change of the stack or the components shows here."""
+    from tests.conftest import shipped_args  # noqa: PLC0415
+    from tools import readme_diagram  # noqa: PLC0415
+
+    doc = run_preview(*shipped_args("dev")).json()
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert readme_diagram.with_diagram(readme, readme_diagram.mermaid(doc)) == readme, (
+        "README.md's dev stack diagram is not current: run .venv/bin/python -m tools.readme_diagram")
+    assert "[picture](#what-pulumi-up-of-the-dev-stack-creates)" in "\n".join(readme.splitlines()[:40])

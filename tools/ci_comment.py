@@ -11,11 +11,16 @@ another reason. The CLI prints a violation under "Policies:" as
 (pulumi/pulumi pkg/backend/display: `renderDiffPolicyViolationEvent`, called with the prefix `- ` for each
 violation of the progress view's policy section). Standard library only: the cloud jobs
 install the program's runtime, not the development tools.
+
+`--gate FILE` (repeatable) adds the offline gate's part first: each `resources.json` that `make gate` or
+`tools.preview --out` wrote, rendered as summary.md renders it (`tools.preview.summary_md`, standard library
+too): the verdict, the mandatory findings, the advisories, pending and unjudged folded, the GPU pools and services.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import sys
@@ -70,20 +75,35 @@ def comment(stack: str, log: str, run_url: str = "") -> str:
     return body
 
 
+def gate_part(documents: Sequence[dict[str, object]]) -> str:
+    """The offline gate's part of the comment: each result document as summary.md renders it."""
+    from tools.preview import summary_md  # noqa: PLC0415 -- standard library only, as this module
+
+    return "\n".join(summary_md.render(doc) for doc in documents)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gpu-platform comment", description=__doc__.splitlines()[0])
     parser.add_argument("--stack", required=True)
+    parser.add_argument("--gate", type=Path, action="append", default=[], metavar="RESOURCES_JSON",
+                        help="the offline gate's result document of a stack and phase (out/<stack>/<phase>/"
+                             "resources.json), rendered first; repeatable")
     parser.add_argument("log", type=Path, help="the text output of the failed `pulumi preview`")
     args = parser.parse_args(argv)
+    documents = []
     try:
         log = args.log.read_text(encoding="utf-8", errors="replace")
-    except OSError as err:
-        print(f"error: cannot read {args.log}: {err}", file=sys.stderr)
+        for path in args.gate:
+            documents.append(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, json.JSONDecodeError) as err:
+        print(f"error: cannot read {getattr(err, 'filename', None) or args.log}: {err}", file=sys.stderr)
         return 2
     run_url = ""
     if os.environ.get("GITHUB_RUN_ID"):
         run_url = (f"{os.environ.get('GITHUB_SERVER_URL', 'https://github.com')}/"
                    f"{os.environ.get('GITHUB_REPOSITORY', '')}/actions/runs/{os.environ['GITHUB_RUN_ID']}")
+    if documents:
+        sys.stdout.write(gate_part(documents) + "\n")
     sys.stdout.write(comment(args.stack, log, run_url))
     return 0
 

@@ -32,15 +32,15 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from tools.engine.gate import PHASES
-from tools.preview import findings
 from tools.preview.command import EXIT_MANDATORY, EXIT_OK, EXIT_REJECTED
+from tools.preview.summary_md import HEADLINE
 
 # The exit codes and phases are tools.preview's and tools.engine.gate's own; re-exported for the workflows' tests.
 __all__ = ["DEFAULT_PHASES", "EXIT_MANDATORY", "EXIT_OK", "EXIT_REJECTED", "PHASES", "main"]
@@ -64,19 +64,18 @@ class StackResult:
     advisory: int
     summary: str  # summary.md as tools.preview wrote it, or the rejection
     error: str = ""
-    pending: int = 0  # `<policy>-pending` advisories, apart from the advisory findings (as `make preview` counts)
+    pending: int = 0  # policies that wait (the document's `counts.pending`)
     refused: bool = False  # a real `pulumi up` of the stack file would be refused (`realUpRefused`; phase up)
-    unjudged: int = 0  # components whose children the gate did not build, as the preview's verdict line counts them
+    unjudged: int = 0  # components whose children the gate did not build (`counts.unjudged`)
+    verdict_word: str = ""  # the document's `verdict`
 
     @property
     def verdict(self) -> str:
-        if self.status == EXIT_OK:
-            if self.refused:
-                return "stack file refused at a real up"
-            return f"pass offline: {self.unjudged} unjudged (`pulumi preview` judges them)" if self.unjudged else "pass"
-        if self.status == EXIT_MANDATORY:
-            return "blocked: mandatory violation"
-        return "rejected"
+        """The preview's own verdict, in the words of summary.md's headline (`tools.preview.summary_md.HEADLINE`)."""
+        if self.status == EXIT_REJECTED:
+            return "rejected"
+        word = self.verdict_word or ("FAIL" if self.status == EXIT_MANDATORY else "PASS")
+        return HEADLINE.get(word, word)
 
 
 def discover_stacks(program_dir: Path) -> list[str]:
@@ -121,11 +120,6 @@ def _clear_previous(out_dir: Path) -> None:
         manifest.unlink()
 
 
-def _counts(doc: Mapping[str, Any]) -> tuple[int, int, int]:
-    """(mandatory, advisory, pending), counted as the preview's verdict line counts them (twins once)."""
-    return findings.counts(findings.from_json(doc.get("violations", [])))
-
-
 def run_stack(stack: str, *, phase: str, today: date | None, out_root: Path, program_dir: Path,
               stderr: TextIO) -> StackResult:
     out_dir = (out_root / stack / phase).resolve()
@@ -136,20 +130,25 @@ def run_stack(stack: str, *, phase: str, today: date | None, out_root: Path, pro
     summary_path = out_dir / "summary.md"
     if proc.returncode not in (EXIT_OK, EXIT_MANDATORY) or not summary_path.is_file():
         reason = proc.stderr.strip() or f"tools.preview exited {proc.returncode} and wrote no {summary_path}"
-        return StackResult(stack, phase, EXIT_REJECTED, 0, 0, summary="", error=reason)
+        # A refused stack file's summary.md is its REFUSED document, each problem with its key (written this run:
+        # `_clear_previous` removed any older one).
+        refused = summary_path.read_text(encoding="utf-8") if summary_path.is_file() else ""
+        return StackResult(stack, phase, EXIT_REJECTED, 0, 0, summary=refused, error=reason)
     try:
         doc = json.loads(proc.stdout)
     except json.JSONDecodeError as exc:
         return StackResult(stack, phase, EXIT_REJECTED, 0, 0, summary="",
                            error=f"tools.preview --json printed no JSON document ({exc})")
-    mandatory, advisory, pending = _counts(doc)
+    counts = doc["counts"]
+    mandatory, advisory, pending = counts["mandatory"], counts["advisory"], counts["pending"]
     # The exit status and the document must agree; a disagreement is a defect of the preview, not a pass.
-    if (mandatory > 0) != (proc.returncode == EXIT_MANDATORY):
+    if doc.get("exitCode") != proc.returncode or (mandatory > 0) != (proc.returncode == EXIT_MANDATORY):
         return StackResult(stack, phase, EXIT_REJECTED, mandatory, advisory, summary="", pending=pending,
-                           error=f"tools.preview exited {proc.returncode} with {mandatory} mandatory violation(s)")
+                           error=f"tools.preview exited {proc.returncode} with {mandatory} mandatory violation(s) "
+                                 f"and a document that says exit {doc.get('exitCode')}")
     return StackResult(stack, phase, proc.returncode, mandatory, advisory, pending=pending,
                        refused=bool(doc.get("realUpRefused")), summary=summary_path.read_text(encoding="utf-8"),
-                       unjudged=len(doc.get("unjudged") or []))
+                       unjudged=counts["unjudged"], verdict_word=doc["verdict"])
 
 
 def overview_markdown(results: Sequence[StackResult], today: date | None) -> str:

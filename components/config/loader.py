@@ -370,13 +370,20 @@ def parse_stack_config(raw: Mapping[str, Any]) -> tuple[StackConfig | None, list
         return None, merge_by_key(problems)
 
 
+# What a problem of the stack file's schema keeps from running: the later stages read the validated model.
+SCHEMA_HOLDS_BACK = "the service and matrix checks, which run once the stack file's keys are valid"
+
+
 def problems_message(problems: Sequence[Problem], stack_file: str) -> str:
-    """One message listing every problem (what `raise_problems` raises)."""
+    """One message listing every problem, one line each with its key (what `raise_problems` raises), and the
+    checks that schema problems held back (`Problem.holds_back`)."""
     lines = [p.render(stack_file) for p in problems]
+    held = any(p.holds_back for p in problems)
     if len(lines) == 1:
-        return lines[0]
+        return lines[0] + (f" (this held back {SCHEMA_HOLDS_BACK})" if held else "")
     header = f"{stack_file}: the stack configuration has {len(lines)} problems; nothing was created:"
-    return "\n".join([header, *(f"  - {line}" for line in lines)])
+    return "\n".join([header, *(f"  - {line}" for line in lines),
+                      *([f"  (these held back {SCHEMA_HOLDS_BACK})"] if held else [])])
 
 
 def raise_problems(problems: Sequence[Problem], stack_file: str) -> typing.NoReturn:
@@ -410,22 +417,23 @@ def load_stack_config(
 def check_stack(
     raw: Mapping[str, Any], *, region: str | None, check_matrix: bool = True, today: date | None = None,
 ) -> tuple[StackConfig | None, list[Problem], list[Problem]]:
-    """Every check of `load_stack_config`, in its order, without raising: (config or None, problems, advisories).
+    """Every check of `load_stack_config`, without raising: (config or None, problems, advisories).
 
     The one validation path: the stack file (`load_stack_config`) and the component package (provider/, each
     component's Args as the stack sections they stand for) both call it and render its problems.
     """
     config, problems = parse_stack_config(raw)
     if config is None:
-        return None, problems, []
+        # The later stages read the validated model: the problems say which checks they held back.
+        return None, [dataclasses.replace(p, holds_back=True) for p in problems], []
+    # The service and matrix stages read the same valid model and not each other's results: both run, so one
+    # run names every problem of both (issue 56).
     service_problems = _service_problems(config, region)
-    if service_problems:
-        return None, service_problems, []
+    mandatory, advisories = _matrix_problems(config, today) if check_matrix else ([], [])
+    if service_problems or mandatory:
+        return None, [*service_problems, *mandatory], []
     if not check_matrix:
         return config, [], []
-    mandatory, advisories = _matrix_problems(config, today)
-    if mandatory:
-        return None, mandatory, []
     return config, [], [*advisories, *_read_advisories(config)]
 
 

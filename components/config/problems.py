@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import types
@@ -101,6 +102,8 @@ class Problem:
     rule: str
     nearest: tuple[str, ...] = ()
     fix: str | None = None
+    # A problem of the schema stage: the service and matrix checks did not run (`loader.problems_message` says so).
+    holds_back: bool = dataclasses.field(default=False, compare=False)
 
     def render(self, stack_file: str) -> str:
         where = _format_path(self.path) or "(top level)"

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from policies.gpu_guard.matrix import load_matrix
+from tests.result_view import entries
 from tests.shared import REPO, upstream
 from tools import ci_gate
 
@@ -122,7 +123,7 @@ def test_the_worst_stack_decides_the_exit_status() -> None:
     assert ci_gate.gate_status([result(1), result(2), result(0)]) == ci_gate.EXIT_REJECTED
     overview = ci_gate.overview_markdown([result(0), result(1)], date(2026, 11, 30))
     assert "lifecycles judged at 2026-11-30 (--today)" in overview
-    assert "| s | update | blocked: mandatory violation | 1 | 0 |" in overview
+    assert "| s | update | FAIL | 1 | 0 |" in overview
 
 
 @needs_contract_flags
@@ -140,7 +141,9 @@ def test_a_rejected_stack_fails_the_gate_with_its_message_in_the_job_summary(tin
     text = summary.read_text(encoding="utf-8")
     assert "| broken | preview | rejected | 0 | 0 |" in text and "| broken | update | rejected | 0 | 0 |" in text
     assert "Pulumi.broken.yaml" in text and "not valid YAML" in text
-    assert "stale summary" not in text and not (earlier / "summary.md").exists()
+    # The refused run's own summary.md (its REFUSED document), never the earlier run's.
+    assert "stale summary" not in text
+    assert (earlier / "summary.md").read_text(encoding="utf-8").startswith("# ⛔ REFUSED: stack `broken`")
     assert list((earlier / "manifests").iterdir()) == []
     assert "Pulumi.broken.yaml" in stdout.getvalue()
 
@@ -162,7 +165,7 @@ def test_the_gate_summary_for_dev_is_what_make_preview_writes_for_dev(tmp_path: 
         assert (tmp_path / "gate" / "dev" / phase / "summary.md").read_text(encoding="utf-8") == dev_summary
         assert dev_summary in job_summary
         assert (tmp_path / "gate" / "prod" / phase / "summary.md").read_text(encoding="utf-8") in job_summary
-        assert f"| dev | {phase} | pass | 0 |" in job_summary and f"| prod | {phase} | pass | 0 |" in job_summary
+        assert f"| dev | {phase} | PASS | 0 |" in job_summary and f"| prod | {phase} | PASS | 0 |" in job_summary
     assert {p.name for p in (tmp_path / "gate" / "dev" / "preview").iterdir()} >= {
         "resources.json", "summary.md", "manifests"}
 
@@ -199,5 +202,5 @@ def test_the_calendar_catches_a_driver_end_of_life(tmp_path: Path) -> None:
          "--policy-config", "policies/config/prod.json", "--today", "2028-07-01", "--json"],
         cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == ci_gate.EXIT_MANDATORY, proc.stderr
-    found = [v for v in json.loads(proc.stdout)["violations"] if v["enforcement"] == "mandatory"]
+    found = [v for v in entries(json.loads(proc.stdout)) if v["enforcement"] == "mandatory"]
     assert [v["policy"] for v in found] == ["gpu-driver-branch-lifecycle"], found

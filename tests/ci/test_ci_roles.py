@@ -166,3 +166,13 @@ def test_a_from_import_of_the_provider_is_one_error(tmp_path: Path) -> None:
 def test_a_bad_account_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert documents.main(["--account", "12345", "--check"]) == 2
     assert "not a 12-digit AWS account id" in capsys.readouterr().err
+
+
+def test_another_account_needs_out_and_never_overwrites_the_tracked_docs_iam(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 56: `--account <yours>` wrote over the tracked docs/iam/ unless --out was given."""
+    before = {p.name: p.read_bytes() for p in (REPO / "docs" / "iam").glob("*.json")}
+    assert documents.main(["--account", "210987654321"]) == 2
+    assert "add --out DIR" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in (REPO / "docs" / "iam").glob("*.json")} == before
+

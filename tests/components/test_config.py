@@ -283,7 +283,9 @@ def test_reports_several_problems_in_one_message():
     values["cluster"]["vpcCidr"] = "10.40.0.1/16"
     message = rejection(values)
     assert message.splitlines()[0] == f"{FILE}: the stack configuration has 2 problems; nothing was created:"
-    assert len(message.splitlines()) == 3
+    assert len(message.splitlines()) == 4  # the two, and what they held back (issue 56)
+    assert message.splitlines()[-1] == "  (these held back the service and matrix checks, which run once the stack " \
+        "file's keys are valid)"
 
 
 def test_names_the_file_from_gpu_platform_config_file(monkeypatch: pytest.MonkeyPatch):

@@ -42,7 +42,10 @@ def test_a_broken_stack_file_exits_2_without_a_traceback(tmp_path: Path, name: s
     stack_file.write_text(text)
     run = run_preview_process("--config-file", str(stack_file), "--json", timeout=120)
     assert run.returncode == 2, run.stderr
-    assert run.stdout == ""
+    # stdout is the result document of a refused stack file (issue 56), its problem the one stderr names.
+    doc = run.json()
+    assert (doc["verdict"], doc["exitCode"], len(doc["problems"])) == ("REFUSED", 2, 1)
+    assert str(stack_file) in doc["problems"][0]["message"]
     assert "Traceback" not in run.stderr
     assert str(stack_file) in run.stderr
     assert expected(stack_file) in run.stderr

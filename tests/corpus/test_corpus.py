@@ -23,16 +23,20 @@ free cores (`pytest -n 2`); the wall time there was 300 s at a load average of 1
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import time
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.conftest import run_preview_process
+from tests.result_view import entries
+from tools.preview.render import print_summary
 
 CORPUS = Path(__file__).resolve().parent
 PHASES = ("preview", "update", "up")
@@ -162,6 +166,8 @@ class CorpusRun:
     mandatory: frozenset[Finding]
     crash: str | None
     seconds: float
+    doc: dict[str, Any] | None = field(default=None, compare=False)  # the result document (tools/preview/result.py)
+    warnings: tuple[str, ...] = ()  # what the run printed on stderr (the program's stack file warnings)
 
 
 def _resource_name(urn: str) -> str:
@@ -182,10 +188,19 @@ def corpus_run(name: str, phase: str) -> CorpusRun:
     if run.returncode not in (0, 1):
         last = (run.stderr.strip().splitlines() or ["(no stderr)"])[-1]
         return CorpusRun(run.returncode, frozenset(), f"exit {run.returncode}: {last[:600]}", seconds)
-    doc = json.loads(run.stdout)
+    doc = run.json()  # validated against tools/preview/result.schema.json
     found = frozenset(Finding(v["policy"], _resource_name(v["urn"]), v["message"])
-                      for v in doc["violations"] if v["enforcement"] == "mandatory")
-    return CorpusRun(run.returncode, found, None, seconds)
+                      for v in entries(doc) if v["enforcement"] == "mandatory")
+    return CorpusRun(run.returncode, found, None, seconds, doc, tuple(run.stderr.splitlines()))
+
+
+def default_output(run: CorpusRun) -> list[str]:
+    """What `python -m tools.preview --program DIR` prints without --json, from the run's own document: its
+    warnings (stderr, printed first) and the terminal summary (tools/preview/render.py) at 100 columns."""
+    assert run.doc is not None
+    stream = io.StringIO()
+    print_summary(stream, run.doc, None)
+    return [*run.warnings, *stream.getvalue().splitlines()]
 
 
 def _params() -> list[object]:
@@ -211,6 +226,28 @@ def test_the_gate_gives_a_public_program_exactly_its_true_mandatory_findings(nam
            {(e.policy, e.resource) for e in expected}]
         + [f"  missing: {f.policy} on {f.resource} ({f.why})" for f in sorted(expected, key=lambda f: f.policy)
            if (f.policy, f.resource) not in got])
+
+
+CORRECT = [c.name for c in CASES if not c.truth and not c.today]
+
+
+@pytest.mark.parametrize("name", CORRECT)
+def test_the_default_output_of_a_correct_program_is_at_most_40_lines(name: str):
+    """Issue 56: quiet on programs we did not write (pending and unjudged rows folded, one line per finding)."""
+    run = corpus_run(name, "preview")
+    assert run.crash is None, run.crash
+    lines = default_output(run)
+    assert len(lines) <= 40, "\n".join(lines)
+
+
+def test_a_broken_twin_differs_from_its_original_within_the_first_5_lines():
+    """Issue 56: the untainted twin of a correct GPU program must not read like it at first glance."""
+    original, broken = corpus_run("aws-py-eks-gpu-tainted", "preview"), corpus_run("aws-py-eks-gpu-untainted",
+                                                                                   "preview")
+    assert original.crash is None and broken.crash is None
+    assert default_output(original)[:5] != default_output(broken)[:5]
+    first = [line for line in default_output(broken)[:5] if line.startswith("Offline preview of stack")]
+    assert first and ": FAIL: 1 mandatory" in first[0], default_output(broken)[:5]
 
 
 def test_every_corpus_folder_is_a_case_with_its_source():
@@ -250,5 +287,5 @@ def test_no_finding_on_a_foreign_program_names_our_stack_keys_under_the_prod_pol
             "--policy-config", str(PROD_POLICY_CONFIG), "--json")
     run = run_preview_process(*args, timeout=TIMEOUT_S, env=dict(case.env))
     assert run.returncode in (0, 1), f"{name}: exit {run.returncode}: {run.stderr.strip()[-600:]}"
-    messages = [v["message"] for v in json.loads(run.stdout)["violations"]]
+    messages = [v["message"] for v in entries(json.loads(run.stdout))]
     assert not [m for m in messages if "stack key" in m or "gpu-platform:" in m]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests.result_view import entries
 from tests.shared import REPO
 from tools.engine.analyze import export_items, load_export, state_items
 from tools.engine.records import RecordedResource
@@ -21,7 +22,7 @@ def test_an_exported_state_is_analyzed_without_the_program_and_a_mandatory_viola
     assert run.returncode == 1, run.explain()
     doc = run.json()
     assert doc["phase"] == "analyze" and doc["stack"] == "dev"
-    mandatory = {(v["policy"], v["urn"]) for v in doc["violations"] if v["enforcement"] == "mandatory"}
+    mandatory = {(v["policy"], v["urn"]) for v in entries(doc) if v["enforcement"] == "mandatory"}
     assert ("gpu-nodes-tainted", POOL) in mandatory
     # The resource pending deletion is not analyzed (analyze_snapshot.go skips res.Delete).
     assert sorted(r["name"] for r in doc["resources"]) == ["default_4_34_2", "gpu", "gpu-platform-dev"]
@@ -36,7 +37,7 @@ def test_the_state_the_first_up_leaves_passes_for_our_stack(run_preview):
     assert run.returncode == 0, run.explain()
     doc = run.json()
     assert "ran over the state the first `pulumi up` leaves" in doc["policyPack"]["detail"]
-    assert [v for v in doc["violations"] if v["enforcement"] == "mandatory"] == []
+    assert [v for v in entries(doc) if v["enforcement"] == "mandatory"] == []
 
 
 def test_a_bad_export_is_refused_on_one_line(run_preview, tmp_path: Path):

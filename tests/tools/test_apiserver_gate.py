@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from tests.result_view import entries
 from tests.shared import REPO, upstream
 
 CRD_PROGRAM = ("--program", str(REPO / "tests" / "tools" / "fixtures" / "crd_program"), "--today", "2026-11-30")
@@ -19,8 +20,10 @@ def _the_whole_cache() -> None:
 
 
 def _api_violations(doc: dict[str, Any]) -> list[tuple[str, str, str, str]]:
-    return [(v["policy"], v["enforcement"], v["urn"].rsplit("::", 1)[-1], v["message"])
-            for v in doc["violations"] if v["policy"].startswith("apiserver-")]
+    """(policy, level, object, the API server's message): the finding's message and its fix, as the check words
+    them (`<what>; fix: <how>`)."""
+    return [(f["policy"], f["level"], f["object"]["name"], f["message"] + (f"; fix: {f['fix']}" if f["fix"] else ""))
+            for f in doc["findings"] if f["policy"].startswith("apiserver-")]
 
 
 @pytest.mark.parametrize("phase", ["preview", "update", "up"])
@@ -34,7 +37,7 @@ def test_a_second_root_volume_is_refused_with_the_crds_own_message_in_every_phas
         "fix: change spec.blockDeviceMappings so that the CRD's rule holds: "
         "self.filter(x, has(x.rootVolume)?x.rootVolume==true:false).size() <= 1")]
     assert doc["apiServer"]["kubernetesVersion"] == "1.35"
-    assert [v["blocks"] for v in doc["violations"] if v["policy"] == "apiserver-crd-cel"] == ["before-create"]
+    assert [v["blocks"] for v in entries(doc) if v["policy"] == "apiserver-crd-cel"] == ["before-create"]
 
 
 def test_a_helm_value_key_the_chart_does_not_have_is_refused_the_same_way(run_preview):

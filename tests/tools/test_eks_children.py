@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from tests.conftest import RunPreview
+from tests.result_view import entries
 from tests.tools.test_phases import POLICY_CONFIG, TODAY, deployable_stack_file
 from tools.engine.mocks import eks_children
 from tools.engine.mocks.eks_children import (
@@ -161,12 +162,12 @@ def test_our_first_preview_judges_the_emulated_cluster_as_the_real_preview_does(
     doc = run.json()
     cluster = next(r for r in doc["resources"] if r["type"] == "aws:eks/cluster:Cluster")
     assert cluster["inputs"]["encryptionConfig"] == UNKNOWN
-    assert cluster["urn"] in {c["urn"] for c in doc["emulated_children"]}
-    assert doc["not_seen_offline"] == []
-    policies = {v["policy"] for v in doc["violations"]}
+    assert cluster["urn"] in {c["urn"] for c in doc["emulatedChildren"]}
+    assert doc["notSeenOffline"] == []
+    policies = {v["policy"] for v in entries(doc)}
     # The control-plane version is now visible to the stack policies, as in the real preview.
     assert "gpu-operator-kubernetes-supported-caveats" not in policies
-    assert not [v for v in doc["violations"] if "can't run policy" in v["message"]]
+    assert not [v for v in entries(doc) if "can't run policy" in v["message"]]
 
 
 def test_prod_s_deletion_protection_and_support_type_gate_the_first_preview(
@@ -181,7 +182,7 @@ def test_prod_s_deletion_protection_and_support_type_gate_the_first_preview(
     run = _run(run_preview, "prod", path)
 
     assert run.returncode == 1, run.explain()
-    found = [v for v in run.json()["violations"] if v["policy"] == "eks-control-plane-hardened"]
+    found = [v for v in run.violations() if v["policy"] == "eks-control-plane-hardened"]
     assert {v["enforcement"] for v in found} == {"mandatory"}
     assert {v["blocks"] for v in found} == {"before-create"}
     messages = " ".join(v["message"] for v in found)

@@ -17,6 +17,7 @@ import yaml
 from google.protobuf.struct_pb2 import Struct
 
 from tests.conftest import RunPreview
+from tests.result_view import entries
 from tools.engine.mocks.eks_children import Child
 from tools.engine.mocks.eks_nodegroups import SOURCE, construct_managed_node_group, uncovered_mng
 from tools.engine.mocks.eks_userdata import create_user_data
@@ -280,7 +281,7 @@ def test_the_node_group_records_the_property_dependencies_the_engine_would() -> 
 
 
 def _mandatory(doc: dict[str, Any]) -> list[str]:
-    return sorted(v["policy"] for v in doc["violations"] if v["enforcement"] == "mandatory")
+    return sorted(v["policy"] for v in entries(doc) if v["enforcement"] == "mandatory")
 
 
 @pytest.mark.parametrize("phase", ["preview", "update", "up"])
@@ -292,9 +293,9 @@ def test_a_program_of_managed_node_groups_has_its_node_groups_seen(run_preview: 
     doc = run.json()
     groups = {r["name"]: r for r in doc["resources"] if r["type"] == "aws:eks/nodeGroup:NodeGroup"}
     assert set(groups) == {"system", "gpu"}
-    assert {c["urn"] for c in doc["emulated_children"]} >= {g["urn"] for g in groups.values()}
+    assert {c["urn"] for c in doc["emulatedChildren"]} >= {g["urn"] for g in groups.values()}
     assert groups["gpu"]["inputs"]["taints"] == [{"effect": "NO_SCHEDULE", "key": "nvidia.com/gpu"}]
-    assert "ManagedNodeGroup" not in " ".join(n["type"] for n in doc["not_seen_offline"])
+    assert "ManagedNodeGroup" not in " ".join(n["type"] for n in doc["notSeenOffline"])
     assert "aws:iam/openIdConnectProvider:OpenIdConnectProvider" in {r["type"] for r in doc["resources"]}
     assert "system-node-group-present" not in _mandatory(doc)
     assert {r["name"] for r in doc["resources"] if r["type"] == "aws:ec2/subnet:Subnet"} == {"eks-subnet-0",
@@ -306,5 +307,5 @@ def test_without_its_system_group_the_program_gets_the_true_finding(run_preview:
                       "--json")
     doc = run.json()
     assert run.returncode == 1, run.explain()
-    found = [v for v in doc["violations"] if v["policy"] == "system-node-group-present"]
+    found = [v for v in entries(doc) if v["policy"] == "system-node-group-present"]
     assert [v["enforcement"] for v in found] == ["mandatory"]

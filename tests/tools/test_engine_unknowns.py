@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tests.result_view import entries
 from tests.shared import REPO
 from tools.engine.records import UNKNOWN
 
@@ -21,7 +22,7 @@ def _release(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def _cant_run(doc: dict[str, Any]) -> list[tuple[str, str]]:
-    return [(v["policy"], v["urn"].rsplit("::", 1)[-1]) for v in doc["violations"]
+    return [(v["policy"], v["urn"].rsplit("::", 1)[-1]) for v in entries(doc)
             if "can't run policy" in v["message"]]
 
 
@@ -41,15 +42,15 @@ def test_an_output_of_an_object_under_the_unconfigured_provider_is_unknown_and_t
     assert _cant_run(doc) == []
     # The offline-only verdicts are computed from the `up` recording, where the namespace is known: none of them
     # is a "can't run".
-    verdicts = [v["message"] for entry in doc["offlineOnly"] for v in entry["verdicts"]]
-    assert doc["offlineOnly"] and not [m for m in verdicts if "can't run" in m]
+    verdicts = [f["message"] for f in doc["findings"] if f["offlineOnly"]]
+    assert doc["pending"] and not [m for m in verdicts if "can't run" in m]
 
 
 def test_an_unchanged_update_knows_every_output(run_preview):
     doc = run_preview(*PROGRAM, "--phase", "update", "--json").json()
     assert _release(doc)["namespace"] == "keda"
     assert _cant_run(doc) == []
-    assert doc["change"] is None and doc["offlineOnly"] == []
+    assert doc["change"] is None and doc["pending"] == [] and not [f for f in doc["findings"] if f["offlineOnly"]]
 
 
 def test_a_replaced_cluster_is_named_in_the_document_with_its_unknown_endpoint(run_preview):

@@ -17,7 +17,7 @@ PROGRAM = ("--program", str(REPO / "tests" / "tools" / "fixtures" / "auto_mode_p
 
 
 def _mandatory(run) -> list[tuple[str, str]]:
-    return [(v["policy"], v["message"]) for v in run.json()["violations"] if v["enforcement"] == "mandatory"]
+    return [(v["policy"], v["message"]) for v in run.violations() if v["enforcement"] == "mandatory"]
 
 
 @pytest.mark.parametrize("phase", ["preview", "update", "up"])
@@ -25,7 +25,7 @@ def test_a_correct_auto_mode_program_gets_no_mandatory_violation(run_preview, ph
     run = run_preview(*PROGRAM, "--phase", phase, "--json")
     assert run.returncode == 0, run.explain()
     assert _mandatory(run) == []
-    policies = {v["policy"] for v in run.json()["violations"]}
+    policies = {v["policy"] for v in run.violations()}
     if phase == "preview":  # the Kubernetes objects are not known yet: the stack policies say they wait
         assert "system-node-group-present-pending" in policies
     else:  # known: the pack says what it cannot judge under Auto Mode, at advisory level

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import RunPreview
+from tests.result_view import entries
 from tools.engine.mocks.monitor import DEFAULT_EKS_VERSION, RecordingMocks, ResourceRequest
 from tools.engine.records import UNKNOWN
 
@@ -24,7 +25,7 @@ CLUSTER = "aws:eks/cluster:Cluster"
 
 def _by_policy(doc: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     found: dict[str, list[dict[str, Any]]] = {}
-    for v in doc["violations"]:
+    for v in entries(doc):
         found.setdefault(v["policy"], []).append(v)
     return found
 

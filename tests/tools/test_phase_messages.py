@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import RunPreview
+from tests.result_view import entries
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TODAY = ("--today", "2026-11-30")
@@ -47,7 +48,7 @@ def test_the_check_itself_catches_the_two_messages_of_the_issue() -> None:
 
 
 def _messages(doc: dict[str, Any], summary: str) -> list[str]:
-    found = [v["message"] for v in doc["violations"]]
+    found = [v["message"] for v in entries(doc)]
     found += [f"{n['judged_by_real_preview']}; {n['why']}" for n in doc.get("not_seen_offline", [])]
     return found + [line for line in summary.splitlines() if line.strip()]
 

@@ -20,6 +20,7 @@ import yaml
 
 from components import deploy_checks
 from tests.conftest import RunPreview, real_stack_file
+from tests.result_view import entries
 from tests.shared import REPO
 from tools.engine.gate import PHASES
 from tools.preview.model import REAL_UP_REFUSED
@@ -84,7 +85,7 @@ def test_our_stacks_get_no_cant_run_advisory_in_any_phase(
     assert run.returncode in (0, 1), run.explain()
     doc = run.json()
     assert doc["phase"] == phase
-    cant_run = [v["message"] for v in doc["violations"] if "can't run policy" in v["message"]]
+    cant_run = [v["message"] for v in entries(doc) if "can't run policy" in v["message"]]
     assert cant_run == [], cant_run
 
 
@@ -94,14 +95,14 @@ def test_our_stacks_keep_their_verdicts_in_all_three_phases(
 ) -> None:
     runs = {phase: _run(run_preview, stack, phase, stack_files) for phase in PHASES}
     # Without the first preview's `<policy>-pending` advisories (what a stack policy waits on there).
-    verdicts = {phase: sorted((v["policy"], v["enforcement"], v["urn"]) for v in run.json()["violations"]
+    verdicts = {phase: sorted((v["policy"], v["enforcement"], v["urn"]) for v in run.violations()
                               if not v["policy"].endswith("-pending"))
                 for phase, run in runs.items()}
 
     assert verdicts["preview"] == verdicts["update"] == verdicts["up"]
     assert {run.returncode for run in runs.values()} == {0}
-    assert not [v for v in runs["preview"].json()["violations"] if v["enforcement"] == "mandatory"]
-    assert runs["preview"].json()["offlineOnly"], "the first preview lists what only the offline gate judged"
+    assert not [v for v in runs["preview"].violations() if v["enforcement"] == "mandatory"]
+    assert runs["preview"].json()["pending"], "the first preview lists the policies that wait"
 
 
 def test_a_first_preview_of_our_stack_sees_unknown_ids_where_an_update_sees_values(
@@ -133,11 +134,11 @@ def test_a_remote_component_and_a_resource_input_preview_without_a_crash(
     cluster = next(r for r in doc["resources"] if r["type"] == "eks:index:Cluster")
     holder = next(r for r in doc["resources"] if r["type"] == "remote:index:Holder")
     assert holder["inputs"]["role"] == "urn:pulumi:dev::remote::aws:iam/role:Role::node-role"
-    assert [(g["type"], g["urn"]) for g in doc["not_seen_offline"]] == [("eks:index:Cluster", cluster["urn"])]
+    assert [(g["type"], g["urn"]) for g in doc["notSeenOffline"]] == [("eks:index:Cluster", cluster["urn"])]
     # Emulated but for what its default security groups, aws-auth and instance roles add (eks_children.ADDITIVE).
     assert "aws:eks/cluster:Cluster" in {r["type"] for r in doc["resources"]}
-    assert "the aws-auth ConfigMap" in doc["not_seen_offline"][0]["judged_by_real_preview"]
-    assert {(v["policy"], v["blocks"]) for v in doc["violations"] if v["enforcement"] == "mandatory"} == {
+    assert "the aws-auth ConfigMap" in doc["notSeenOffline"][0]["judged_by_real_preview"]
+    assert {(v["policy"], v["blocks"]) for v in entries(doc) if v["enforcement"] == "mandatory"} == {
         ("system-node-group-present", when)}
     assert doc["policyPack"]["stoppedByPreview"] is (phase == "up" and not skip)
 
@@ -165,11 +166,12 @@ def test_the_first_preview_summary_lists_what_only_the_offline_gate_judged(
     run_preview: RunPreview, stack_files: dict[str, Path],
 ) -> None:
     run = run_preview("--stack", "dev", "--config-file", str(stack_files["dev"]), *TODAY, "--verbose")
-    text = " ".join(run.stdout.split())
 
     assert run.returncode == 0, run.explain()
-    assert "offline only one-driver-per-pool (the real engine sent `{}` in this phase)" in text
-    assert "one-driver-per-pool-pending" in text  # the one advisory that says what it waits on
+    # --verbose: each pending policy, folded with those that wait on the same objects for the same reason.
+    [pending] = [line for line in run.stdout.splitlines() if line.startswith("  pending ") and "one-driver-per-pool"
+                 in line]
+    assert "waits on" in pending and "Kubernetes object(s) with no properties yet in this preview" in pending
     # Without --verbose, one line says the same for every pending policy (tests/tools/test_preview_render.py).
     short = " ".join(run_preview("--stack", "dev", "--config-file", str(stack_files["dev"]), *TODAY).stdout.split())
     assert "one-driver-per-pool" not in short
@@ -196,7 +198,7 @@ def test_up_of_a_shipped_stack_reports_once_that_a_real_up_would_refuse_it_and_j
     # Every section's documentation values, not only the cluster's (issue 25): the model snapshot id.
     assert 'inferenceServices[0].modelVolume.snapshotId = "snap-0123456789abcdef0"' in refused
     assert REAL_UP_REFUSED not in run.stderr  # reported once, in the document
-    assert not [v for v in doc["violations"] if "can't run policy" in v["message"]]
+    assert not [v for v in entries(doc) if "can't run policy" in v["message"]]
     assert any(r["type"] == "aws:eks/cluster:Cluster" for r in doc["resources"])  # the update was judged
 
 

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from tests.conftest import TINY_PROGRAM, real_stack_file, run_preview_process, shipped_args
+from tests.result_view import validate
 from tools.engine.mocks import monitor as mocks
 from tools.engine.records import UNKNOWN
 
@@ -127,7 +128,7 @@ def test_mandatory_violation_exits_1_and_is_reported(run_preview):
     if "no policy pack ran" in run.stdout:
         pytest.skip("tools/engine/gate.py or policies/PulumiPolicy.yaml is absent: no policy pack ran")
     assert run.returncode == 1, run.explain()
-    violations = run.json()["violations"]
+    violations = run.violations()
     assert {(v["policy"], v["enforcement"], v["urn"]) for v in violations} >= {
         ("gpu-nodes-tainted", "mandatory", "urn:pulumi:untainted::tiny::aws:eks/nodeGroup:NodeGroup::gpu")}
     assert run.json()["policyPack"]["ran"] is True
@@ -136,7 +137,7 @@ def test_mandatory_violation_exits_1_and_is_reported(run_preview):
 def test_missing_required_config_exits_2_without_traceback(run_preview):
     run = run_preview(*TINY, "--stack", "broken", "--json")
     assert run.returncode == 2
-    assert run.stdout == ""
+    assert run.json()["verdict"] == "REFUSED"  # stdout: the refused run's document (issue 56)
     assert "tiny:greeting" in run.stderr
     assert "Traceback" not in run.stderr
 
@@ -236,15 +237,18 @@ def test_stack_previews_deterministically(stack_preview, run_preview):
 
 def test_stack_json_is_one_document_with_the_contract_keys(stack_preview):
     doc = json.loads(stack_preview.stdout)
-    assert {"stack", "resources", "violations", "not_seen_offline"} <= set(doc)
+    validate(doc)  # tools/preview/result.schema.json
+    assert {"schemaVersion", "verdict", "exitCode", "counts", "stack", "phase", "policyConfig", "findings",
+            "pending", "unjudged", "resources"} <= set(doc)
+    assert doc["exitCode"] == stack_preview.returncode
     assert all(set(r) == {"urn", "type", "name", "parent", "inputs", "options"} for r in doc["resources"])
     # Each resource's options, as the engine will apply them (issue 25).
     assert all(set(r["options"]) == {"protect", "retainOnDelete", "customTimeouts", "dependsOn", "ignoreChanges"}
                for r in doc["resources"])
-    assert all(set(v) == {"policy", "enforcement", "urn", "message", "blocks"} for v in doc["violations"])
-    assert all(v["enforcement"] in ("mandatory", "advisory") for v in doc["violations"])
-    assert all(v["blocks"] in ("before-create", "after-update") for v in doc["violations"])
     assert doc["resources"] == sorted(doc["resources"], key=lambda r: r["urn"])
+    # Nothing twice: the unjudged components and the offline-only verdicts are not repeated in the pack's section.
+    assert set(doc["policyPack"]) == {"ran", "name", "policies", "detail", "notApplicable", "cancelledAt",
+                                      "stoppedByPreview"}
 
 
 def test_stack_out_artefacts_exist_and_parse(stack_preview):
@@ -257,7 +261,7 @@ def test_stack_out_artefacts_exist_and_parse(stack_preview):
         assert {"apiVersion", "kind", "metadata"} <= set(obj), manifest.name
         assert manifest.name.startswith(obj["kind"].lower() + "-")
     summary = (out / "summary.md").read_text()
-    assert summary.startswith("# Offline preview: stack ")
+    assert summary.startswith("# ✅ PASS: stack ")  # the verdict first (issue 56)
     assert "## GPU pools" in summary
 
 
@@ -275,7 +279,8 @@ def test_config_file_with_an_unknown_key_exits_2_naming_file_key_and_value(tmp_p
     bad.write_text(yaml.safe_dump(data))
     run = run_preview_process("--config-file", str(bad), "--json")
     assert run.returncode == 2, run.explain()
-    assert run.stdout == ""
+    [problem] = run.json()["problems"]
+    assert problem["key"] == "cluster.colour" and "ultraviolet" in problem["message"]
     assert str(bad) in run.stderr
     assert "colour" in run.stderr and "ultraviolet" in run.stderr
     assert "Traceback" not in run.stderr

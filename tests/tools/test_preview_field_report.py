@@ -44,7 +44,7 @@ def field_report(run_preview: RunPreview) -> PreviewRun:
 
 
 def _violations(run: PreviewRun, **match: str) -> list[dict[str, str]]:
-    return [v for v in run.json()["violations"] if all(v[k] == want for k, want in match.items())]
+    return [v for v in run.violations() if all(v[k] == want for k, want in match.items())]
 
 
 def _resource(run: PreviewRun, type_: str, name: str) -> dict[str, Any]:
@@ -76,7 +76,7 @@ def test_field_report_stack_previews_with_exit_0_and_the_r535_end_of_life_adviso
     assert field_report.returncode == 0, field_report.explain()
     assert _violations(field_report, enforcement="mandatory") == []
     advisories = _violations(field_report, policy=LIFECYCLE, enforcement="advisory")
-    assert len(advisories) == 1, field_report.json()["violations"]
+    assert len(advisories) == 1, field_report.violations()
     assert "run driver 535.309.01 from GPU Operator values driver.version" in advisories[0]["message"]
     assert R535_EOL in advisories[0]["message"]
     assert advisories[0]["urn"].startswith("urn:pulumi:fieldreport::gpu-platform::")
@@ -108,19 +108,24 @@ def test_prod_policy_config_raises_the_r535_end_of_life_to_mandatory_and_exits_1
 
     assert run.returncode == 1, run.explain()
     blocking = _violations(run, policy=LIFECYCLE, enforcement="mandatory")
-    assert len(blocking) == 1 and R535_EOL in blocking[0]["message"], run.json()["violations"]
+    assert len(blocking) == 1 and R535_EOL in blocking[0]["message"], run.violations()
     assert _violations(run, policy=LIFECYCLE, enforcement="advisory") == []
 
 
-def test_stack_name_prod_reads_no_policy_config_unless_one_is_named(run_preview: RunPreview) -> None:
-    # Like `pulumi preview --policy-pack-config`: a config file is read only when named
-    # (pulumi/pulumi pkg/cmd/pulumi/operations/preview.go, --policy-pack-config); `make preview` names it.
+def test_stack_name_prod_is_judged_with_prods_policy_config_unless_none_is_asked(run_preview: RunPreview) -> None:
+    # One verdict per stack however it is run (issue 56): without --policy-config the preview applies
+    # policies/config/prod.json, as `make preview`, `make gate` and CI's real preview (which names it) do;
+    # `--policy-config none` judges without one, as `pulumi preview` without --policy-pack-config does.
     run = run_preview(*TODAY, "--config-file", str(FIELD_REPORT), "--stack", "prod", "--json")
-
-    assert run.returncode == 0, run.explain()
+    assert run.returncode == 1, run.explain()
     assert run.json()["stack"] == "prod"
-    assert _violations(run, policy=LIFECYCLE, enforcement="mandatory") == []
-    assert [v["message"] for v in _violations(run, policy=LIFECYCLE, enforcement="advisory")]
+    assert run.json()["policyConfig"] == {"path": "policies/config/prod.json", "how": "stack default"}
+    assert _violations(run, policy=LIFECYCLE, enforcement="mandatory")
+    bare = run_preview(*TODAY, "--config-file", str(FIELD_REPORT), "--stack", "prod", "--policy-config", "none",
+                       "--json")
+    assert bare.returncode == 0, bare.explain()
+    assert _violations(bare, policy=LIFECYCLE, enforcement="mandatory") == []
+    assert [v["message"] for v in _violations(bare, policy=LIFECYCLE, enforcement="advisory")]
 
 
 def test_both_rejected_stack_files_change_exactly_one_key_of_the_field_report() -> None:
@@ -134,7 +139,7 @@ def test_both_rejected_stack_files_change_exactly_one_key_of_the_field_report() 
 
 def _one_config_error(run: PreviewRun) -> str:
     assert run.returncode == 2, run.explain()
-    assert run.stdout == ""
+    assert run.stdout == "" or run.json()["verdict"] == "REFUSED"  # with --json: the refused run's document
     assert "Traceback" not in run.stderr
     errors = [line for line in run.stderr.splitlines() if line.startswith("error: ")]
     assert len(errors) == 1, run.stderr

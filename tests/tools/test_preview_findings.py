@@ -15,9 +15,10 @@ from tests.conftest import SHIPPED_DAY, RunPreview
 from tests.shared import REPO
 from tools import ci_gate
 from tools.engine.records import RecordedResource, Violation
-from tools.preview import findings
-from tools.preview.model import GateReport
-from tools.preview.render import api_server_line, verdict_line
+from tools.preview import findings, result
+from tools.preview.model import GateReport, Recording, StackConfig
+from tools.preview.render import finding_line, legend, verdict_line
+from tools.preview.summary_md import api_server_line
 
 DESCRIPTION = "The driver branch every GPU pool runs is not past NVIDIA's end of life. (Stack policy: boilerplate.)"
 SOURCE = "https://docs.nvidia.com/datacenter/tesla/drivers/supported-drivers-and-cuda-toolkit-versions.html"
@@ -52,11 +53,11 @@ def test_the_headline_is_what_was_found_without_the_description_and_the_source()
     assert findings.headline(v) == ("GPU pool(s) 'l4-spot' run driver 610.57.04: R610 reached end of life in August "
                                     "2026. Move to a supported branch: R580, R595.")
     assert findings.description(v) == DESCRIPTION and findings.source(v) == SOURCE
-    line = findings.line(findings.Finding(v), KEYS)
+    line = finding_line(result.finding(findings.Finding(v), KEYS))
     assert line.startswith("mandatory gpu-driver-branch-lifecycle [before-create] "
                            "gpuNodeGroups[0].driverVersion = 610.57.04: GPU pool(s) 'l4-spot' run driver 610.57.04")
     assert DESCRIPTION not in line and SOURCE not in line and "\n" not in line
-    verbose = findings.line(findings.Finding(v), KEYS, verbose=True)
+    verbose = finding_line(result.finding(findings.Finding(v), KEYS), verbose=True)
     assert DESCRIPTION in verbose and SOURCE in verbose
     # An API-server finding has no description: its message is the headline.
     assert findings.headline(_v("apiserver-required", "spec.x: Required value")) == "spec.x: Required value"
@@ -92,7 +93,7 @@ def test_twins_of_one_fact_are_shown_and_counted_once() -> None:
     shown = findings.merge_twins([stack_side, resource_side, other_fact, pending])
     assert [f.violation for f in shown] == [stack_side, other_fact, pending]
     assert shown[0].twin == resource_side and shown[0].blocks == "before-create"  # the earlier moment
-    assert findings.line(shown[0], KEYS).startswith(
+    assert finding_line(result.finding(shown[0], KEYS)).startswith(
         "mandatory gpu-driver-image-published (+ gpu-driver-image-published-resource) [before-create] ")
     assert findings.counts([stack_side, resource_side, other_fact, pending]) == (2, 0, 1)
     # A different level is a different finding.
@@ -101,12 +102,11 @@ def test_twins_of_one_fact_are_shown_and_counted_once() -> None:
 
 
 def test_the_labels_are_explained_once_and_only_those_used() -> None:
-    used = [findings.Finding(_v("a", "d\nx", blocks="after-update", offline_only=True)),
-            findings.Finding(_v("b", "d\ny", blocks="after-update"))]
-    text = findings.legend(used)
+    used = [{"label": "after-update", "offlineOnly": True}, {"label": "after-update", "offlineOnly": False}]
+    text = legend(used)
     assert text is not None and text.startswith("labels: after-update: ")
     assert text.count("after-update: ") == 1 and "offline only: " in text and "before-create" not in text
-    assert findings.legend([]) is None
+    assert legend([]) is None
 
 
 def test_a_refused_stack_file_never_ends_in_pass() -> None:
@@ -126,28 +126,38 @@ def test_the_api_server_line_says_what_was_and_was_not_checked() -> None:
     missing = GateReport(ran=True, detail="ran", api_server=api, violations=(
         _v("apiserver-not-checked", "upstream cache: the upstream cache (CRDs, chart values.yaml) is missing",
            STACK, enforcement="advisory"),))
-    line = api_server_line(missing)
+    line = api_server_line(_doc(missing))
     assert "18 objects checked against Kubernetes 1.35's built-in schemas only: 0 rejected" in line
     assert "custom resources (their CRDs and CEL rules) and the 5 Helm releases' values were not checked" in line
     assert "CEL rules included" not in line and "upstream CRDs" not in line
-    full = api_server_line(GateReport(ran=True, detail="ran", api_server=api))
+    full = api_server_line(_doc(GateReport(ran=True, detail="ran", api_server=api)))
     assert "and the upstream CRDs (CEL rules included), 5 Helm releases" in full and "not checked" not in full
 
 
+def _doc(report: GateReport) -> dict:
+    recording = Recording(project="gpu-platform", stack="dev", resources=(), stack_outputs={}, logs=())
+    config = StackConfig(path=Path("Pulumi.dev.yaml"), values={}, secret_keys=(), parsed={})
+    return result.build(recording, report, config, result.PolicyConfigUse(None, "none: test"))
+
+
 def test_the_gate_counts_as_the_preview_does(tmp_path: Path) -> None:
-    doc = {"violations": [
+    violations = [
         {"policy": "gpu-driver-image-published", "enforcement": "mandatory", "urn": "u1", "blocks": "after-update",
          "message": "d\ndriver 535.15.04 has no published image"},
         {"policy": "gpu-driver-image-published-resource", "enforcement": "mandatory", "urn": "u2",
          "blocks": "before-create", "message": "d\npool 'a' (gpu-platform.io/driver=535.15.04): no image"},
         {"policy": "alb-waf-attached", "enforcement": "advisory", "urn": "u3", "message": "d\nno WAF"},
         *({"policy": f"p{i}-pending", "enforcement": "advisory", "urn": "u", "message": "w"} for i in range(15)),
-    ]}
-    assert ci_gate._counts(doc) == (1, 1, 15)
-    report = GateReport(ran=True, detail="ran", violations=tuple(findings.from_json(doc["violations"])))
+    ]
+    report = GateReport(ran=True, detail="ran", violations=tuple(findings.from_json(violations)))
+    doc = _doc(report)
+    assert doc["counts"] == {"mandatory": 1, "advisory": 1, "pending": 15, "unjudged": 0}
+    [twins] = [f for f in doc["findings"] if f["level"] == "mandatory"]
+    assert (twins["policy"], twins["twin"], twins["label"]) == (
+        "gpu-driver-image-published", "gpu-driver-image-published-resource", "before-create")
     assert verdict_line(report).endswith(": 1 mandatory, 1 advisory finding(s), 15 pending")
-    result = ci_gate.StackResult("dev", "preview", 1, 1, 1, summary="", pending=15)
-    assert "| dev | preview | blocked: mandatory violation | 1 | 1 | 15 |" in ci_gate.overview_markdown([result], None)
+    gate = ci_gate.StackResult("dev", "preview", 1, 1, 1, summary="", pending=15, verdict_word=doc["verdict"])
+    assert "| dev | preview | FAIL | 1 | 1 | 15 |" in ci_gate.overview_markdown([gate], None)
 
 
 def test_the_dev_stack_with_a_pool_driver_past_its_end_of_life_names_the_pool_key(run_preview: RunPreview,
@@ -168,7 +178,7 @@ def test_the_dev_stack_with_a_pool_driver_past_its_end_of_life_names_the_pool_ke
     # The human verdict and the gate's count of the same run's document agree.
     assert run.out_dir is not None
     doc = json.loads((run.out_dir / "resources.json").read_text(encoding="utf-8"))
-    mandatory, advisory, pending = ci_gate._counts(doc)
+    mandatory, advisory, pending = (doc["counts"][k] for k in ("mandatory", "advisory", "pending"))
     counted = f": {mandatory} mandatory, {advisory} advisory finding(s), {pending} pending"
     assert run.stdout.splitlines()[-1].endswith(counted)
     assert (mandatory, advisory) == (0, 1) and pending > 0

@@ -25,6 +25,6 @@ def test_our_prod_stack_without_its_web_acl_is_refused_by_prod_policy(run_previe
     run = run_preview("--stack", "prod", "--config-file", str(stack_file), "--policy-config", str(PROD_POLICY),
                       "--today", "2026-11-30", "--json")
     assert run.returncode == 1, run.explain()
-    blocking = [v for v in run.json()["violations"] if v["enforcement"] == "mandatory"]
+    blocking = [v for v in run.violations() if v["enforcement"] == "mandatory"]
     assert {v["policy"] for v in blocking} == {"alb-waf-attached-unseen"}
     assert all("sets no alb.ingress.kubernetes.io/wafv2-acl-arn" in v["message"] for v in blocking)

@@ -37,7 +37,7 @@ def test_four_gpus_on_a_one_gpu_pool_is_refused_before_the_deployment_exists(
     run = run_preview("--stack", "dev", "--config-file", str(four_gpu_stack), "--phase", phase, *TODAY, "--json")
 
     assert run.returncode == 1, run.explain()
-    blocking = [v for v in run.json()["violations"] if v["enforcement"] == "mandatory"
+    blocking = [v for v in run.violations() if v["enforcement"] == "mandatory"
                 and v["policy"] == "gpu-workload-schedulable-resource"]
     assert [(v["urn"].rsplit("::", 1)[-1], v["blocks"]) for v in blocking] == [
         ("triton-dev-deployment", "before-create")]
@@ -49,4 +49,4 @@ def test_the_shipped_dev_service_passes_the_resource_parts(run_preview: RunPrevi
     run = run_preview("--stack", "dev", "--phase", "preview", *TODAY, "--json")
 
     assert run.returncode == 0, run.explain()
-    assert not [v for v in run.json()["violations"] if v["policy"].endswith("-resource")]
+    assert not [v for v in run.violations() if v["policy"].endswith("-resource")]

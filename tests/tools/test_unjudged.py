@@ -15,6 +15,7 @@ from google.protobuf.struct_pb2 import Struct
 
 from policies.gpu_guard.base import all_meta
 from tests.conftest import RunPreview
+from tests.result_view import entries
 from tests.shared import REPO, upstream
 from tools.apiserver.check import check_resources
 from tools.engine.coverage.schema import TABLE, scan, schema_children
@@ -117,7 +118,7 @@ def _report(*violations: Violation, unjudged: int) -> GateReport:
 def test_the_verdict_counts_unjudged_components_and_never_says_nothing_blocks_then() -> None:
     assert verdict_line(_report(unjudged=3)) == (
         "verdict: PASS offline; 3 components unjudged: `pulumi preview` judges them (exit 0: no mandatory finding in "
-        "what the gate judged): 0 mandatory, 0 advisory finding(s), 3 pending")
+        "what the gate judged): 0 mandatory, 0 advisory finding(s), 0 pending")  # their pending: the unjudged count
     assert verdict_line(_report(unjudged=1)).startswith("verdict: PASS offline; 1 component unjudged: ")
     blocked = verdict_line(_report(Violation("gpu-nodes-tainted", "mandatory", "urn:s::a::b", "m"), unjudged=2))
     assert blocked.startswith("verdict: FAIL, exit 1 (a mandatory finding blocks `pulumi up`; 2 components unjudged")
@@ -138,9 +139,9 @@ def test_a_remote_component_on_untainted_g5_is_pending_never_a_pass(run_preview:
     run, doc = _doc(run_preview, "remote", phase)
     assert run.returncode == 0, run.explain()
     [component] = [r["urn"] for r in doc["resources"] if r["type"] == "eksext:index:AttachedNodeGroup"]
-    pending = {(v["policy"], v["enforcement"]) for v in doc["violations"] if v["urn"] == component}
+    pending = {(v["policy"], v["enforcement"]) for v in entries(doc) if v["urn"] == component}
     assert ("gpu-nodes-tainted-pending", "advisory") in pending
-    assert [v for v in doc["violations"] if v["enforcement"] == "mandatory"] == []
+    assert [v for v in entries(doc) if v["enforcement"] == "mandatory"] == []
     verdict = run.stdout.splitlines()[-1]
     assert verdict.startswith("verdict: PASS offline; 1 component unjudged: `pulumi preview` judges them")
     assert NOTHING_BLOCKS not in run.stdout
@@ -151,12 +152,13 @@ def test_a_remote_component_on_untainted_g5_is_pending_never_a_pass(run_preview:
 def test_the_json_lists_each_unjudged_component_and_every_pair_as_a_pending_advisory(run_preview: RunPreview) -> None:
     _, doc = _doc(run_preview, "remote", "preview")
     [entry] = doc["unjudged"]
-    assert set(entry) == {"urn", "type", "why", "policies", "basis"}
+    assert set(entry) == {"urn", "type", "name", "why", "policies", "basis"}
     assert entry["type"] == "eksext:index:AttachedNodeGroup"
     assert entry["policies"] == list(NODE_AND_WORKLOAD_POLICIES)
-    pairs = {(v["urn"], v["policy"]) for v in doc["violations"] if v["enforcement"] == "advisory"}
+    pairs = {(v["urn"], v["policy"]) for v in entries(doc) if v["enforcement"] == "advisory"}
     assert {(entry["urn"], f"{p}-pending") for p in entry["policies"]} <= pairs
-    assert doc["policyPack"]["unjudged"] == doc["unjudged"]
+    assert "unjudged" not in doc["policyPack"]  # nothing twice (issue 56)
+    assert doc["counts"]["unjudged"] == 1 and doc["pending"] == []
 
 
 @pytest.mark.parametrize("stack", ["configfile", "configgroup"])
@@ -169,11 +171,12 @@ def test_a_helm_v4_yaml_component_over_a_local_manifest_is_judged(run_preview: R
     assert pool["urn"].endswith("::pools:gpu-untainted")
     assert pool["parent"].endswith(f"::{'kubernetes:yaml/v2:ConfigFile' if stack == 'configfile' else CONFIG_GROUP}"
                                    "::pools")
-    [tainted] = [v for v in doc["violations"] if v["policy"] == "gpu-nodes-tainted"]
+    [tainted] = [v for v in entries(doc) if v["policy"] == "gpu-nodes-tainted"]
     assert tainted["enforcement"] == "mandatory" and tainted["urn"] == pool["urn"]
     assert "GPU pool 'pools:gpu-untainted'" in tainted["message"]
-    [child] = doc["emulated_children"]
+    [child] = doc["emulatedChildren"]
     assert child["source"].startswith("https://github.com/pulumi/pulumi-kubernetes/blob/")
+    assert doc["verdict"] == "FAIL"
     assert run.stdout.splitlines()[-1].startswith("verdict: FAIL, exit 1 (a mandatory finding blocks `pulumi up`)")
 
 

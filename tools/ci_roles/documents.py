@@ -165,12 +165,21 @@ def policy_size(document: dict[str, Any]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.ci_roles", description=__doc__.splitlines()[0])
     parser.add_argument("--account", default=DOCUMENTATION_ACCOUNT, help="12-digit AWS account id of the roles")
-    parser.add_argument("--out", type=Path, default=OUT, help=f"folder to write (default {OUT.relative_to(REPO)})")
+    parser.add_argument("--out", type=Path, default=None,
+                        help=f"folder to write (default {OUT.relative_to(REPO)}, for the documentation account only; "
+                             "another --account needs --out)")
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when a file is out of date")
     args = parser.parse_args(argv)
     if not (args.account.isdigit() and len(args.account) == 12):
         print(f"error: --account {args.account!r}: not a 12-digit AWS account id", file=sys.stderr)
         return 2
+    if args.out is None and args.account != DOCUMENTATION_ACCOUNT:
+        # docs/iam/ is tracked and holds the documentation account's policies: another account's go elsewhere.
+        print(f"error: --account {args.account}: {OUT.relative_to(REPO)}/ holds the documentation account's "
+              f"policies ({DOCUMENTATION_ACCOUNT}) and is tracked; write your account's elsewhere: add --out DIR "
+              "(e.g. --out /tmp/iam)", file=sys.stderr)
+        return 2
+    args.out = args.out if args.out is not None else OUT
     try:
         files = render(derive(REPO), args.account)
     except DerivationError as err:

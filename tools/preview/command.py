@@ -32,7 +32,6 @@ Source: https://github.com/pulumi/pulumi/blob/master/sdk/python/lib/pulumi/autom
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import datetime
@@ -54,7 +53,7 @@ from pulumi.runtime.proto import engine_pb2
 from pulumi.runtime.stack import run_in_stack
 
 from tools.engine.coverage.unjudged import unjudged_advisories, unjudged_components
-from tools.engine.gate import ALL_PHASES, Phase
+from tools.engine.gate import Phase
 from tools.engine.mocks.monitor import (
     DEFAULT_REGION,
     MockValueError,
@@ -63,7 +62,6 @@ from tools.engine.mocks.monitor import (
     UnknownInvokeError,
 )
 from tools.engine.policy_config import GateError
-from tools.engine.records import Violation
 from tools.engine.unseen import (
     answered_by,
     name_stack_outputs,
@@ -71,8 +69,10 @@ from tools.engine.unseen import (
     stack_policy_names,
     unseen_sources,
 )
-from tools.engine.view import emulated_children, not_seen_offline, stack_tags
+from tools.engine.view import stack_tags
 from tools.engine.warm_pack import WarmPack
+from tools.preview import result
+from tools.preview.arguments import _parser, policy_config_for
 from tools.preview.forked import Forked, preload_program
 from tools.preview.model import GateReport, LogEntry, Recording, StackConfig, real_up_refusals
 from tools.preview.program_modules import program_environment
@@ -311,7 +311,7 @@ def run_policy_gate(recording: Recording, config: StackConfig, policy_config: Pa
             )
     except gate.GateError as exc:
         raise PreviewError(f"policy gate: {exc}") from exc
-    used = f" with {policy_config}" if policy_config is not None else ""
+    # The policy config it ran with is the document's `policyConfig`, named as the user would write it.
     # What the offline gate did not see (remote components not emulated, other stacks' outputs not given) makes the
     # verdicts that could read it pending: tools/engine/unseen.py.
     unseen = unseen_sources(recording.resources, answered_by(config.other_stacks, ORGANIZATION, recording.project))
@@ -322,7 +322,7 @@ def run_policy_gate(recording: Recording, config: StackConfig, policy_config: Pa
     unjudged = tuple(unjudged_components(unseen))
     return GateReport(
         ran=True,
-        detail=f"policy pack {result.pack_name} ran{used}",
+        detail=f"policy pack {result.pack_name} ran",
         violations=(*violations, *unjudged_advisories(unjudged)),
         pack=result.pack_name,
         policies=len(result.policies),
@@ -376,8 +376,7 @@ def run_analyze(project: Project, stack: str, config: StackConfig, policy_config
                                   stack_config={}, today=today, tags=recording.tags)
         except GateError as exc:
             raise PreviewError(f"policy gate: {exc}") from exc
-    used = f" with {policy_config}" if policy_config is not None else ""
-    return recording, GateReport(ran=True, detail=f"policy pack {result.pack_name} ran over {what}{used}",
+    return recording, GateReport(ran=True, detail=f"policy pack {result.pack_name} ran over {what}",
                                  violations=tuple(result.violations), pack=result.pack_name,
                                  policies=len(result.policies), not_applicable=tuple(result.not_applicable))
 
@@ -415,82 +414,8 @@ def run_up(project: Project, stack: str, config: StackConfig, policy_config: Pat
 # --------------------------------------------------------------------------------------------------
 
 
-def _sorted_violations(violations: Sequence[Violation]) -> list[Violation]:
-    return sorted(violations, key=lambda v: (v.urn, v.policy, v.enforcement, v.message))
-
-
-def document(recording: Recording, report: GateReport) -> dict[str, Any]:
-    """The `--json` document: stack, resources and violations, sorted so the same input prints the same bytes."""
-    return {
-        "stack": recording.stack,
-        "phase": recording.phase,
-        "change": recording.change or None,
-        "resources": [r.as_json() for r in sorted(recording.resources, key=lambda r: r.urn)],
-        "violations": [v.as_json() for v in _sorted_violations(report.violations)],
-        "not_seen_offline": not_seen_offline(recording.resources),
-        "unjudged": [u.as_json() for u in report.unjudged],
-        "emulated_children": emulated_children(recording.resources),
-        "realUpRefused": real_up_refusals(recording.logs),
-        "policyPack": report.as_json(),
-        "offlineOnly": report.as_json()["offlineOnly"],
-        "apiServer": report.api_server,
-    }
-
-
 def dumps(doc: Mapping[str, Any]) -> str:
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="gpu-platform preview",  # .venv/bin/gpu-platform preview (tools/cli.py)
-        description="Preview a Pulumi Python program offline under recording mocks and run the policy pack.",
-    )
-    parser.add_argument("--stack", default="dev", help="read Pulumi.STACK.yaml from the program folder (default dev)")
-    parser.add_argument("--config-file", type=Path, help="use this Pulumi.<stack>.yaml-format file instead")
-    parser.add_argument("--program", type=Path, default=REPO, help="the Pulumi program folder (default: this repo)")
-    parser.add_argument("--phase", choices=ALL_PHASES, default="preview",
-                        help="preview: first preview of a new stack, computed outputs unknown, Kubernetes objects "
-                             "without properties (default); update: preview of an existing stack; up: the first "
-                             "`pulumi up` (the CLI's preview, then the update; see --skip-preview); analyze: "
-                             "`pulumi policy analyze` over the stack's existing state (see --state)")
-    parser.add_argument("--state", type=Path, metavar="FILE",
-                        help="with --phase analyze: a `pulumi stack export` document to analyze (as `pulumi policy "
-                             "analyze --file`); without it, the state the program's first `pulumi up` leaves")
-    parser.add_argument("--cluster-replaced", action="store_true",
-                        help="with --phase update: the preview of a change that replaces the EKS cluster (its "
-                             "endpoint, CA and kubeconfig unknown, every Kubernetes object on its provider `{}`)")
-    parser.add_argument("--changed", action="append", default=[], metavar="NAME",
-                        help="with --phase update: a resource (logical name or URN) the change updates, whose "
-                             "computed outputs are unknown in the preview; repeat for several")
-    parser.add_argument("--skip-preview", action="store_true",
-                        help="how `pulumi up` runs: with --skip-preview (the Automation API, pulumi/actions) stack "
-                             "policies act only after every step; without (the CLI default) a preview with the pack "
-                             "comes first and stops a mandatory violation before anything is created")
-    parser.add_argument("--stack-outputs", action="append", default=[], metavar="NAME=FILE",
-                        help="another stack's outputs, for the program's StackReference to NAME (names resolve as "
-                             "the engine resolves them: stack is <this org>/<this project>/stack, org/stack is "
-                             "org/<this project>/stack); FILE as `pulumi stack output --json --show-secrets` writes "
-                             "it. Without it, what depends on that reference is pending. Repeat for several stacks")
-    parser.add_argument("--today", type=_iso_date, metavar="YYYY-MM-DD",
-                        help="judge every lifecycle at this date (default: the policy config's today, else the "
-                             "real date)")
-    parser.add_argument("--policy-config", type=Path,
-                        help="policy configuration, as for `pulumi preview --policy-pack-config`; read only when "
-                             "named (make preview names policies/config/STACK.json)")
-    parser.add_argument("--out", type=Path, help="write resources.json, manifests/*.yaml and summary.md here")
-    parser.add_argument("--json", action="store_true", help="print one JSON document on stdout and nothing else")
-    parser.add_argument("--verbose", "-v", action="store_true",
-                        help="human output in full: every resource type, each pending advisory, what only the "
-                             "offline gate judged, the emulated children (--json always holds all of it)")
-    return parser
-
-
-def _iso_date(text: str) -> datetime.date:
-    try:
-        return datetime.date.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a date; write it as YYYY-MM-DD (e.g. 2026-11-30)") from None
 
 
 def stack_file_warning(file_name: str, message: str) -> str:
@@ -510,6 +435,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     stdout, stderr = sys.stdout, sys.stderr
     program_dir = args.program.resolve()
     out_dir = args.out.resolve() if args.out is not None else None
+    used: result.PolicyConfigUse | None = None
     try:
         if not program_dir.is_dir():
             raise PreviewError(
@@ -531,57 +457,68 @@ def main(argv: Sequence[str] | None = None) -> int:
         if (args.cluster_replaced or args.changed) and args.phase != "update":
             raise PreviewError(f"--cluster-replaced and --changed describe a change previewed on an existing stack; "
                                f"they need --phase update, not --phase {args.phase}")
-        policy_config = args.policy_config.resolve() if args.policy_config else None
+        policy_config, used = policy_config_for(args.policy_config, program_dir, args.stack)
         loaded = read_policy_config(policy_config)
         today = judging_day(args.today, loaded, policy_config)
-        if args.phase == "analyze":
-            recording, report = run_analyze(project, args.stack, config, policy_config, loaded, today=today,
-                                            state=args.state.resolve() if args.state else None)
-        elif args.phase == "up":
-            recording, report = run_up(project, args.stack, config, policy_config, loaded, today=today,
-                                       skip_preview=args.skip_preview)
-        else:
-            with early_pack(project.name, args.stack, config, args.phase) as pack:
-                # A first preview needs the program's `up` run too: it runs in a forked child meanwhile.
-                up_run = None
-                if args.phase == "preview":
-                    preload_program(project.main)
-                    up_run = Forked(lambda: known_recording(project, args.stack, config, today))
-                recording = run_program(project, args.stack, config, args.phase, today, changed=args.changed,
-                                        cluster_replaced=args.cluster_replaced)
-                # On an update the objects exist; a replaced cluster's objects are created anew on the new one.
-                has_old = args.phase == "update" and not args.cluster_replaced
-                # The API server's check reads only the recording: it runs in a thread while this one waits for
-                # the forked `up` run and for the pack's process to analyze (both on other cores).
-                with ThreadPoolExecutor(max_workers=1, thread_name_prefix="api-server") as pool:
-                    api = pool.submit(api_server_check, recording, has_old=has_old)
-                    known = (up_run.result() if up_run is not None
-                             else known_recording(project, args.stack, config, today) if recording.change else None)
-                    report = run_policy_gate(recording, config, policy_config, loaded, today,
-                                             skip_preview=args.skip_preview, pack=pack, known=known)
-                    report = api_server_verdict(recording, report, has_old=has_old, api=api.result())
-        # `analyze` reads a state the API server already accepted: no request is made.
-        if args.phase == "up":
-            report = api_server_verdict(recording, report)
+        recording, report = judge(args, project, config, policy_config, loaded=loaded, today=today)
     except PreviewError as exc:
+        if args.json or out_dir is not None:
+            doc = result.refused(args.stack, args.phase, str(exc), used)
+            if out_dir is not None:
+                from tools.preview import render  # noqa: PLC0415
+                render.write_out(out_dir, doc, None)
+            if args.json:
+                stdout.write(dumps(doc))
         return _reject(str(exc), stderr)
 
-    doc = document(recording, report)
     from tools.cost.section import preview_cost  # noqa: PLC0415 -- the cost section (issue 53); docs/cost.md
 
-    doc["cost"] = preview_cost(config.values, args.stack, today, loaded)
+    doc = result.build(recording, report, config, used,
+                       extra={"cost": preview_cost(config.values, args.stack, today, loaded)})
     if out_dir is not None or not args.json:
         # rich and the summary's views of the stack: only for a summary or the --out files, never for --json alone
         from tools.preview import render  # noqa: PLC0415
     if out_dir is not None:
-        render.write_out(out_dir, doc, recording, report, config)
-    for entry in recording.logs:
-        if entry.severity == "warning" and not real_up_refusals([entry]):  # those: once, in the summary
-            print(stack_file_warning(config.path.name, entry.message), file=stderr)
+        render.write_out(out_dir, doc, recording)
+    warnings = [stack_file_warning(config.path.name, e.message) for e in recording.logs
+                if e.severity == "warning" and not real_up_refusals([e])]  # those: once, in the summary
+    for line in dict.fromkeys(warnings):  # a warning the program logs once per resource: once, with its count
+        n = warnings.count(line)
+        print(f"{line} ({n} times)" if n > 1 else line, file=stderr)
     if args.json:
         stdout.write(dumps(doc))
     else:
-        render.print_summary(stdout, recording, report, config, out_dir, verbose=args.verbose, cost=doc.get("cost"))
-    mandatory = [v for v in report.violations if v.enforcement == "mandatory"]
-    return EXIT_MANDATORY if mandatory else EXIT_OK
+        render.print_summary(stdout, doc, out_dir, verbose=args.verbose)
+    return int(doc["exitCode"])
 
+
+def judge(args: Any, project: Project, config: StackConfig, policy_config: Path | None, *,
+          loaded: Mapping[str, Any] | None, today: datetime.date) -> tuple[Recording, GateReport]:
+    """The run `args.phase` asks for: the recording, and the gate's report on it."""
+    if args.phase == "analyze":
+        # `analyze` reads a state the API server already accepted: no request is made.
+        return run_analyze(project, args.stack, config, policy_config, loaded, today=today,
+                           state=args.state.resolve() if args.state else None)
+    if args.phase == "up":
+        recording, report = run_up(project, args.stack, config, policy_config, loaded, today=today,
+                                   skip_preview=args.skip_preview)
+        return recording, api_server_verdict(recording, report)
+    with early_pack(project.name, args.stack, config, args.phase) as pack:
+        # A first preview needs the program's `up` run too: it runs in a forked child meanwhile.
+        up_run = None
+        if args.phase == "preview":
+            preload_program(project.main)
+            up_run = Forked(lambda: known_recording(project, args.stack, config, today))
+        recording = run_program(project, args.stack, config, args.phase, today, changed=args.changed,
+                                cluster_replaced=args.cluster_replaced)
+        # On an update the objects exist; a replaced cluster's objects are created anew on the new one.
+        has_old = args.phase == "update" and not args.cluster_replaced
+        # The API server's check reads only the recording: it runs in a thread while this one waits for
+        # the forked `up` run and for the pack's process to analyze (both on other cores).
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="api-server") as pool:
+            api = pool.submit(api_server_check, recording, has_old=has_old)
+            known = (up_run.result() if up_run is not None
+                     else known_recording(project, args.stack, config, today) if recording.change else None)
+            report = run_policy_gate(recording, config, policy_config, loaded, today,
+                                     skip_preview=args.skip_preview, pack=pack, known=known)
+            return recording, api_server_verdict(recording, report, has_old=has_old, api=api.result())

@@ -35,17 +35,6 @@ RESOURCE_PART = "-resource"  # policies/gpu_guard/base.py RESOURCE_PART_SUFFIX (
 _SOURCE = re.compile(r"\s*\(source: [^()]*\)\s*$")
 _VERSION = re.compile(r"(?<![\w.])\d+(?:\.\d+)+(?![\w]|\.\d)")
 
-# What the labels of a finding line mean; the summary explains those it used, once.
-LABELS = {
-    "before-create": "a real `pulumi up` stops at it before anything is created (a resource policy, before the "
-                     "resource's step; or a stack policy that the preview `pulumi up` runs first reaches)",
-    "after-update": "a real `pulumi up` meets it only after every resource was created or updated (a stack policy "
-                    "the preview does not reach, or `pulumi up --skip-preview`): fix it before deploying",
-    "offline only": "in this phase the real engine hands the policy the Kubernetes objects without properties, so "
-                    "only the offline gate judged them here; the real engine judges them once the cluster exists",
-}
-
-
 def is_pending(violation: Violation) -> bool:
     """A `<policy>-pending` advisory: when a policy judges, not a defect."""
     return violation.enforcement == "advisory" and violation.policy.endswith(PENDING_SUFFIX)
@@ -203,8 +192,13 @@ class StackKeys:
         """The stack key(s) with their values that the finding names, else the list entry, else the resource.
 
         A pending advisory fixes nothing: it names its resource."""
+        return self.key(violation) or self.resource(violation.urn)
+
+    def key(self, violation: Violation) -> str | None:
+        """The stack key(s) with their values that the finding names, else the list entry; None where no key of
+        the stack file sets what it found (a pending advisory fixes nothing: None)."""
         if is_pending(violation):
-            return self.resource(violation.urn)
+            return None
         text = headline(violation)
         owner = self.owner(violation.urn)
         named = [(path, value) for path, value in self.leaves if _mentions(text, value)]
@@ -214,31 +208,9 @@ class StackKeys:
             # The most specific value first (a full driver version before its branch); at most two keys.
             chosen = sorted(chosen, key=lambda pv: -len(str(pv[1])))[:2]
             return ", ".join(f"{path} = {value}" for path, value in chosen)
-        return owner if owner is not None else self.resource(violation.urn)
+        return owner
 
     def resource(self, urn: str) -> str:
         """The resource as the engine names it: `NVIDIADriver 'driver-l4-spot'`."""
         res = self.by_urn.get(urn)
         return f"{res.type.rsplit(':', 1)[-1]} '{res.name}'" if res else urn.rsplit("::", 1)[-1]
-
-
-def labels(finding: Finding) -> list[str]:
-    return [f"{finding.blocks}", *(["offline only"] if finding.offline_only else [])]
-
-
-def legend(found: Sequence[Finding]) -> str | None:
-    """The labels the listed findings carry, each explained once."""
-    used = [label for label in LABELS if any(label in labels(f) for f in found)]
-    return ("labels: " + "; ".join(f"{label}: {LABELS[label]}" for label in used)) if used else None
-
-
-def line(finding: Finding, keys: StackKeys, *, verbose: bool = False) -> str:
-    """`mandatory gpu-driver-branch-lifecycle [after-update, offline only] gpuOperator.driverVersion = ...: found`."""
-    v = finding.violation
-    twin = f" (+ {finding.twin.policy})" if finding.twin is not None else ""
-    text = f"{v.enforcement} {v.policy}{twin} [{', '.join(labels(finding))}] {keys.where(v)}: {headline(v)}"
-    if verbose:
-        extra = [x for x in (description(v), f"source: {source(v)}" if source(v) else "") if x]
-        if extra:
-            text += f" ({'; '.join(extra)})"
-    return text

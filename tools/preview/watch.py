@@ -46,7 +46,7 @@ from typing import Any, TextIO
 
 from tools.engine.policy_config import GateError
 from tools.engine.records import RecordedResource, Violation
-from tools.preview import command, stack_files
+from tools.preview import arguments, command, stack_files
 from tools.preview.model import GateReport
 from tools.preview.verdicts import api_server_verdict
 from tools.preview.worker import Outcome
@@ -257,7 +257,7 @@ class Watcher:
         self.stack_file = (args.config_file or self.program_dir / f"Pulumi.{args.stack}.yaml").resolve()
         self.phase = args.phase
         self.cli_today = args.today
-        self.policy_config = args.policy_config.resolve() if args.policy_config else None
+        self.policy_config, _ = arguments.policy_config_for(args.policy_config, self.program_dir, args.stack)
         self.loaded = command.read_policy_config(self.policy_config)
         self.watched = watched_files(self.program_dir, self.stack_file, self.policy_config, command.PACK_DIR)
         self.preload: tuple[str, ...] = ()
@@ -389,7 +389,7 @@ def _interrupt(signum: int, frame: Any) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = command._parser()
+    parser = arguments._parser()
     parser.prog = "python -m tools.preview --watch"
     parser.add_argument("--watch", action="store_true", required=True,
                         help="re-judge the stack after each save of its stack file, the program or the policy pack")

@@ -31,13 +31,28 @@ WAF_DISABLED = "none"
 WAFV2_REGIONAL_ARN = "arn:aws:wafv2:"
 
 
+# This project's inference services set the annotation from their stack key (components/inference/ingress.py); a
+# stack key exists only in this project's stacks, so another program's Ingress is told the annotation itself.
+OUR_PROJECT = "gpu-platform"
+OUR_SERVICE = "gpu-platform:inference:InferenceService$"
+STACK_KEY = "inferenceServices[].ingress.wafAclArn"
+
+
+def _where(urn: str) -> str:
+    """Where the user sets the web ACL: our stack key for an inference service of this project, else the annotation."""
+    parts = urn.split("::")
+    if len(parts) > 2 and parts[1] == OUR_PROJECT and OUR_SERVICE in parts[2]:
+        return f"{STACK_KEY} (it sets {WAF_ANNOTATION})"
+    return WAF_ANNOTATION
+
+
 def validate(args: Any, report_violation: ReportViolation) -> None:
     if not is_ingress(args.resource_type) or not internet_facing_alb(args.props):
         return
     name = get(args.props, "metadata", "name", default=args.name)
     acl = annotation(args.props, WAF_ANNOTATION)
-    fix = (f"Fix: {WAF_ANNOTATION}: arn:aws:wafv2:<region>:<account>:regional/webacl/<name>/<id> "
-           "(a regional WAFv2 web ACL, e.g. with the AWS managed common rule set)")
+    fix = f"Fix: {_where(args.urn)}: arn:aws:wafv2:<region>:<account>:regional/webacl/<name>/<id> " + (
+        "(a regional WAFv2 web ACL, e.g. with the AWS managed common rule set)")
     if not acl:
         report_violation(f"{UNSEEN_MARK}Internet-facing ALB Ingress '{name}' sets no {WAF_ANNOTATION}: its web ACL "
                          "comes from its IngressClassParams' spec.wafv2AclArn or an AWS Firewall Manager policy, if "
