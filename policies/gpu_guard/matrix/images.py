@@ -18,7 +18,8 @@ For callers (Karpenter pools, the pack): `Matrix.driver_branch_for_image(os, ima
 kubernetes, today=...)` gives the branch (int, or None where no source tells); `Matrix.driver_for_image(...)`
 gives the whole `ImageDriver` (release step, published?, every driver carried, the rule in words);
 `Matrix.image_findings(...)` the findings of rules node-image-published and baked-driver-branch;
-`parse_image_version(os, value)` normalises `al2023@v20260917` / `1.35.2-20260917` / `latest`.
+`parse_image_version(os, value)` normalises `al2023@v20260917` / `1.35.2-20260917` / `1.48.0-0b7d6d27` / an AMI
+name / `latest`.
 """
 
 from __future__ import annotations
@@ -32,35 +33,64 @@ from .nodes import NodeQueries
 from .results import ImageDriver, InstanceType
 from .rows import ImageRelease
 
-_AL2023_VERSION = re.compile(r"^(?:al2023@)?(?:v?(?P<date>\d{8})|\d+\.\d+\.\d+-(?P<suffix>\d{8}))$", re.IGNORECASE)
-_BOTTLEROCKET_VERSION = re.compile(r"^(?:bottlerocket@)?v?(?P<version>\d+\.\d+\.\d+)$", re.IGNORECASE)
+# The forms a release is written in, per image line (each cited where the matrix reads them, docs/matrix.md):
+# - Karpenter's alias (`al2023@v20251209`, `bottlerocket@v1.48.0`) and the bare release tag;
+# - the EKS API's `releaseVersion` of a managed node group (API_Nodegroup, CreateNodegroup): AL2023 writes the
+#   Kubernetes version and the build date (`1.35.0-20251209`, "Amazon EKS optimized Amazon Linux AMI versions"),
+#   Bottlerocket its own version and the build's commit (`1.48.0-0b7d6d27`; as EKS reports it, e.g.
+#   aws-controllers-k8s/community issue 2644: `releaseVersion: 1.47.0-6154605b` on BOTTLEROCKET_x86_64);
+# - the AMI name (and the SSM parameter path that names it): `amazon-eks-node-al2023-x86_64-nvidia-1.35-v20251209`
+#   (an older line carried the driver branch, `...-nvidia-560-1.31-v...`) and
+#   `bottlerocket-aws-k8s-1.35-nvidia-x86_64-v1.48.0-0b7d6d27`.
+_AL2023_FORMS = (
+    re.compile(r"^(?:al2023@)?v?(?P<date>\d{8})$", re.IGNORECASE),
+    re.compile(r"^\d+\.\d+\.\d+-(?P<date>\d{8})$"),
+    re.compile(r"^amazon-eks-node-al2023-(?:x86_64|arm64)-[a-z]+(?:-\d+)?-\d+\.\d+-v(?P<date>\d{8})$"),
+)
+_BOTTLEROCKET_FORMS = (
+    re.compile(r"^(?:bottlerocket@)?v?(?P<version>\d+\.\d+\.\d+)$", re.IGNORECASE),
+    re.compile(r"^(?P<version>\d+\.\d+\.\d+)-[0-9a-f]{8}$"),
+    re.compile(r"^bottlerocket-aws-k8s-\d+\.\d+(?:-[a-z0-9]+)*-(?:x86_64|aarch64)-v(?P<version>\d+\.\d+\.\d+)"
+               r"(?:-[0-9a-f]{8})?$"),
+)
 _LATEST = ("", "latest", "al2023@latest", "bottlerocket@latest")
 
 
-def parse_image_version(os: str, value: str | None) -> str | None:
-    """The canonical release tag of a pinned image version (`v20260917`, `v1.68.0`); None for latest.
+def _first_match(forms: tuple[re.Pattern[str], ...], text: str, group: str) -> str | None:
+    for form in forms:
+        match = form.match(text)
+        if match:
+            return match.group(group)
+    return None
 
-    Accepts a Karpenter alias (`al2023@v20260917`, `bottlerocket@v1.68.0`), the bare tag, and for AL2023 the
-    release version of the AMI name (`1.35.2-20260917`). Raises ValueError naming the expected form.
+
+def parse_image_version(os: str, value: str | None) -> str | None:
+    """The canonical release tag of a pinned image version (`v20251209`, `v1.48.0`); None for latest.
+
+    Accepts a Karpenter alias (`al2023@v20251209`, `bottlerocket@v1.48.0`), the bare tag, the EKS
+    `releaseVersion` (`1.35.0-20251209`, `1.48.0-0b7d6d27`) and the AMI name. Raises ValueError naming the
+    value and the forms it reads: a caller never guesses a release from a string it cannot read.
     """
     text = (value or "").strip()
     if text.lower() in _LATEST:
         return None
     if os == "al2023":
-        match = _AL2023_VERSION.match(text)
-        if match:
-            return "v" + (match.group("date") or match.group("suffix"))
+        found = _first_match(_AL2023_FORMS, text, "date")
+        if found:
+            return "v" + found
         raise ValueError(
-            f"AL2023 image version {value!r} is not a release; use v20260917 (alias al2023@v20260917), "
-            "the AMI release version 1.35.2-20260917, or latest"
+            f"AL2023 image version {value!r} is not a release; use v20260917 (alias al2023@v20260917), the AMI "
+            "release version 1.35.2-20260917, the AMI name amazon-eks-node-al2023-x86_64-nvidia-1.35-v20260917, "
+            "or latest"
         )
     if os == "bottlerocket":
-        match = _BOTTLEROCKET_VERSION.match(text)
-        if match:
-            return "v" + match.group("version")
+        found = _first_match(_BOTTLEROCKET_FORMS, text, "version")
+        if found:
+            return "v" + found
         raise ValueError(
-            f"Bottlerocket image version {value!r} is not a release; use v1.68.0 (alias bottlerocket@v1.68.0) "
-            "or latest"
+            f"Bottlerocket image version {value!r} is not a release; use v1.68.0 (alias bottlerocket@v1.68.0), the "
+            "EKS release version <version>-<8-hex build> (1.47.0-6154605b), the AMI name "
+            "bottlerocket-aws-k8s-1.35-nvidia-x86_64-v<version>-<build>, or latest"
         )
     raise ValueError(f"OS {os!r} has no image releases: only {', '.join(BAKED_DRIVER_OS)} bake the driver")
 
