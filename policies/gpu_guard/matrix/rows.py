@@ -265,6 +265,15 @@ class InstanceFamily(_Row):
         return self
 
 
+class OtherAcceleratorFamily(_Row):
+    """An EC2 accelerated-computing family whose accelerator is no NVIDIA GPU: no NVIDIA driver drives it."""
+
+    family: str = Field(description="Family, e.g. g4ad")
+    accelerator: str = Field(description="The accelerator as AWS names it, e.g. AMD Radeon Pro V520")
+    vendor: str = Field(description="Who makes it, e.g. AMD")
+    sizes: dict[str, int] = Field(description="Accelerators per size")
+
+
 class InstanceCapacity(_Row):
     """vCPUs and memory of each size of an EC2 GPU instance family (EC2 DescribeInstanceTypes' figures)."""
 
@@ -512,6 +521,9 @@ class MatrixData(BaseModel):
     operators: tuple[OperatorRelease, ...] = Field(description="GPU Operator releases")
     gpus: tuple[GpuModel, ...] = Field(description="GPU models")
     instance_families: tuple[InstanceFamily, ...] = Field(description="EC2 GPU instance families")
+    other_accelerator_families: tuple[OtherAcceleratorFamily, ...] = Field(
+        default=(), description="EC2 accelerated-computing families with no NVIDIA GPU (AMD, Habana)"
+    )
     instance_capacity: tuple[InstanceCapacity, ...] = Field(
         default=(), description="vCPUs and memory of the GPU instance sizes"
     )

@@ -21,6 +21,7 @@ class MatrixState:
         self._operators = {row.version: row for row in data.operators}
         self._gpus = {row.model: row for row in data.gpus}
         self._families = {row.family: row for row in data.instance_families}
+        self._other_families = {row.family: row for row in data.other_accelerator_families}
         self._capacity = {row.family: row for row in data.instance_capacity}
         self._images = {row.os_tag: row for row in data.driver_images}
         self._unpublished = {row.version: row for row in data.unpublished_drivers}

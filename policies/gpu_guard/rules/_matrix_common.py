@@ -102,6 +102,21 @@ def gpu_pools(inv: Inventory, matrix: Matrix) -> list[Pool]:
     return inv.gpu_pools(matrix.is_gpu_instance)
 
 
+def gpu_classed_pools(inv: Inventory, matrix: Matrix) -> list[tuple[Pool, str]]:
+    """Every pool classed as an NVIDIA GPU pool, with why: `gpu_nodes_tainted.gpu_reason` (GPU instance types,
+    the label contract, an NVIDIA AMI type, GPU requirements) or the nvidia.com/gpu taint. Unlike `gpu_pools`,
+    a pool whose instance types the matrix does not know is one when something else says it is."""
+    from .gpu_nodes_tainted import gpu_reason  # noqa: PLC0415 - rules import this module; keep the import lazy
+
+    classed = []
+    for pool in inv.pools:
+        reason = gpu_reason(pool, matrix.is_gpu_instance) or ("the nvidia.com/gpu taint" if pool.has_gpu_taint
+                                                               else None)
+        if reason is not None:
+            classed.append((pool, reason))
+    return classed
+
+
 def pool_kubernetes(inv: Inventory, pool: Pool) -> str | None:
     """The Kubernetes version of a pool's nodes: its kubelet version, else the control plane's."""
     return pool.kubelet_version or inv.control_plane_version
