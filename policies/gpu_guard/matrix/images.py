@@ -28,7 +28,7 @@ import re
 from datetime import date
 
 from ..versions import parse_driver_version, parse_kube_minor
-from .findings import BAKED_DRIVER_OS, Finding
+from .findings import BAKED_DRIVER_OS, UNJUDGED_MARK, Finding
 from .nodes import NodeQueries
 from .results import ImageDriver, InstanceType
 from .rows import ImageRelease
@@ -348,7 +348,7 @@ class ImageQueries(NodeQueries):
         findings = ([self._published_finding(image, driver, instance_type, today, branch_pin)]
                     if image.release is not None else [])
         if driver is not None:
-            findings.extend(self._branch_finding(image, driver, today, instance_type))
+            findings.extend(self._branch_finding(image, driver, today, instance_type, branch_pin))
         return findings
 
     def _published_finding(
@@ -440,13 +440,78 @@ class ImageQueries(NodeQueries):
         return (f"set the pool's nvidiaDriverBranch to {values[0]} (settings.kernel.drivers.nvidia.branch = "
                 f"{values[0]!r}), ")
 
+    def _unjudged_branch_pin(self, image: ImageDriver, declared: int, branch_pin: str | None) -> Finding | None:
+        """A Bottlerocket branch pin on a variant whose recorded table lists one driver, in a release that selects
+        the branch at boot: whether that variant carries the pinned branch's tree too is not recorded (v1.68.0's
+        1.31-1.36 variants: its notes are reported to add selection there, the table lists one driver), so the
+        declared branch is not judged, and the finding says so instead of refusing it."""
+        row = next((r for r in self.image_releases(image.os) if r.release == image.release), None)
+        if (row is None or row.resolution != "bottlerocket-branch-setting" or len(image.drivers) != 1
+                or branch_pin not in row.branch_setting
+                or parse_driver_version(row.branch_setting[branch_pin]).branch != declared):
+            return None
+        return Finding(
+            "advisory",
+            "baked-driver-branch",
+            f"{image.rule}; whether its aws-k8s-{image.kubernetes}-nvidia variant also carries the {branch_pin} tree "
+            f"(R{declared}, {row.branch_setting[branch_pin]}) that settings.kernel.drivers.nvidia.branch = "
+            f"{branch_pin!r} selects is UNCONFIRMED (the release's table lists one driver for it), so driver "
+            f"{declared} {UNJUDGED_MARK}. To have it judged, run the pool on a variant whose table lists both trees "
+            f"({', '.join(k for k, v in row.drivers.items() if len(v) > 1) or 'none recorded'}), or declare driver "
+            f"{image.branch}.",
+            image.source,
+            tuple(str(b) for b in (image.branch,) if b is not None),
+        )
+
+    def _undrivable(
+        self, image: ImageDriver, baked: int, declared: int, instance_type: str | None, *, today: date, where: str,
+        branch_pin: str | None = None,
+    ) -> Finding | None:
+        """The image loads a branch the instance's GPU does not run (R580 on a g7): declaring that branch is no fix
+        (gpu-architecture-supported refuses it), so the finding names the releases that load the declared branch
+        on this instance and Kubernetes version instead, or another OS where none does."""
+        inst = self.instance_type(instance_type) if instance_type else None
+        if inst is None or self.drives(inst, str(baked), today):
+            return None
+        loading = []
+        for row in self.image_releases(image.os):
+            try:
+                other = self.driver_for_image(image.os, row.release, instance_type, image.kubernetes, today=today,
+                                              branch_pin=branch_pin)
+            except ValueError:
+                continue
+            if other is not None and other.branch == declared and other.published:
+                loading.append(row.release)
+        nearest = tuple(reversed(loading[-3:]))
+        fix = (f"pin an image release whose nodes load R{declared} on it ({', '.join(nearest)})" if nearest
+               else f"no recorded {image.os} release loads R{declared} on it for Kubernetes {image.kubernetes}: "
+                    "use another Kubernetes version or OS")
+        return Finding(
+            "mandatory",
+            "baked-driver-branch",
+            f"{where}, not R{declared}, and R{baked} does not drive the {inst.gpu_model} of {inst.name}, so declaring "
+            f"driver {baked} is no fix; {fix}.",
+            image.source,
+            nearest,
+        )
+
     def _branch_finding(
-        self, image: ImageDriver, driver: str, today: date, instance_type: str | None = None
+        self, image: ImageDriver, driver: str, today: date, instance_type: str | None = None,
+        branch_pin: str | None = None,
     ) -> list[Finding]:
         rule = "baked-driver-branch"
         declared = parse_driver_version(driver).branch
         if not image.drivers:
             return []
+        if image.branch != declared and (unjudged := self._unjudged_branch_pin(image, declared, branch_pin)):
+            return [unjudged]
+        if image.branch is not None and image.branch != declared:
+            where = (f"{image.os} NVIDIA images ship driver branch R{image.branch} (as of {today.isoformat()})"
+                     if image.release is None else image.rule)
+            if not self._branch_setting_fix(image, declared, instance_type, today) and (
+                    undrivable := self._undrivable(image, image.branch, declared, instance_type, today=today,
+                                                   where=where, branch_pin=branch_pin)):
+                return [undrivable]
         if image.release is None:
             # The date-based steps: the message the matrix gave before releases were recorded.
             baked = image.branch

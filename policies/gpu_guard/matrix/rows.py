@@ -308,6 +308,9 @@ class NodeImageRow(_Row):
     ssm_parameter: str = Field(description="SSM parameter name format with {kubernetes} and {arch}")
     arch_names: dict[str, str] = Field(description="x86_64/arm64 -> spelling in the SSM path")
     published: tuple[str, ...] = Field(description="EKS versions with a published image")
+    published_unconfirmed: tuple[str, ...] = Field(
+        default=(), description="Of `published`, the versions no primary source read shows (the note says why)"
+    )
     baked_driver: tuple[BakedDriver, ...] = Field(default=(), description="Driver branch shipped, by date")
 
 

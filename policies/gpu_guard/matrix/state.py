@@ -7,7 +7,7 @@ from .findings import ADD_OPERATOR
 from .rows import MatrixData, OperatorRelease
 
 
-def _version_key(version: str) -> tuple[int, ...]:
+def operator_key(version: str) -> tuple[int, ...]:
     """v26.10.0 -> (26, 10, 0); ValueError when it is not dotted numbers."""
     return tuple(int(part) for part in version.strip().lstrip("vV").split("."))
 
@@ -46,11 +46,11 @@ class MatrixState:
         if any(r.version == version for r in self.data.operators_unconfirmed):
             return None  # named second-hand: its own note says why it is not in the matrix
         try:
-            wanted = _version_key(version)
-            newest = max(self.data.operators, key=lambda r: _version_key(r.version))
+            wanted = operator_key(version)
+            newest = max(self.data.operators, key=lambda r: operator_key(r.version))
         except ValueError:
             return None
-        if wanted <= _version_key(newest.version):
+        if wanted <= operator_key(newest.version):
             return None
         reviewed = max(r.reviewed for r in self.data.operators)
         return (f"GPU Operator {version} is newer than the matrix (its newest release is {newest.version}; the "
