@@ -327,10 +327,7 @@ class Matrix(ImageQueries, ServingImageQueries):
         if op is None and (newer := self.newer_operator(operator)) is not None:
             raise ValueError(newer)
         if op is None:
-            raise ValueError(
-                f"GPU Operator {operator} is not in the compatibility matrix; choose one of "
-                f"{', '.join(reversed(self.operators()))}"
-            )
+            raise ValueError(self.unknown_operator_text(operator)[0])
         if os in BAKED_DRIVER_OS:
             candidates = self._baked_candidates(os, instance_type, image_version, today)
         else:

@@ -68,9 +68,9 @@ def _validate_unseen(args: StackValidationArgs, report: ReportViolation) -> None
         if unknown:
             report(f"GPU pool {pool.name!r} ({reason}) may launch {', '.join(unknown)}: unknown GPU instance type, "
                    "of no family the matrix records, so nothing of its GPU is judged (the driver branches that drive "
-                   "it, the CUDA it runs, its GPU count). If it is a GPU family, add it to "
-                   "policies/gpu_guard/matrix.yaml instance_families with its source; else use a known GPU family: "
-                   f"{families}.", pool.urn)
+                   "it, the CUDA it runs, its GPU count). To let the pack judge it: add its family to "
+                   "policies/gpu_guard/matrix.yaml instance_families with its source if it is a GPU family, or use a "
+                   f"known GPU family: {families}.", pool.urn)
 
 
 stack_policy(

@@ -71,7 +71,8 @@ def _validate_unseen(args: StackValidationArgs, report: ReportViolation) -> None
         if why is not None:
             report(f"GPU pool {pool.name!r} pins its {os_name} image to {pool.image_version!r}, which the gate cannot "
                    f"read as a release ({why}): the driver branch its nodes load is not judged (not its end of life, "
-                   "nor the GPU architecture or CUDA it supports). Pin the release in one of those forms.", pool.urn)
+                   "nor the GPU architecture or CUDA it supports). To let the pack judge it: pin the release in one "
+                   "of those forms.", pool.urn)
 
 
 stack_policy(
