@@ -471,7 +471,7 @@ class ImageQueries(NodeQueries):
         (gpu-architecture-supported refuses it), so the finding names the releases that load the declared branch
         on this instance and Kubernetes version instead, or another OS where none does."""
         inst = self.instance_type(instance_type) if instance_type else None
-        if inst is None or self.drives(inst, str(baked), today):
+        if inst is None or self.drives(inst, str(baked)):  # the GPU and family, whatever the branch's life
             return None
         loading = []
         for row in self.image_releases(image.os):
