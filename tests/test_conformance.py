@@ -13,6 +13,10 @@ from tests import conformance
 from tests.conftest import real_stack_file
 from tests.shared import upstream
 
+# The chart version the pinned gpu-operator values.yaml is (tools/apiserver/chart_values.py): a release is judged
+# only against the values of the version it installs.
+OPERATOR = "v26.7.0"
+
 K8S = "1.35"
 
 DEPLOYMENT: dict[str, Any] = {
@@ -135,7 +139,7 @@ def test_an_unknown_field_in_custom_resource_metadata_is_judged_by_the_field_val
 
 
 def test_rejects_an_unknown_helm_values_key_and_suggests_the_nearest():
-    release = {"name": "gpu-operator", "inputs": {"chart": "gpu-operator", "values": {
+    release = {"name": "gpu-operator", "inputs": {"chart": "gpu-operator", "version": OPERATOR, "values": {
         "driver": {"enabled": True, "versoin": "580.173.02"}}}}
     findings = conformance.release_findings(release, upstream())
     assert [(f.rule, f.path) for f in findings] == [("helm-values", "driver.versoin")]
@@ -143,7 +147,7 @@ def test_rejects_an_unknown_helm_values_key_and_suggests_the_nearest():
 
 
 def test_accepts_known_helm_values_and_free_form_maps():
-    release = {"name": "gpu-operator", "inputs": {"chart": "gpu-operator", "values": {
+    release = {"name": "gpu-operator", "inputs": {"chart": "gpu-operator", "version": OPERATOR, "values": {
         "driver": {"enabled": True, "version": "580.173.02"},
         "operator": {"nodeSelector": {"gpu-platform.io/system": "true"}},
         "daemonsets": {"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}]},
@@ -152,7 +156,7 @@ def test_accepts_known_helm_values_and_free_form_maps():
 
 
 def test_subchart_sections_are_open_but_parent_keys_are_checked():
-    release = {"name": "gpu-operator", "inputs": {"chart": "gpu-operator", "values": {
+    release = {"name": "gpu-operator", "inputs": {"chart": "gpu-operator", "version": OPERATOR, "values": {
         "node-feature-discovery": {"master": {"nodeSelector": {"gpu-platform.io/role": "system"}}},
         "nfd": {"enabeld": True},
     }}}
@@ -161,7 +165,7 @@ def test_subchart_sections_are_open_but_parent_keys_are_checked():
 
 
 def test_oci_chart_references_resolve_to_the_upstream_chart_name():
-    release = {"name": "karpenter", "inputs": {"chart": "oci://public.ecr.aws/karpenter/karpenter",
+    release = {"name": "karpenter", "inputs": {"chart": "oci://public.ecr.aws/karpenter/karpenter", "version": "1.14.1",
                                                "values": {"settings": {"clusterNameTypo": "x"}}}}
     findings = conformance.release_findings(release, upstream())
     assert [f.path for f in findings] == ["settings.clusterNameTypo"]
@@ -183,7 +187,8 @@ def test_a_chart_without_upstream_values_is_advisory_and_a_known_charts_unknown_
     assert unknown[0].fix == ("pin the chart's values.yaml in upstream.lock.json "
                               "(charts/aws-efa-k8s-device-plugin/values.yaml)")
     known = conformance.release_findings(
-        {"name": "gpu-operator", "inputs": {"chart": "gpu-operator", "values": {"drvier": {}}}}, upstream())
+        {"name": "gpu-operator", "inputs": {"chart": "gpu-operator", "version": OPERATOR, "values": {"drvier": {}}}},
+        upstream())
     assert [(f.rule, f.path, f.level) for f in known] == [("helm-values", "drvier", "rejected")]
 
 
@@ -208,7 +213,7 @@ def test_a_render_with_manifests_and_a_release_has_no_empty_render_finding(tmp_p
     (tmp_path / "manifests").mkdir()
     (tmp_path / "manifests" / "deployment-inference.yaml").write_text(yaml.safe_dump(DEPLOYMENT))
     release = {"type": conformance.HELM_RELEASE, "name": "gpu-operator",
-               "inputs": {"chart": "gpu-operator", "values": {"driver": {"enabled": True}}}}
+               "inputs": {"chart": "gpu-operator", "version": OPERATOR, "values": {"driver": {"enabled": True}}}}
     (tmp_path / "resources.json").write_text(json.dumps({"resources": [release]}))
     assert conformance.check_preview(tmp_path, K8S, upstream()) == []
 

@@ -67,5 +67,5 @@ def test_an_unknown_operator_release_is_refused_with_the_known_ones():
     with pytest.raises(ValueError) as caught:
         MATRIX.drivers(os="ubuntu-24.04", operator="v26.4.9", today=TODAY)
     message = str(caught.value)
-    assert message.startswith("GPU Operator v26.4.9 is not in the compatibility matrix; choose one of v26.7.0, ")
-    assert message.endswith(", ".join(reversed(MATRIX.operators()))[-20:])
+    # issue 55: the two releases around it, never the whole list
+    assert message == "GPU Operator v26.4.9 is not a release the matrix records; the nearest are v26.3.3 and v26.7.0"

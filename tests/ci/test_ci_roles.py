@@ -8,15 +8,19 @@ the generator allows must be added here by a person who checked that.
 
 from __future__ import annotations
 
+import datetime
 import fnmatch
 import json
+import types
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.conftest import SHIPPED_DAY
 from tests.shared import REPO
 from tools.ci_roles import calls, documents
+from tools.ci_roles import derive as derive_module
 from tools.ci_roles.derive import DerivationError, ProgramUse, data_source_calls, derive
 
 parliament = pytest.importorskip("parliament", reason="parliament is pinned in requirements-dev.txt")
@@ -130,7 +134,23 @@ def test_parliament_finds_nothing_above_low_but_the_accepted(name: str) -> None:
 
 @pytest.fixture(scope="module")
 def derived() -> ProgramUse:
-    return derive(REPO)
+    # The shipped stacks run at the day the other stack tests pin: a year ahead, EKS 1.35 is past standard support
+    # and the stack file is refused, which says nothing about the resource types the program registers.
+    return derive(REPO, datetime.date.fromisoformat(SHIPPED_DAY))
+
+
+def test_the_derivation_runs_every_stack_at_the_day_it_is_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[tuple[str, str, object]] = []
+
+    def recording(project: object, stack: str, config: object, phase: str, today: object = None) -> object:
+        seen.append((stack, phase, today))
+        return types.SimpleNamespace(resources=[])
+
+    monkeypatch.setattr(derive_module, "run_program", recording)
+    day = datetime.date(2027, 12, 7)
+    assert derive_module.resource_types(REPO, day) == {}
+    assert seen and {today for _, _, today in seen} == {day}
+    assert {phase for _, phase, _ in seen} == set(derive_module.PHASES)
 
 
 def test_the_generated_files_are_what_the_program_derives_now(derived: ProgramUse) -> None:

@@ -205,7 +205,7 @@ def test_every_row_was_reviewed_on_or_before_the_review_day(matrix: Matrix):
     }
     # the audits of issue 9, 26 and 39; issue 32's Ubuntu 26.04 rows; issue 37's instance_capacity; issue 48's
     # serving images and GPU memory; issue 52's GPU memory of every NVIDIA GPU (CUDA totals) and serving-image rows
-    # (vLLM -cu130 arch lists, TGI on T4)
+    # (vLLM -cu130 arch lists, TGI on T4); issue 55's previous-generation GPU families
     assert max(reviewed) <= date(2026, 12, 7)
 
 

@@ -12,6 +12,10 @@ import pytest
 
 from policies.gpu_guard.matrix.images import _release_date, parse_image_version, release_key
 
+AL2023_AMI = "amazon-eks-node-al2023-x86_64-nvidia-1.35-v20260917"
+BR_FORMS = ("the EKS release version <version>-<8-hex build> (1.47.0-6154605b), the AMI name "
+            "bottlerocket-aws-k8s-1.35-nvidia-x86_64-v<version>-<build>, or latest")
+
 
 @pytest.mark.parametrize(
     ("os", "value", "release"),
@@ -41,12 +45,12 @@ def test_latest_in_any_spelling_is_no_pin(os: str, value: str | None) -> None:
     [
         ("al2023", "2026-09-17",
          "AL2023 image version '2026-09-17' is not a release; use v20260917 (alias al2023@v20260917), the AMI "
-         "release version 1.35.2-20260917, or latest"),
+         f"release version 1.35.2-20260917, the AMI name {AL2023_AMI}, or latest"),
         ("al2023", "bottlerocket@v1.68.0",
          "AL2023 image version 'bottlerocket@v1.68.0' is not a release; use v20260917 (alias al2023@v20260917), "
-         "the AMI release version 1.35.2-20260917, or latest"),
+         f"the AMI release version 1.35.2-20260917, the AMI name {AL2023_AMI}, or latest"),
         ("bottlerocket", "v1.68",
-         "Bottlerocket image version 'v1.68' is not a release; use v1.68.0 (alias bottlerocket@v1.68.0) or latest"),
+         f"Bottlerocket image version 'v1.68' is not a release; use v1.68.0 (alias bottlerocket@v1.68.0), {BR_FORMS}"),
         ("ubuntu-24.04", "v20260917",
          "OS 'ubuntu-24.04' has no image releases: only bottlerocket, al2023 bake the driver"),
     ],

@@ -250,7 +250,9 @@ def test_unconfirmed_operator_patches_are_refused_with_the_reason(capsys, matrix
     code = main(["check", "--os", "ubuntu-24.04", "--driver", "595.91.07", "--operator", release, *TODAY])
     err = capsys.readouterr().err
     assert code == 2
-    assert f"--operator '{release}' is not a GPU Operator release in the matrix ({release} is unconfirmed:" in err
+    assert (f"--operator '{release}': GPU Operator {release} is not in the compatibility matrix ({release} is "
+            "unconfirmed:") in err
+    assert err.rstrip().endswith("the newest release it records is v26.7.0")  # issue 55: never the whole list
     assert "source https://github.com/NVIDIA/gpu-operator/tags" in err
     assert matrix.operator(release) is None
 
@@ -259,13 +261,14 @@ def test_unconfirmed_operator_patches_are_refused_with_the_reason(capsys, matrix
 
 
 def test_mvc_advice_without_a_recorded_driver_says_so_instead_of_an_empty_list(capsys):
-    """CUDA 13.5 needs R615 (held unconfirmed) and the matrix records no R615 data-center driver: the advisory
-    used to end in "PTX JIT workloads: ." with nothing after the colon."""
+    """CUDA 13.5 needs R620 (held unconfirmed; R615 until issue 55) and the matrix records no R620 data-center driver
+    image: the advisory used to end in "PTX JIT workloads: ." with nothing after the colon."""
     code, out = check(capsys, "--os", "ubuntu-24.04", "--driver", "580.159.04", "--cuda", "13.5", *TODAY)
     assert code == 0
     assert ("[advisory] cuda-driver-compatible: CUDA 13.5 runs on driver 580.159.04 only through minor version "
-            "compatibility (CUDA 13.x floor 580.65.06; full support needs 615).") in out
-    assert ("Upgrade the driver to 615 or later for PTX JIT workloads; no released data-center driver at that "
+            "compatibility (CUDA 13.x floor 580.65.06; full support needs 620, UNCONFIRMED: no primary source read "
+            "gives CUDA 13.5's minimum driver).") in out
+    assert ("Upgrade the driver to 620 or later for PTX JIT workloads; no released data-center driver at that "
             "level is recorded in the matrix yet.") in out
     assert ": ." not in out and "()" not in out
 

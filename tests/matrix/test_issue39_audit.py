@@ -196,7 +196,7 @@ def test_every_gpu_family_has_ebs_bandwidth_or_says_why_not(matrix: Matrix):
     assert matrix.instance_type("p5.48xlarge").ebs_mbps == (80000, 80000)  # type: ignore[union-attr]
     assert matrix.instance_type("g6f.xlarge").ebs_mbps is None  # type: ignore[union-attr]
     families = {row.family for row in matrix.data.instance_families if not row.ebs_mbps}
-    assert families == {"g6f", "g7", "p6e-gb200"}
+    assert families == {"g6f", "g7", "p6e-gb200", "p2", "g3", "g3s", "g2"}
 
 
 def test_an_ebs_row_must_name_real_sizes_and_baseline_at_most_maximum():

@@ -15,16 +15,17 @@ def test_a_release_named_second_hand_says_why_it_is_not_in_the_matrix() -> None:
     assert MATRIX.operator_branch_support("v26.7.1", "ubuntu-24.04", "580.105.08") == [Finding(
         "mandatory", "operator-known",
         f"GPU Operator v26.7.1 is not in the compatibility matrix (v26.7.1 is unconfirmed: {row.note}; source "
-        f"{row.source}); choose one of {', '.join(CHOICES)}.",
-        MATRIX.data.operators[-1].source, CHOICES[:5],
+        f"{row.source}); the newest release it records is {CHOICES[0]}.",
+        MATRIX.data.operators[-1].source, (CHOICES[0],),
     )]
 
 
-def test_an_unknown_release_gets_the_known_ones_newest_first() -> None:
+def test_an_unknown_release_gets_the_two_known_ones_around_it() -> None:
+    # issue 55: a short answer, never the list of every release
     assert MATRIX.operator_branch_support("v26.4.9", "ubuntu-24.04", "580.105.08") == [Finding(
         "mandatory", "operator-known",
-        f"GPU Operator v26.4.9 is not in the compatibility matrix; choose one of {', '.join(CHOICES)}.",
-        MATRIX.data.operators[-1].source, CHOICES[:5],
+        "GPU Operator v26.4.9 is not a release the matrix records; the nearest are v26.3.3 and v26.7.0.",
+        MATRIX.data.operators[-1].source, ("v26.7.0", "v26.3.3"),
     )]
     assert CHOICES[0] == "v26.7.0"
 

@@ -15,6 +15,11 @@ before may refuse it, and a driver suggestion must be none of the four kinds the
 Issue 46 adds the CUDA runtime to the grid (`cuda-driver-compatible` suggested 570.211.01 and 610.57.04 for a
 v26.7.0 pool: one refused by the operator's list, one past end of life), the judging day to the end-of-life test
 (the branch's date, not only NVIDIA's "ended" list), and re-checks each suggestion with the CUDA runtime kept.
+
+Issue 55 adds Karpenter pools (a fractional g6f pool was offered 580.173.02, which no operator-installed driver
+makes run) and requires a driver suggestion to leave no rule about the pool's driver refusing it (a Bottlerocket g7
+pool was told to "declare driver 580", which the g7's GPU refuses): a suggestion is a fix, not a move between two
+refusals.
 """
 
 from __future__ import annotations
@@ -37,6 +42,10 @@ OPERATORS = ("v26.3.3", "v26.7.0")
 KUBERNETES = ("1.30", "1.33", "1.36", "1.37")  # past extended, extended, standard, not on EKS
 CUDA = (None, "12.8", "13.0", "nvidia/cuda:13.0.0-runtime-ubuntu24.04")  # none; MVC on R535; forward compat
 INSTANCES = (None, "g5.xlarge", "g6f.xlarge", "g6e.xlarge", "g7.2xlarge", "p3.2xlarge")
+# The pool kinds where the answer differs: a fractional GPU in a Karpenter NodePool (issue 55); None elsewhere.
+POOL_KINDS: dict[str | None, tuple[str | None, ...]] = {"g6f.xlarge": (None, "karpenter-nodepool")}
+# The rules about the pool's driver: a driver suggestion must leave none of them refusing.
+DRIVER_FIX_RULES = frozenset({"gpu-driver-kind", "baked-driver-branch", "gpu-architecture-supported"})
 IMAGES: dict[str, tuple[tuple[str | None, str | None], ...]] = {
     "al2023": ((None, None), ("v20260714", None), ("v20260917", None)),
     "bottlerocket": ((None, None), ("v1.62.0", None), ("v1.66.0", None), ("v1.68.0", None), ("v1.68.0", "lts"),
@@ -52,14 +61,17 @@ def grid() -> Iterator[dict[str, Any]]:
     for os_name, kubernetes, instance in itertools.product(OS_NAMES, KUBERNETES, INSTANCES):
         # the CUDA runtime on the supported Kubernetes version only (the suggestions it adds do not depend on it)
         runtimes = CUDA if kubernetes == "1.36" else (None,)
-        if os_name in UBUNTU:
-            for driver, operator, cuda in itertools.product(UBUNTU_DRIVERS, OPERATORS, runtimes):
-                yield {"os": os_name, "driver": driver, "operator": operator, "kubernetes": kubernetes,
-                       "instance_type": instance, "cuda": cuda}
-        else:
-            for driver, (image, pin), cuda in itertools.product(BAKED_DRIVERS, IMAGES[os_name], runtimes):
-                yield {"os": os_name, "driver": driver, "operator": None, "kubernetes": kubernetes,
-                       "instance_type": instance, "image_version": image, "branch_pin": pin, "cuda": cuda}
+        for kind in POOL_KINDS.get(instance, (None,)):
+            extra = {"pool_kind": kind} if kind is not None else {}
+            if os_name in UBUNTU:
+                for driver, operator, cuda in itertools.product(UBUNTU_DRIVERS, OPERATORS, runtimes):
+                    yield {"os": os_name, "driver": driver, "operator": operator, "kubernetes": kubernetes,
+                           "instance_type": instance, "cuda": cuda, **extra}
+            else:
+                for driver, (image, pin), cuda in itertools.product(BAKED_DRIVERS, IMAGES[os_name], runtimes):
+                    yield {"os": os_name, "driver": driver, "operator": None, "kubernetes": kubernetes,
+                           "instance_type": instance, "image_version": image, "branch_pin": pin, "cuda": cuda,
+                           **extra}
 
 
 _SEEN: dict[tuple[tuple[str, Any], ...], list[Finding]] = {}
@@ -84,6 +96,8 @@ def applied(inputs: dict[str, Any], finding: Finding, candidate: str) -> tuple[s
         # an image release to pin, or the nodes' Kubernetes version (the kubelet; the control plane stays)
         key = "image_version" if candidate.startswith("v") else "kubelet"
         return key, {**inputs, key: candidate}
+    if rule == "baked-driver-branch" and candidate.startswith("v"):
+        return "image_version", {**inputs, "image_version": candidate}  # a release that loads the declared branch
     if rule in ("operator-kubernetes-supported", "operator-known") or (
         rule == "driver-branch-supported" and _OPERATOR.match(candidate)
     ):
@@ -135,6 +149,10 @@ def test_every_suggestion_passes_check_itself(matrix: Matrix):
                     problems.append(f"{inputs}: {finding.rule} suggests {kind}")
                     continue
                 again = {f.rule for f in run(matrix, after) if f.level == "mandatory"}
+                if key == "driver" and again & DRIVER_FIX_RULES:
+                    problems.append(f"{inputs}: {finding.rule} suggests driver {candidate}, which leaves "
+                                    f"{sorted(again & DRIVER_FIX_RULES)} refusing the pool's driver")
+                    continue
                 if finding.rule in again or again - refused:
                     problems.append(f"{inputs}: {finding.rule} suggests {key}={candidate}, which check refuses "
                                     f"({sorted(again - refused | (again & {finding.rule}))})")

@@ -54,8 +54,6 @@ NOT_REACHABLE: dict[tuple[str, str], str] = {
         "the resource part judges Ubuntu OSes only and reports mandatory findings only (this one is advisory)",
     ("gpu-driver-branch-supported-resource", "is in a supported branch"):
         "an advisory finding: the resource part reports mandatory findings only",
-    ("gpu-driver-branch-supported-resource", "is not in the compatibility matrix"):
-        "the resource part skips an unknown operator release (the stack policy reports it)",
     ("gpu-driver-image-published-resource", "ships the NVIDIA driver in its node image"):
         "the resource part judges Ubuntu OSes only",
     ("gpu-driver-image-published-resource", "is a branch, but conventional driver images"):
@@ -76,6 +74,12 @@ NOT_REACHABLE: dict[tuple[str, str], str] = {
         "an advisory finding: the resource part reports mandatory findings only (the -caveats twin reports it)",
     ("cuda-driver-compatible-resource", "runs only through forward compatibility"):
         "an advisory finding: the resource part reports mandatory findings only (the -caveats twin reports it)",
+    ("cuda-architecture-compatible", "accelerators ("):
+        "the policy leaves out every instance type with no NVIDIA GPU row (g4ad's AMD GPU) before cuda_architecture",
+    ("gpu-architecture-supported", "is not a known GPU instance type"):
+        "a family the matrix records nowhere goes to gpu-architecture-supported-unseen (issue 55); the policy skips it",
+    ("gpu-architecture-supported-resource", "is not a known GPU instance type"):
+        "a family the matrix records nowhere goes to gpu-architecture-supported-unseen (issue 55); the part skips it",
     ("cuda-architecture-compatible", "is not a size of the"):
         "a workload reaches only pools of known GPU instance types; gpu-architecture-supported reports the rest",
     ("cuda-architecture-compatible", "is not a known GPU instance type"):

@@ -191,7 +191,7 @@ def test_drivers_json_marks_the_default_and_eol_notes(capsys):
         (["check", "--os", "ubuntu-22.04", "--driver", "abc"], "--driver: driver version 'abc' is not an NVIDIA"),
         (
             ["check", "--os", "ubuntu-22.04", "--driver", "580.173.02", "--operator", "v9.9.9"],
-            "--operator 'v9.9.9' is not a GPU Operator release",
+            "--operator 'v9.9.9': GPU Operator v9.9.9 is older than every release the matrix records",
         ),
         (
             ["check", "--os", "ubuntu-22.04", "--driver", "580.173.02", "--instance-type", "m5.large"],

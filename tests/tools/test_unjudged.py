@@ -225,7 +225,8 @@ def test_what_the_gate_cannot_build_says_why(tmp_path: Path, inputs: dict[str, A
 def test_a_helm_v4_chart_s_values_are_checked_against_the_pinned_chart() -> None:
     cache = upstream()
     chart = _res("urn:s::kubernetes:helm.sh/v4:Chart::gpu-operator", "kubernetes:helm.sh/v4:Chart", remote=True,
-                 inputs={"chart": "gpu-operator", "values": {"driver": {"enabled": True}, "drivr": {}}})
+                 inputs={"chart": "gpu-operator", "version": "v26.7.0",  # the pinned chart's version (issue 55)
+                         "values": {"driver": {"enabled": True}, "drivr": {}}})
     report = check_resources([chart], cache)
     assert report.releases == 1
     assert [(f.rule, f.path) for f in report.findings] == [("helm-values", "drivr")]

@@ -1,4 +1,5 @@
-"""Would Helm take a release's values: every key path of `values` exists in the chart's own values.yaml.
+"""Would Helm take a release's values: every key path of `values` exists in the chart's own values.yaml, the one of
+the chart version the release installs (`chart_values`; another version's, or none: unjudged, an advisory).
 
 Maps whose upstream value is `{}`/null, maps of free-form entries (labels, annotations, nodeSelector, env,
 resources ...) and lists are open; so is the section of a subchart (a `dependencies` entry of the chart's
@@ -18,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from tools.apiserver.chart_values import chart_values, lock_pins, pinned_versions
 from tools.apiserver.findings import Finding
 
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -87,13 +89,19 @@ def release_findings(release: Mapping[str, Any], upstream: Path) -> list[Finding
     name = str(inputs.get("name") or release.get("name"))
     chart = chart_name(str(inputs.get("chart", "")))
     values_file = upstream / "charts" / chart / "values.yaml"
-    if not values_file.is_file() and not inputs.get("values") and not inputs.get("valueYamlFiles"):
+    if not inputs.get("values") and not inputs.get("valueYamlFiles"):
         return []  # a release that sets no value (the karpenter-crd chart) has no key to check
-    if not values_file.is_file():  # cannot see, cannot block (/work/shared/POLICIES.md): as a CRD without a schema
+    if not values_file.is_file() and not pinned_versions(chart, lock_pins()):
+        # cannot see, cannot block (/work/shared/POLICIES.md): as a CRD without a schema
         return [Finding("helm-values", name, "chart",
                         f"no upstream values.yaml for chart {chart!r} at {values_file}; its values were not checked",
                         fix=f"pin the chart's values.yaml in upstream.lock.json (charts/{chart}/values.yaml)",
                         level="advisory")]
+    version = inputs.get("version")
+    judged = chart_values(chart, str(version) if isinstance(version, str) else None, upstream)
+    if judged.values is None:  # another version's keys would refuse what Helm installs: never judged against them
+        return [Finding("helm-values", name, "version", judged.reason, fix=judged.fix, level="advisory")]
+    values_file = judged.values
     findings: list[Finding] = []
     if inputs.get("valueYamlFiles"):
         findings.append(Finding("helm-values", name, "valueYamlFiles",

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import ast
+import datetime
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,8 +82,12 @@ def program_sources(program_dir: Path) -> list[Path]:
     return sorted([program_dir / "__main__.py", *(program_dir / "components").rglob("*.py")])
 
 
-def resource_types(program_dir: Path) -> dict[str, tuple[str, ...]]:
-    """type -> stacks registering it, over every stack file, as a first preview and as the existing stack's."""
+def resource_types(program_dir: Path, today: datetime.date | None = None) -> dict[str, tuple[str, ...]]:
+    """type -> stacks registering it, over every stack file, as a first preview and as the existing stack's.
+
+    `today` is the day the program judges its lifecycles at (None: the real date); a test pins it, as every test
+    that runs a shipped stack does, so a stack file refused a year ahead (Kubernetes past standard support) does
+    not stop the derivation of what the program registers."""
     project = load_project(program_dir)
     found: dict[str, set[str]] = {}
     stacks = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in program_dir.glob("Pulumi.*.yaml"))
@@ -91,10 +96,11 @@ def resource_types(program_dir: Path) -> dict[str, tuple[str, ...]]:
     for stack in stacks:
         config = load_stack_config(program_dir / f"Pulumi.{stack}.yaml", project.name, program_dir)
         for phase in PHASES:
-            for resource in run_program(project, stack, config, phase).resources:
+            for resource in run_program(project, stack, config, phase, today).resources:
                 found.setdefault(resource.type, set()).add(stack)
     return {kind: tuple(sorted(where)) for kind, where in sorted(found.items())}
 
 
-def derive(program_dir: Path) -> ProgramUse:
-    return ProgramUse(data_source_calls(program_sources(program_dir), program_dir), resource_types(program_dir))
+def derive(program_dir: Path, today: datetime.date | None = None) -> ProgramUse:
+    return ProgramUse(data_source_calls(program_sources(program_dir), program_dir),
+                      resource_types(program_dir, today))

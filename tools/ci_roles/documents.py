@@ -20,6 +20,7 @@ and exits 1 when a file differs from what the program derives now.
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import sys
 from collections.abc import Sequence
@@ -169,6 +170,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help=f"folder to write (default {OUT.relative_to(REPO)}, for the documentation account only; "
                              "another --account needs --out)")
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when a file is out of date")
+    parser.add_argument("--today", type=datetime.date.fromisoformat, default=None, metavar="YYYY-MM-DD",
+                        help="the day the program judges lifecycles at while it runs each stack (default: today)")
     args = parser.parse_args(argv)
     if not (args.account.isdigit() and len(args.account) == 12):
         print(f"error: --account {args.account!r}: not a 12-digit AWS account id", file=sys.stderr)
@@ -181,7 +184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     args.out = args.out if args.out is not None else OUT
     try:
-        files = render(derive(REPO), args.account)
+        files = render(derive(REPO, args.today), args.account)
     except DerivationError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

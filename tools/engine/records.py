@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import heapq
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -103,3 +104,38 @@ class Violation:
         # The contract's keys (CONFIG.md section 3); the offline-only ones are listed apart (`offlineOnly`).
         return {"policy": self.policy, "enforcement": self.enforcement, "urn": self.urn, "message": self.message,
                 "blocks": self.blocks}
+
+
+def engine_order(resources: Sequence[RecordedResource]) -> list[RecordedResource]:
+    """`resources` in one order that does not depend on which of Pulumi's threads finished first.
+
+    The Python SDK sends each registration from a worker thread (`run_in_executor` in
+    pulumi/runtime/resource.py), so two resources that wait on nothing of each other reach the monitor in either
+    order from run to run. The engine's own order only ever puts a resource after its parent, its `dependsOn`,
+    its inputs' dependencies and its provider (each must have a URN first); this is such an order, with ties
+    broken by URN, so every list read from a recording (findings, pools, the API server's verdicts) prints the
+    same on every run.
+    """
+    by_urn = {r.urn: r for r in resources}
+    before: dict[str, set[str]] = {}
+    for res in resources:
+        needs = {res.parent or "", *res.dependencies, res.provider.rsplit("::", 1)[0] if res.provider else ""}
+        needs.update(urn for urns in res.property_dependencies.values() for urn in urns)
+        before[res.urn] = {urn for urn in needs if urn in by_urn and urn != res.urn}
+    after: dict[str, list[str]] = {urn: [] for urn in by_urn}
+    for urn, needs in before.items():
+        for need in needs:
+            after[need].append(urn)
+    ready = [urn for urn, needs in before.items() if not needs]
+    heapq.heapify(ready)
+    ordered: list[RecordedResource] = []
+    while ready:
+        urn = heapq.heappop(ready)
+        ordered.append(by_urn[urn])
+        for waiting in after[urn]:
+            before[waiting].discard(urn)
+            if not before[waiting]:
+                heapq.heappush(ready, waiting)
+    # A cycle (none can register) would leave some behind: they follow in URN order, never dropped.
+    placed = {r.urn for r in ordered}
+    return ordered + sorted((r for r in resources if r.urn not in placed), key=lambda r: r.urn)

@@ -31,6 +31,7 @@ from pydantic import BaseModel
 from policies.gpu_guard.matrix import (
     MATRIX_PATH,
     OS_NAMES,
+    UNJUDGED_MARK,
     Finding,
     Matrix,
     MatrixError,
@@ -87,11 +88,8 @@ def _operator(matrix: Matrix, value: str) -> str:
         newer = matrix.newer_operator(value)
         if newer is not None:
             raise UsageProblem(f"--operator {value!r}: {newer}")
-        known = ", ".join(reversed(matrix.operators()))
-        note = matrix.unconfirmed_operator_note(value)
-        raise UsageProblem(
-            f"--operator {value!r} is not a GPU Operator release in the matrix{note}; choose one of {known}"
-        )
+        text, _nearest = matrix.unknown_operator_text(value)
+        raise UsageProblem(f"--operator {value!r}: {text}")
     return value
 
 
@@ -255,6 +253,10 @@ def check(
     )
     serving, serving_not_checked = serving_image_checks(matrix, cuda, instance_type)
     findings, not_checked = [*findings, *serving], [*not_checked, *serving_not_checked]
+    # A check whose fact is unconfirmed ran but judged nothing: cannot see, cannot pass (the verdict names it).
+    not_checked = [*not_checked, *((f.rule, "its fact is unconfirmed, so it judged nothing (its advisory below)")
+                                   for f in findings
+                                   if f.level == "advisory" and UNJUDGED_MARK in f.message)]
     verdict = verdict_line(findings, not_checked)
     if as_json:
         document = {

@@ -62,6 +62,7 @@ from tools.engine.mocks.monitor import (
     UnknownInvokeError,
 )
 from tools.engine.policy_config import GateError
+from tools.engine.records import engine_order
 from tools.engine.unseen import (
     answered_by,
     name_stack_outputs,
@@ -210,14 +211,14 @@ def run_program(project: Project, stack: str, config: StackConfig, phase: Phase 
         raise PreviewError(
             "the program logged errors, which fail a deployment:\n" + "\n".join(f"  {e.message}" for e in errors)
         )
-    resources = tuple(monitor.resources_in_order())
+    resources = tuple(engine_order(monitor.resources_in_order()))
     stack_urn = next((r.urn for r in resources if r.type == "pulumi:pulumi:Stack"), "")
     return Recording(
         project=project.name,
         stack=stack,
         resources=resources,
         stack_outputs=monitor.resource_outputs.get(stack_urn, {}),
-        logs=tuple(engine.entries),
+        logs=tuple(sorted(engine.entries, key=lambda e: (e.urn, e.severity, e.message))),  # threads' order
         phase=phase,
         tags=stack_tags(project.name, "python", project.description, config.values),
         change={"clusterReplaced": cluster_replaced, "changed": sorted(changed)} if cluster_replaced or changed

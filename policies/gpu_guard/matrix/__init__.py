@@ -17,7 +17,7 @@ from __future__ import annotations
 from ..versions import DriverVersion
 from .core import Matrix
 from .cuda import ToolkitMode
-from .findings import OS_NAMES, Finding, Level, MatrixError, OsName, pick, worst_level
+from .findings import OS_NAMES, UNJUDGED_MARK, Finding, Level, MatrixError, OsName, pick, worst_level
 from .images import parse_image_version, release_key
 from .loader import MATRIX_PATH, load_matrix, load_matrix_file, parse_matrix
 from .results import ImageCuda, ImageDriver, InstanceType, NodeImage
@@ -40,6 +40,7 @@ from .rows import (
 __all__ = [
     "MATRIX_PATH",
     "OS_NAMES",
+    "UNJUDGED_MARK",
     "BakedDriver",
     "CudaRelease",
     "DriverBranch",

@@ -61,6 +61,10 @@ class Matrix(ImageQueries, ServingImageQueries):
         if known is not None:  # only what the instance's GPU and family are shown to run
             candidates = [v for v in candidates if self.drives(known, v)]
             available = {b for b in available if self.drives(known, str(b))}
+            if known.driver_kind == "grid" and os not in BAKED_DRIVER_OS:
+                # An operator-installed driver is the data-center (Tesla) driver, which no GRID family runs
+                # (gpu-driver-kind says what does): no driver version is a suggestion this pool can take.
+                candidates, available = [], set()
         findings: list[Finding] = []
         image_judged = False
         if os in BAKED_DRIVER_OS:
@@ -114,7 +118,7 @@ class Matrix(ImageQueries, ServingImageQueries):
                 # gpu-workload-schedulable): one logical GPU on the GRID driver, which Karpenter counts as none.
                 findings.append(self.fractional_gpu_finding(inst, pool_kind))
         if known is not None:
-            findings = [self._for_instance(f, known, today) for f in findings]
+            findings = [self._for_instance(f, known, today, os) for f in findings]
         if cuda is not None:
             if toolkit_mode is None and os not in BAKED_DRIVER_OS:
                 toolkit_mode = self.toolkit_mode_for_operator(operator)
@@ -176,12 +180,15 @@ class Matrix(ImageQueries, ServingImageQueries):
         row = self._latest_release(os, today)
         return row.release if row is not None else None
 
-    def _for_instance(self, finding: Finding, inst: InstanceType, today: date) -> Finding:
+    def _for_instance(self, finding: Finding, inst: InstanceType, today: date, os: OsName | None = None) -> Finding:
         """A driver suggestion of another rule (a published image, an operator-listed version) kept only where the
-        instance's GPU and family are shown to run it."""
+        instance's GPU and family are shown to run it: never an operator-installed (Tesla) driver for a GRID family
+        (gpu-driver-kind refuses every one of them)."""
         if finding.rule not in _DRIVER_RULES or not finding.nearest:
             return finding
-        kept = tuple(c for c in finding.nearest if not _is_driver(c) or self.drives(inst, c, today))
+        operator_on_grid = inst.driver_kind == "grid" and os is not None and os not in BAKED_DRIVER_OS
+        kept = tuple(c for c in finding.nearest
+                     if not _is_driver(c) or (not operator_on_grid and self.drives(inst, c, today)))
         if kept == finding.nearest:
             return finding
         return dataclasses.replace(finding, nearest=kept)
@@ -320,10 +327,7 @@ class Matrix(ImageQueries, ServingImageQueries):
         if op is None and (newer := self.newer_operator(operator)) is not None:
             raise ValueError(newer)
         if op is None:
-            raise ValueError(
-                f"GPU Operator {operator} is not in the compatibility matrix; choose one of "
-                f"{', '.join(reversed(self.operators()))}"
-            )
+            raise ValueError(self.unknown_operator_text(operator)[0])
         if os in BAKED_DRIVER_OS:
             candidates = self._baked_candidates(os, instance_type, image_version, today)
         else:

@@ -215,12 +215,15 @@ class CudaQueries(InstanceQueries):
         if mvc is not None and same_major and driver_key >= parse_driver_version(mvc.floor):
             caveats = "; ".join(c.text for c in self.data.mvc_caveats)
             need = row.min_driver if row else "unknown (release not in the matrix)"
+            unconfirmed = (f", UNCONFIRMED: no primary source read gives CUDA {wanted.short}'s minimum driver"
+                           if row is not None and not row.confirmed else "")
             return [
                 Finding(
                     "advisory",
                     rule,
                     f"CUDA {wanted.short} runs on driver {driver} only through minor version compatibility "
-                    f"(CUDA {wanted.major}.x floor {mvc.floor}; full support needs {need}). Not covered: {caveats}. "
+                    f"(CUDA {wanted.major}.x floor {mvc.floor}; full support needs {need}{unconfirmed}). "
+                    f"Not covered: {caveats}. "
                     f"Upgrade the driver to {need} or later for PTX JIT workloads{_listed(upgrade, for_pool=for_pool)}."
                     f"{require_note}",
                     mvc.source,

@@ -18,6 +18,9 @@ BAKED_DRIVER_OS = ("bottlerocket", "al2023")
 DRIVER_REPOSITORY = "nvcr.io/nvidia/driver"
 NEAREST = 5
 _LEVEL_ORDER: dict[str, int] = {"ok": 0, "advisory": 1, "mandatory": 2}
+# The words an advisory uses when its fact is unconfirmed and the check therefore judged nothing: `matrix check`
+# counts it among the checks not run (cannot see, cannot pass), never as a pass with advisories.
+UNJUDGED_MARK = "is not judged"
 
 
 # What to do about a release newer than the matrix (issue 46: never a downgrade). `refresh --fetch` reads NVIDIA's

@@ -18,7 +18,8 @@ For callers (Karpenter pools, the pack): `Matrix.driver_branch_for_image(os, ima
 kubernetes, today=...)` gives the branch (int, or None where no source tells); `Matrix.driver_for_image(...)`
 gives the whole `ImageDriver` (release step, published?, every driver carried, the rule in words);
 `Matrix.image_findings(...)` the findings of rules node-image-published and baked-driver-branch;
-`parse_image_version(os, value)` normalises `al2023@v20260917` / `1.35.2-20260917` / `latest`.
+`parse_image_version(os, value)` normalises `al2023@v20260917` / `1.35.2-20260917` / `1.48.0-0b7d6d27` / an AMI
+name / `latest`.
 """
 
 from __future__ import annotations
@@ -27,40 +28,69 @@ import re
 from datetime import date
 
 from ..versions import parse_driver_version, parse_kube_minor
-from .findings import BAKED_DRIVER_OS, Finding
+from .findings import BAKED_DRIVER_OS, UNJUDGED_MARK, Finding
 from .nodes import NodeQueries
 from .results import ImageDriver, InstanceType
 from .rows import ImageRelease
 
-_AL2023_VERSION = re.compile(r"^(?:al2023@)?(?:v?(?P<date>\d{8})|\d+\.\d+\.\d+-(?P<suffix>\d{8}))$", re.IGNORECASE)
-_BOTTLEROCKET_VERSION = re.compile(r"^(?:bottlerocket@)?v?(?P<version>\d+\.\d+\.\d+)$", re.IGNORECASE)
+# The forms a release is written in, per image line (each cited where the matrix reads them, docs/matrix.md):
+# - Karpenter's alias (`al2023@v20251209`, `bottlerocket@v1.48.0`) and the bare release tag;
+# - the EKS API's `releaseVersion` of a managed node group (API_Nodegroup, CreateNodegroup): AL2023 writes the
+#   Kubernetes version and the build date (`1.35.0-20251209`, "Amazon EKS optimized Amazon Linux AMI versions"),
+#   Bottlerocket its own version and the build's commit (`1.48.0-0b7d6d27`; as EKS reports it, e.g.
+#   aws-controllers-k8s/community issue 2644: `releaseVersion: 1.47.0-6154605b` on BOTTLEROCKET_x86_64);
+# - the AMI name (and the SSM parameter path that names it): `amazon-eks-node-al2023-x86_64-nvidia-1.35-v20251209`
+#   (an older line carried the driver branch, `...-nvidia-560-1.31-v...`) and
+#   `bottlerocket-aws-k8s-1.35-nvidia-x86_64-v1.48.0-0b7d6d27`.
+_AL2023_FORMS = (
+    re.compile(r"^(?:al2023@)?v?(?P<date>\d{8})$", re.IGNORECASE),
+    re.compile(r"^\d+\.\d+\.\d+-(?P<date>\d{8})$"),
+    re.compile(r"^amazon-eks-node-al2023-(?:x86_64|arm64)-[a-z]+(?:-\d+)?-\d+\.\d+-v(?P<date>\d{8})$"),
+)
+_BOTTLEROCKET_FORMS = (
+    re.compile(r"^(?:bottlerocket@)?v?(?P<version>\d+\.\d+\.\d+)$", re.IGNORECASE),
+    re.compile(r"^(?P<version>\d+\.\d+\.\d+)-[0-9a-f]{8}$"),
+    re.compile(r"^bottlerocket-aws-k8s-\d+\.\d+(?:-[a-z0-9]+)*-(?:x86_64|aarch64)-v(?P<version>\d+\.\d+\.\d+)"
+               r"(?:-[0-9a-f]{8})?$"),
+)
 _LATEST = ("", "latest", "al2023@latest", "bottlerocket@latest")
 
 
-def parse_image_version(os: str, value: str | None) -> str | None:
-    """The canonical release tag of a pinned image version (`v20260917`, `v1.68.0`); None for latest.
+def _first_match(forms: tuple[re.Pattern[str], ...], text: str, group: str) -> str | None:
+    for form in forms:
+        match = form.match(text)
+        if match:
+            return match.group(group)
+    return None
 
-    Accepts a Karpenter alias (`al2023@v20260917`, `bottlerocket@v1.68.0`), the bare tag, and for AL2023 the
-    release version of the AMI name (`1.35.2-20260917`). Raises ValueError naming the expected form.
+
+def parse_image_version(os: str, value: str | None) -> str | None:
+    """The canonical release tag of a pinned image version (`v20251209`, `v1.48.0`); None for latest.
+
+    Accepts a Karpenter alias (`al2023@v20251209`, `bottlerocket@v1.48.0`), the bare tag, the EKS
+    `releaseVersion` (`1.35.0-20251209`, `1.48.0-0b7d6d27`) and the AMI name. Raises ValueError naming the
+    value and the forms it reads: a caller never guesses a release from a string it cannot read.
     """
     text = (value or "").strip()
     if text.lower() in _LATEST:
         return None
     if os == "al2023":
-        match = _AL2023_VERSION.match(text)
-        if match:
-            return "v" + (match.group("date") or match.group("suffix"))
+        found = _first_match(_AL2023_FORMS, text, "date")
+        if found:
+            return "v" + found
         raise ValueError(
-            f"AL2023 image version {value!r} is not a release; use v20260917 (alias al2023@v20260917), "
-            "the AMI release version 1.35.2-20260917, or latest"
+            f"AL2023 image version {value!r} is not a release; use v20260917 (alias al2023@v20260917), the AMI "
+            "release version 1.35.2-20260917, the AMI name amazon-eks-node-al2023-x86_64-nvidia-1.35-v20260917, "
+            "or latest"
         )
     if os == "bottlerocket":
-        match = _BOTTLEROCKET_VERSION.match(text)
-        if match:
-            return "v" + match.group("version")
+        found = _first_match(_BOTTLEROCKET_FORMS, text, "version")
+        if found:
+            return "v" + found
         raise ValueError(
-            f"Bottlerocket image version {value!r} is not a release; use v1.68.0 (alias bottlerocket@v1.68.0) "
-            "or latest"
+            f"Bottlerocket image version {value!r} is not a release; use v1.68.0 (alias bottlerocket@v1.68.0), the "
+            "EKS release version <version>-<8-hex build> (1.47.0-6154605b), the AMI name "
+            "bottlerocket-aws-k8s-1.35-nvidia-x86_64-v<version>-<build>, or latest"
         )
     raise ValueError(f"OS {os!r} has no image releases: only {', '.join(BAKED_DRIVER_OS)} bake the driver")
 
@@ -318,7 +348,7 @@ class ImageQueries(NodeQueries):
         findings = ([self._published_finding(image, driver, instance_type, today, branch_pin)]
                     if image.release is not None else [])
         if driver is not None:
-            findings.extend(self._branch_finding(image, driver, today, instance_type))
+            findings.extend(self._branch_finding(image, driver, today, instance_type, branch_pin))
         return findings
 
     def _published_finding(
@@ -410,13 +440,78 @@ class ImageQueries(NodeQueries):
         return (f"set the pool's nvidiaDriverBranch to {values[0]} (settings.kernel.drivers.nvidia.branch = "
                 f"{values[0]!r}), ")
 
+    def _unjudged_branch_pin(self, image: ImageDriver, declared: int, branch_pin: str | None) -> Finding | None:
+        """A Bottlerocket branch pin on a variant whose recorded table lists one driver, in a release that selects
+        the branch at boot: whether that variant carries the pinned branch's tree too is not recorded (v1.68.0's
+        1.31-1.36 variants: its notes are reported to add selection there, the table lists one driver), so the
+        declared branch is not judged, and the finding says so instead of refusing it."""
+        row = next((r for r in self.image_releases(image.os) if r.release == image.release), None)
+        if (row is None or row.resolution != "bottlerocket-branch-setting" or len(image.drivers) != 1
+                or branch_pin not in row.branch_setting
+                or parse_driver_version(row.branch_setting[branch_pin]).branch != declared):
+            return None
+        return Finding(
+            "advisory",
+            "baked-driver-branch",
+            f"{image.rule}; whether its aws-k8s-{image.kubernetes}-nvidia variant also carries the {branch_pin} tree "
+            f"(R{declared}, {row.branch_setting[branch_pin]}) that settings.kernel.drivers.nvidia.branch = "
+            f"{branch_pin!r} selects is UNCONFIRMED (the release's table lists one driver for it), so driver "
+            f"{declared} {UNJUDGED_MARK}. To have it judged, run the pool on a variant whose table lists both trees "
+            f"({', '.join(k for k, v in row.drivers.items() if len(v) > 1) or 'none recorded'}), or declare driver "
+            f"{image.branch}.",
+            image.source,
+            tuple(str(b) for b in (image.branch,) if b is not None),
+        )
+
+    def _undrivable(
+        self, image: ImageDriver, baked: int, declared: int, instance_type: str | None, *, today: date, where: str,
+        branch_pin: str | None = None,
+    ) -> Finding | None:
+        """The image loads a branch the instance's GPU does not run (R580 on a g7): declaring that branch is no fix
+        (gpu-architecture-supported refuses it), so the finding names the releases that load the declared branch
+        on this instance and Kubernetes version instead, or another OS where none does."""
+        inst = self.instance_type(instance_type) if instance_type else None
+        if inst is None or self.drives(inst, str(baked)):  # the GPU and family, whatever the branch's life
+            return None
+        loading = []
+        for row in self.image_releases(image.os):
+            try:
+                other = self.driver_for_image(image.os, row.release, instance_type, image.kubernetes, today=today,
+                                              branch_pin=branch_pin)
+            except ValueError:
+                continue
+            if other is not None and other.branch == declared and other.published:
+                loading.append(row.release)
+        nearest = tuple(reversed(loading[-3:]))
+        fix = (f"pin an image release whose nodes load R{declared} on it ({', '.join(nearest)})" if nearest
+               else f"no recorded {image.os} release loads R{declared} on it for Kubernetes {image.kubernetes}: "
+                    "use another Kubernetes version or OS")
+        return Finding(
+            "mandatory",
+            "baked-driver-branch",
+            f"{where}, not R{declared}, and R{baked} does not drive the {inst.gpu_model} of {inst.name}, so declaring "
+            f"driver {baked} is no fix; {fix}.",
+            image.source,
+            nearest,
+        )
+
     def _branch_finding(
-        self, image: ImageDriver, driver: str, today: date, instance_type: str | None = None
+        self, image: ImageDriver, driver: str, today: date, instance_type: str | None = None,
+        branch_pin: str | None = None,
     ) -> list[Finding]:
         rule = "baked-driver-branch"
         declared = parse_driver_version(driver).branch
         if not image.drivers:
             return []
+        if image.branch != declared and (unjudged := self._unjudged_branch_pin(image, declared, branch_pin)):
+            return [unjudged]
+        if image.branch is not None and image.branch != declared:
+            where = (f"{image.os} NVIDIA images ship driver branch R{image.branch} (as of {today.isoformat()})"
+                     if image.release is None else image.rule)
+            if not self._branch_setting_fix(image, declared, instance_type, today) and (
+                    undrivable := self._undrivable(image, image.branch, declared, instance_type, today=today,
+                                                   where=where, branch_pin=branch_pin)):
+                return [undrivable]
         if image.release is None:
             # The date-based steps: the message the matrix gave before releases were recorded.
             baked = image.branch

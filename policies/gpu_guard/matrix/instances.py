@@ -75,9 +75,28 @@ class InstanceQueries(OperatorQueries):
         """Every known GPU instance type name."""
         return [f"{row.family}.{size}" for row in self.data.instance_families for size in row.sizes]
 
+    def knows_family(self, name: str) -> bool:
+        """Whether the family of instance type `name` is one the matrix records: an NVIDIA GPU family of
+        `instance_families` or a family of `other_accelerator_families` (g4ad's AMD GPU). A pool on a family it
+        does not know is judged by no GPU fact (`gpu-instance-type-known` says so)."""
+        family = name.strip().partition(".")[0]
+        return family in self._families or family in self._other_families
+
+    def other_accelerator(self, name: str) -> str | None:
+        """`AMD Radeon Pro V520 (AMD)` for an instance type of a family with no NVIDIA GPU (g4ad), else None."""
+        row = self._other_families.get(name.strip().partition(".")[0])
+        return f"{row.accelerator} ({row.vendor})" if row is not None else None
+
     def _unknown_instance(self, name: str) -> Finding:
         family = name.partition(".")[0]
         row = self._families.get(family)
+        other = self._other_families.get(family)
+        if other is not None:
+            nvidia = ", ".join(sorted(self._families))
+            text = (f"instance type {name} carries {other.vendor} accelerators ({other.accelerator}), no NVIDIA GPU: "
+                    "no NVIDIA driver, device plugin or CUDA runs on it, so a GPU pool built for NVIDIA must not "
+                    f"launch it. Use an NVIDIA GPU family: {nvidia}.")
+            return Finding("mandatory", "instance-type-nvidia", text, other.source, tuple(sorted(self._families)))
         if row is not None:
             choices = tuple(f"{family}.{size}" for size in row.sizes)
             text = f"instance type {name} is not a size of the {family} family; sizes: {', '.join(choices)}."

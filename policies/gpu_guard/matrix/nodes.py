@@ -207,6 +207,13 @@ class NodeQueries(CudaQueries):
                     OS_NAMES,
                 )
             ]
+        if image.published and image.kubernetes in row.published_unconfirmed:
+            confirmed = ", ".join(v for v in row.published if v not in row.published_unconfirmed) or "none"
+            return [Finding("advisory", rule,
+                            f"{image.ssm_parameter} is UNCONFIRMED: no primary source read shows the {os} EKS node "
+                            f"image for Kubernetes {image.kubernetes} (a secondary listing names it; confirmed: "
+                            f"{confirmed}). Check the SSM parameter in your account before relying on it.",
+                            image.source)]
         if image.published:
             return [Finding("ok", rule, f"{image.ssm_parameter} is published", image.source)]
         alternatives = [

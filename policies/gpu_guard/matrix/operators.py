@@ -15,6 +15,7 @@ from .findings import (
     pick,
 )
 from .rows import OperatorRelease
+from .state import operator_key
 
 
 class OperatorQueries(DriverQueries):
@@ -26,19 +27,35 @@ class OperatorQueries(DriverQueries):
         row = next((r for r in self.data.operators_unconfirmed if r.version == version), None)
         return f" ({version} is unconfirmed: {row.note}; source {row.source})" if row is not None else ""
 
+    def unknown_operator_text(self, version: str) -> tuple[str, tuple[str, ...]]:
+        """The short answer for a GPU Operator version the matrix has no row of, and the releases it names: an
+        unconfirmed one (its note, and the newest release), one older than every row (the oldest and the newest),
+        one between two rows (those two), one that is no version (the newest). Never the whole list of releases."""
+        releases = self.operators()  # oldest first
+        oldest, newest = releases[0], releases[-1]
+        note = self.unconfirmed_operator_note(version)
+        if note:
+            return (f"GPU Operator {version} is not in the compatibility matrix{note}; the newest release it records "
+                    f"is {newest}", (newest,))
+        try:
+            wanted = operator_key(version)
+        except ValueError:
+            return (f"GPU Operator {version!r} is not a release version; releases are written v<YY>.<M>.<patch>, "
+                    f"e.g. {newest}", (newest,))
+        if wanted < operator_key(oldest):
+            return (f"GPU Operator {version} is older than every release the matrix records (the oldest is {oldest}), "
+                    f"so nothing is judged for it; upgrade to a recorded release, e.g. {newest}", (newest, oldest))
+        lower = max((r for r in releases if operator_key(r) < wanted), key=operator_key)
+        higher = min((r for r in releases if operator_key(r) > wanted), key=operator_key)
+        return (f"GPU Operator {version} is not a release the matrix records; the nearest are {lower} and {higher}",
+                (higher, lower))
+
     def _unknown_operator(self, version: str) -> Finding:
         newer = self.newer_operator(version)
         if newer is not None:
             return Finding("mandatory", "operator-known", f"{newer}.", self.data.operators[-1].source)
-        return Finding(
-            "mandatory",
-            "operator-known",
-            f"GPU Operator {version} is not in the compatibility matrix{self.unconfirmed_operator_note(version)}; "
-            "choose one of "
-            f"{', '.join(reversed(self.operators()))}.",
-            self.data.operators[-1].source,
-            tuple(reversed(self.operators()))[:NEAREST],
-        )
+        text, nearest = self.unknown_operator_text(version)
+        return Finding("mandatory", "operator-known", f"{text}.", self.data.operators[-1].source, nearest)
 
     def operator_branch_support(
         self, operator: str, os: OsName, driver: str, *, precompiled: bool = False, today: date | None = None

@@ -265,6 +265,15 @@ class InstanceFamily(_Row):
         return self
 
 
+class OtherAcceleratorFamily(_Row):
+    """An EC2 accelerated-computing family whose accelerator is no NVIDIA GPU: no NVIDIA driver drives it."""
+
+    family: str = Field(description="Family, e.g. g4ad")
+    accelerator: str = Field(description="The accelerator as AWS names it, e.g. AMD Radeon Pro V520")
+    vendor: str = Field(description="Who makes it, e.g. AMD")
+    sizes: dict[str, int] = Field(description="Accelerators per size")
+
+
 class InstanceCapacity(_Row):
     """vCPUs and memory of each size of an EC2 GPU instance family (EC2 DescribeInstanceTypes' figures)."""
 
@@ -299,6 +308,9 @@ class NodeImageRow(_Row):
     ssm_parameter: str = Field(description="SSM parameter name format with {kubernetes} and {arch}")
     arch_names: dict[str, str] = Field(description="x86_64/arm64 -> spelling in the SSM path")
     published: tuple[str, ...] = Field(description="EKS versions with a published image")
+    published_unconfirmed: tuple[str, ...] = Field(
+        default=(), description="Of `published`, the versions no primary source read shows (the note says why)"
+    )
     baked_driver: tuple[BakedDriver, ...] = Field(default=(), description="Driver branch shipped, by date")
 
 
@@ -521,6 +533,9 @@ class MatrixData(BaseModel):
     operators: tuple[OperatorRelease, ...] = Field(description="GPU Operator releases")
     gpus: tuple[GpuModel, ...] = Field(description="GPU models")
     instance_families: tuple[InstanceFamily, ...] = Field(description="EC2 GPU instance families")
+    other_accelerator_families: tuple[OtherAcceleratorFamily, ...] = Field(
+        default=(), description="EC2 accelerated-computing families with no NVIDIA GPU (AMD, Habana)"
+    )
     instance_capacity: tuple[InstanceCapacity, ...] = Field(
         default=(), description="vCPUs and memory of the GPU instance sizes"
     )

@@ -7,7 +7,7 @@ from .findings import ADD_OPERATOR
 from .rows import MatrixData, OperatorRelease
 
 
-def _version_key(version: str) -> tuple[int, ...]:
+def operator_key(version: str) -> tuple[int, ...]:
     """v26.10.0 -> (26, 10, 0); ValueError when it is not dotted numbers."""
     return tuple(int(part) for part in version.strip().lstrip("vV").split("."))
 
@@ -21,6 +21,7 @@ class MatrixState:
         self._operators = {row.version: row for row in data.operators}
         self._gpus = {row.model: row for row in data.gpus}
         self._families = {row.family: row for row in data.instance_families}
+        self._other_families = {row.family: row for row in data.other_accelerator_families}
         self._capacity = {row.family: row for row in data.instance_capacity}
         self._images = {row.os_tag: row for row in data.driver_images}
         self._unpublished = {row.version: row for row in data.unpublished_drivers}
@@ -45,11 +46,11 @@ class MatrixState:
         if any(r.version == version for r in self.data.operators_unconfirmed):
             return None  # named second-hand: its own note says why it is not in the matrix
         try:
-            wanted = _version_key(version)
-            newest = max(self.data.operators, key=lambda r: _version_key(r.version))
+            wanted = operator_key(version)
+            newest = max(self.data.operators, key=lambda r: operator_key(r.version))
         except ValueError:
             return None
-        if wanted <= _version_key(newest.version):
+        if wanted <= operator_key(newest.version):
             return None
         reviewed = max(r.reviewed for r in self.data.operators)
         return (f"GPU Operator {version} is newer than the matrix (its newest release is {newest.version}; the "

@@ -102,6 +102,21 @@ def gpu_pools(inv: Inventory, matrix: Matrix) -> list[Pool]:
     return inv.gpu_pools(matrix.is_gpu_instance)
 
 
+def gpu_classed_pools(inv: Inventory, matrix: Matrix) -> list[tuple[Pool, str]]:
+    """Every pool classed as an NVIDIA GPU pool, with why: `gpu_nodes_tainted.gpu_reason` (GPU instance types,
+    the label contract, an NVIDIA AMI type, GPU requirements) or the nvidia.com/gpu taint. Unlike `gpu_pools`,
+    a pool whose instance types the matrix does not know is one when something else says it is."""
+    from .gpu_nodes_tainted import gpu_reason  # noqa: PLC0415 - rules import this module; keep the import lazy
+
+    classed = []
+    for pool in inv.pools:
+        reason = gpu_reason(pool, matrix.is_gpu_instance) or ("the nvidia.com/gpu taint" if pool.has_gpu_taint
+                                                               else None)
+        if reason is not None:
+            classed.append((pool, reason))
+    return classed
+
+
 def pool_kubernetes(inv: Inventory, pool: Pool) -> str | None:
     """The Kubernetes version of a pool's nodes: its kubelet version, else the control plane's."""
     return pool.kubelet_version or inv.control_plane_version
@@ -141,11 +156,8 @@ def baked_pool_drivers(matrix: Matrix, pool: Pool, os_name: OsName, kubernetes: 
     """The branches the pool's pinned image release loads, one PoolDriver per branch with the instance types that
     load it (None when every instance type of the pool loads the same one)."""
     image_version = pool.image_version
-    try:
-        if image_version is not None:
-            parse_image_version(os_name, image_version)
-    except ValueError:
-        image_version = None  # the config validates imageVersion; an unreadable one is judged as the newest
+    if unreadable_image_version(pool, os_name) is not None:
+        return []  # never a guess: `gpu-driver-branch-lifecycle-unseen` names the value the gate cannot read
     by_branch: dict[int, list[str]] = {}
     for instance_type in pool.instance_types or (None,):
         branch = matrix.baked_driver_branch(
@@ -215,6 +227,19 @@ def judged_driver(matrix: Matrix, driver: str, *, os: str | None, image_version:
     else:
         return JudgedDriver(version, f" (judged as {version}, what {os_name} {pinned} ships; source: {source})")
     return JudgedDriver(release, first + f": {os_name} {pinned} is pinned but {why})")
+
+
+def unreadable_image_version(pool: Pool, os_name: OsName) -> str | None:
+    """Why the pool's pinned image release cannot be read (the parser's message, naming the value and the forms
+    it reads), or None when it reads or the pool pins none. A pool whose release the gate cannot read loads a
+    driver nobody can name: no branch is judged for it, and the unseen twin says so."""
+    if pool.image_version is None:
+        return None
+    try:
+        parse_image_version(os_name, pool.image_version)
+    except ValueError as err:
+        return str(err)
+    return None
 
 
 def parse_image_version_or_none(os_name: OsName, value: str) -> str | None:

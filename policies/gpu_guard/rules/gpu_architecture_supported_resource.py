@@ -26,6 +26,8 @@ def _validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
         return
     matrix = load_matrix()
     for instance_type in pool.instance_types:
+        if not matrix.knows_family(instance_type):
+            continue  # gpu-instance-type-known: the pack cannot see its GPU
         for finding in judged(matrix.architecture_support, instance_type, pool.driver_label):
             if finding.level == "mandatory":
                 report(f"GPU pool '{args.name}' (gpu-platform.io/driver={pool.driver_label}) may launch "
