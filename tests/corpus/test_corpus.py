@@ -99,12 +99,6 @@ def _gpu_untainted_truth() -> dict[str, frozenset[Finding]]:
     return {phase: frozenset({tainted}) for phase in PHASES}
 
 
-# Issue 55 (w55facts' part, "chart values judged against that chart version's values"): the gate judges gpu-operator
-# v25.10.1's values against the one cached chart, which lacks `operator.defaultRuntime`.
-_HELM_VALUES_BY_VERSION = ("issue 55: apiserver-helm-values judges gpu-operator v25.10.1's `operator.defaultRuntime` "
-                           "against another chart version's values.yaml")
-
-
 CASES: tuple[Case, ...] = (
     Case("examples-aws-py-eks",
          "pulumi_aws only: eks.Cluster and a managed eks.NodeGroup (no launch template), VPC and IAM created at "
@@ -153,8 +147,7 @@ CASES: tuple[Case, ...] = (
          truth=_gpu_untainted_truth()),
     Case("aws-eks-gpu-dra-py",
          "pulumi/examples aws-ts-eks-gpu-dra ported to Python: EKS 1.34, a tainted p4d AL2023 NVIDIA group, the GPU "
-         "Operator with its device plugin off, NVIDIA's DRA driver, MIG pods claiming GPUs through DRA",
-         today=dict.fromkeys(PHASES, _HELM_VALUES_BY_VERSION)),
+         "Operator with its device plugin off, NVIDIA's DRA driver, MIG pods claiming GPUs through DRA"),
     Case("aws-py-eks-gpu-tainted",
          "variant of examples-aws-py-eks: the same GPU node group tainted nvidia.com/gpu:NoSchedule"),
 )
