@@ -15,10 +15,10 @@ def test_a_budget_below_the_dev_stack_blocks_its_preview(tmp_path: Path) -> None
     run = run_preview_process("--stack", "dev", "--today", "2026-12-07", "--phase", "update", "--json",
                               "--policy-config", str(config))
     doc = json.loads(run.stdout)
-    found = [v for v in doc["violations"] if v["policy"] == "cost-budget"]
+    found = [v for v in doc["findings"] if v["policy"] == "cost-budget"]
     assert run.returncode == 1, run.stderr
-    assert [v["enforcement"] for v in found] == ["mandatory"]
+    assert [v["level"] for v in found] == ["mandatory"]
     # The lines from recorded prices only (the Spot GPU group and pool are an assumption: left out of the bound).
-    assert "expected monthly cost of this stack is at least USD 277.78" in found[0]["message"]
+    assert "expected monthly cost of this stack is at least USD 280.75" in found[0]["message"]
     assert "above the budget cost-budget.expectedUsd = USD 250.00" in found[0]["message"]
-    assert doc["cost"]["totals"]["expected"]["facts_usd"] == 277.78
+    assert doc["cost"]["totals"]["expected"]["facts_usd"] == 280.75
