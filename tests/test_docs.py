@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from tests.shared import REPO
 
@@ -111,7 +112,7 @@ def test_license_contributing_and_security_exist() -> None:
         assert (REPO / name).stat().st_size > 1000, name
 
 
-def test_the_readme_diagram_is_what_the_dev_stack_creates(run_preview) -> None:  # type: ignore[no-untyped-def]
+def test_the_readme_diagram_is_what_the_dev_stack_creates(run_preview: Any) -> None:
     """Issue 56: the README's picture of `pulumi up` is generated from the dev stack's recorded resources
     (`python -m tools.readme_diagram` rewrites it); a change of the stack or the components shows here."""
     from tests.conftest import shipped_args  # noqa: PLC0415

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from tests.conftest import SHIPPED_DAY, RunPreview
 from tests.shared import REPO, upstream_cache
@@ -134,7 +135,7 @@ def test_the_api_server_line_says_what_was_and_was_not_checked() -> None:
     assert "and the upstream CRDs (CEL rules included), 5 Helm releases" in full and "not checked" not in full
 
 
-def _doc(report: GateReport) -> dict:
+def _doc(report: GateReport) -> dict[str, Any]:
     recording = Recording(project="gpu-platform", stack="dev", resources=(), stack_outputs={}, logs=())
     config = StackConfig(path=Path("Pulumi.dev.yaml"), values={}, secret_keys=(), parsed={})
     return result.build(recording, report, config, result.PolicyConfigUse(None, "none: test"))

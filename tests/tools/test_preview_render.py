@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from tests.conftest import SHIPPED_DAY, TINY_PROGRAM, RunPreview
 from tests.shared import REPO, upstream
@@ -99,7 +100,7 @@ def test_a_mandatory_violation_ends_with_the_fail_verdict_and_exit_1(run_preview
     assert " ".join(run.stdout.split()).count("mandatory gpu-nodes-tainted [before-create]") == 1
 
 
-def _doc(report: GateReport) -> dict:
+def _doc(report: GateReport) -> dict[str, Any]:
     recording = Recording(project="p", stack="s", resources=(), stack_outputs={}, logs=())
     config = StackConfig(path=Path("Pulumi.s.yaml"), values={}, secret_keys=(), parsed={})
     return result.build(recording, report, config, result.PolicyConfigUse(None, "none: test"))
