@@ -46,15 +46,17 @@ def service_name(j: int) -> str:
 
 
 def gpu_pools(count: int) -> list[dict[str, Any]]:
-    """`gpuNodeGroups` entries: operator-driver pools on Ubuntu 24.04, half of them Spot, scaled to zero."""
+    """`gpuNodeGroups` entries: operator-driver pools on Ubuntu 24.04, half of them Spot, each a fixed four nodes:
+    a node group keeps its desiredSize (nothing in the stack scales it: docs/day-two.md, "Node group sizes"), so a
+    scaled service on it must fit those nodes (`scaled-workload-wakes-nodes`)."""
     return [
         {
             "name": pool_name(i),
             "instanceTypes": list(POOL_INSTANCE_TYPES[i % len(POOL_INSTANCE_TYPES)]),
             "os": "ubuntu-24.04",
             "capacityType": "spot" if i % 2 else "on-demand",
-            "minSize": 0,
-            "desiredSize": 0,
+            "minSize": 1,
+            "desiredSize": 4,
             "maxSize": 4,
             "diskSizeGiB": 200,
         }
@@ -76,13 +78,13 @@ def inference_services(count: int, pools: list[str]) -> list[dict[str, Any]]:
             "port": 8000,
             "metricsPort": 8002,
             "nodePools": [pools[j % len(pools)]],
-            "minReplicas": 0,
-            "maxReplicas": 4,
+            "minReplicas": 1,  # a node group does not scale from zero (scaled-workload-wakes-nodes)
+            "maxReplicas": 4,  # the group's four 1-GPU nodes
             "autoscaling": {
                 "query": f'sum(rate(nv_inference_request_success{{service="{name}"}}[1m]))',
                 "threshold": "100",
                 "activationThreshold": "1",
-                "wakeSchedule": {"start": "0 7 * * 1-5", "end": "0 19 * * 1-5"},  # wakes it from zero
+                "wakeSchedule": {"start": "0 7 * * 1-5", "end": "0 19 * * 1-5"},  # a KEDA cron trigger: the day's replicas
             },
             "startupSeconds": 1800,  # covers a lazy 100 GiB restore (components/inference/budget.py)
         }
