@@ -48,7 +48,8 @@ def full_stack() -> dict[str, Any]:
         "capacityTypes": ["spot"], "imageVersion": "v1.26.0", "expireAfter": "720h", "consolidateAfter": "10m"}]}
     values["inferenceServices"] = [{
         "name": "llm", "image": "nvcr.io/nim/meta/llama-3.1-8b-instruct:1.8.4", "cudaVersion": "12.8",
-        "nodePools": ["l4-spot"],
+        # one replica on dev's one-node group: a node group does not scale (scaled-workload-wakes-nodes)
+        "nodePools": ["l4-spot"], "minReplicas": 1, "maxReplicas": 1,
         "autoscaling": {"query": "sum(rate(http_requests_total[1m]))", "threshold": "100"},
         "ingress": {"host": "inference.example.com",
                     "certificateArn": f"arn:aws:acm:us-west-2:{ACCOUNT}:certificate/{UUID}",

@@ -58,11 +58,22 @@ def _budgets(config: Mapping[str, Any]) -> dict[str, float]:
     return {figure: float(config[key]) for figure, key in BUDGETS.items() if config.get(key) is not None}
 
 
-def _largest(est: Estimate, figure: str, facts_only: bool) -> str:
+# The estimate names this project's stack keys (`gpu-platform:...`, CONFIG.md section 1); another program's stack has
+# none: its lines are named by their resources only (tests/policies/test_messages.py).
+OUR_PROJECT = "gpu-platform"
+
+
+def _ours(anchor: str | None) -> bool:
+    parts = (anchor or "").split("::")
+    return len(parts) > 1 and parts[1] == OUR_PROJECT
+
+
+def _largest(est: Estimate, figure: str, facts_only: bool, ours: bool = True) -> str:
     lines: list[Line] = sorted((line for line in est.counted() if (line.figure(figure).usd or 0) > 0
                                 and (not facts_only or line.basis == "price")),
                                key=lambda line: -(line.figure(figure).usd or 0.0))
-    shown = [f"{line.item} {_usd(line.figure(figure).usd or 0.0)} ({line.key})" for line in lines[:_SHOWN_LINES]]
+    shown = [f"{line.item} {_usd(line.figure(figure).usd or 0.0)}" + (f" ({line.key})" if ours else "")
+             for line in lines[:_SHOWN_LINES]]
     more = len(lines) - len(shown)
     return "; ".join(shown) + (f"; and {more} more" if more > 0 else "")
 
@@ -72,19 +83,21 @@ def _judge(est: Estimate, figure: str, budget: float, report: ReportViolation, a
     facts = est.total(figure, facts_only=True)
     total = est.total(figure)
     where = f"{est.region} prices of {PRICES_PATH.name}, judged {est.judged.isoformat()}"
+    ours = _ours(anchor)
     fix = (f"Fix: lower what these lines bill (the keys named), or raise cost-budget.{key} in "
-           "policies/config/<stack>.json.")
+           "policies/config/<stack>.json." if ours else
+           f"Fix: lower what these lines bill, or raise cost-budget.{key} in the stack's policy config.")
     if facts > budget:
         report(f"The {figure} monthly cost of this stack is at least {_usd(facts)} ({where}; recorded prices only), "
                f"{_usd(facts - budget)} above the budget cost-budget.{key} = {_usd(budget)}. The largest lines: "
-               f"{_largest(est, figure, True)}. {fix}", anchor)
+               f"{_largest(est, figure, True, ours)}. {fix}", anchor)
         return
     if total > budget:
         report(f"{CAVEAT_MARK}The {figure} monthly cost of this stack is {_usd(total)} with its Spot lines at "
                f"{'on-demand x (1 - spotDiscount)' if est.spot_discount is not None else 'their on-demand price'} "
                f"(an assumption), {_usd(total - budget)} above the budget cost-budget.{key} = {_usd(budget)}; the "
                f"lines priced from recorded prices alone sum to {_usd(facts)}, within it. The largest lines: "
-               f"{_largest(est, figure, False)}. {fix}", anchor)
+               f"{_largest(est, figure, False, ours)}. {fix}", anchor)
     missing = est.missing(figure)
     if missing:
         report(f"{CAVEAT_MARK}cost-budget could not judge the {figure} cost whole: not estimated: "
