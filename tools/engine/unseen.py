@@ -55,6 +55,10 @@ SUBJECT_TYPES: frozenset[str] = frozenset({
     "kubernetes:karpenter.sh/v1:NodePool", "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass",
     "kubernetes:eks.amazonaws.com/v1:NodeClass", "kubernetes:nvidia.com/v1alpha1:NVIDIADriver",
     "kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v3:Chart", "kubernetes:helm.sh/v4:Chart",
+    # What cost-budget prices (policies/gpu_guard/pricing/) and serving-endpoint-authenticated follows.
+    "aws:ebs/fastSnapshotRestore:FastSnapshotRestore", "aws:ec2/natGateway:NatGateway", "aws:kms/key:Key",
+    "kubernetes:core/v1:Service", "kubernetes:extensions/v1beta1:Ingress", "kubernetes:networking.k8s.io/v1:Ingress",
+    "kubernetes:snapshot.storage.k8s.io/v1:VolumeSnapshotContent",
     # DRA claims a workload's GPUs come from (policies/gpu_guard/dra.py, CLAIM_TYPES).
     *(f"kubernetes:resource.k8s.io/{version}:{kind}" for version in ("v1", "v1beta2", "v1beta1")
       for kind in ("ResourceClaim", "ResourceClaimTemplate")),

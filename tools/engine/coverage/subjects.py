@@ -73,6 +73,12 @@ POLICY_SUBJECTS: dict[str, tuple[str, ...]] = {
     "serving-endpoint-authenticated": (*INGRESS, "kubernetes:core/v1:Service", *WORKLOADS),
     "serving-disruption-protected": (*SCALERS, *WORKLOADS, "aws:eks/nodeGroup:NodeGroup",
                                      "kubernetes:karpenter.sh/"),
+    # What the monthly estimate prices (policies/gpu_guard/pricing/): the control plane, pools, NAT gateways, KMS keys,
+    # fast snapshot restore, ALB Ingresses and model volumes.
+    "cost-budget": (*INVENTORY, "aws:ec2/natGateway:NatGateway", "aws:kms/key:Key",
+                    "aws:ebs/fastSnapshotRestore:FastSnapshotRestore", *INGRESS,
+                    "kubernetes:core/v1:PersistentVolumeClaim", "kubernetes:storage.k8s.io/v1:StorageClass",
+                    "kubernetes:snapshot.storage.k8s.io/", "kubernetes:keda.sh/"),
     # The zones of the system pool's subnets (prod: two zones) too.
     "system-node-group-present": (*INVENTORY, "aws:ec2/subnet:Subnet"),
 }
