@@ -84,7 +84,7 @@ def inference_services(count: int, pools: list[str]) -> list[dict[str, Any]]:
                 "query": f'sum(rate(nv_inference_request_success{{service="{name}"}}[1m]))',
                 "threshold": "100",
                 "activationThreshold": "1",
-                "wakeSchedule": {"start": "0 7 * * 1-5", "end": "0 19 * * 1-5"},  # a KEDA cron trigger: the day's replicas
+                "wakeSchedule": {"start": "0 7 * * 1-5", "end": "0 19 * * 1-5"},  # KEDA cron: the day's replicas
             },
             "startupSeconds": 1800,  # covers a lazy 100 GiB restore (components/inference/budget.py)
         }

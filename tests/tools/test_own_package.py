@@ -23,6 +23,7 @@ from pulumi.runtime.proto import alias_pb2, resource_pb2
 
 from tests.conftest import RunPreview
 from tests.provider.languages.python_sdk import write_sdk
+from tests.result_view import entries
 from tools.engine.coverage.subjects import policies_reading
 from tools.engine.coverage.unjudged import unjudged_components
 from tools.engine.mocks.monitor import RecordingMocks, RecordingMonitor
@@ -54,7 +55,7 @@ def _run(run_preview: RunPreview, program: Path, stack: str, phase: str = "previ
 
 def _mandatory(doc: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     found: dict[str, list[dict[str, Any]]] = {}
-    for v in doc["violations"]:
+    for v in entries(doc):
         if v["enforcement"] == "mandatory":
             found.setdefault(v["policy"], []).append(v)
     return found

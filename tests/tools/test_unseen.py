@@ -300,7 +300,7 @@ def test_a_driver_conflict_beside_an_awsx_vpc_blocks_in_every_phase(run_preview:
     from an awsx VPC. The pool and the release are known: the real preview refuses it, and so does the gate."""
     run = run_preview("--program", str(UNSEEN_READS), "--stack", "driver", "--phase", phase, *TODAY, "--json")
     assert run.returncode == 1, run.explain()
-    [found] = [v for v in run.json()["violations"] if v["enforcement"] == "mandatory"]
+    [found] = [v for v in entries(run.json()) if v["enforcement"] == "mandatory"]
     assert found["policy"] == "preinstalled-driver-exclusive" and found["urn"].endswith("::gpu")
     assert "GPU Operator release 'gpu-operator' would also deploy its own there" in found["message"]
 
@@ -314,8 +314,8 @@ def test_a_policy_that_reads_an_unseen_cluster_s_output_is_pending_in_every_phas
     run = run_preview("--program", str(UNSEEN_READS), "--stack", "unknown", "--phase", phase, *TODAY, "--json")
     assert run.returncode == 0, run.explain()
     doc = run.json()
-    assert [v for v in doc["violations"] if v["enforcement"] == "mandatory"] == []
-    read = [v for v in doc["violations"] if "it read a value that comes from what the offline gate did not see"
+    assert [v for v in entries(doc) if v["enforcement"] == "mandatory"] == []
+    read = [v for v in entries(doc) if "it read a value that comes from what the offline gate did not see"
             in v["message"]]
     assert read and all(v["enforcement"] == "advisory" and v["policy"].endswith("-pending") for v in read)
     assert all("eks:index:Cluster 'gpu'" in v["message"] and "string value at .version" in v["message"]
