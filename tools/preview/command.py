@@ -193,6 +193,10 @@ def run_program(project: Project, stack: str, config: StackConfig, phase: Phase 
         previous = None
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
+    # A run is its own program: no root stack resource is active before it (the SDK keeps the root in a context
+    # variable, which a caller in process, such as a test that ran Pulumi's mocks earlier in the same thread, may have
+    # left set: `Stack()` then refuses with "Only one root Pulumi Stack may be active at once"). Restored afterwards.
+    root = pulumi_settings.ROOT.set(None)
     try:
         with (program_environment(project.main.parent, project.directory, config.path, today),
               contextlib.redirect_stdout(sys.stderr)):
@@ -200,6 +204,7 @@ def run_program(project: Project, stack: str, config: StackConfig, phase: Phase 
     except Exception as exc:
         raise PreviewError(_rejection(exc, project)) from exc
     finally:
+        pulumi_settings.ROOT.reset(root)
         monitor.close()  # the package plugin, where the program used the package (tools/engine/mocks/own_package.py)
         for task in asyncio.all_tasks(loop):
             task.cancel()
