@@ -88,8 +88,9 @@ def test_a_schema_known_component_waits_only_on_the_policies_of_the_types_it_reg
         _res("urn:s::eks:index:NodeGroupV2::ng", "eks:index:NodeGroupV2", remote=True),
         _res("urn:s::awsx:ecr:Repository::repo", "awsx:ecr:Repository", remote=True),
     ])
-    # An awsx VPC registers subnets (the zones of the system pool), never a node group or a launch template.
-    assert found["awsx:ec2:Vpc"].policies == ("system-node-group-present",)
+    # An awsx VPC registers subnets (the zones of the system pool) and NAT gateways (a line of the monthly estimate),
+    # never a node group or a launch template.
+    assert found["awsx:ec2:Vpc"].policies == ("cost-budget", "system-node-group-present")
     assert found["awsx:ec2:Vpc"].basis == "the types awsx 3.11.0's schema and source say it registers"
     assert {"gpu-nodes-tainted", "imdsv2-required", "system-node-group-present"} <= set(
         found["eks:index:NodeGroupV2"].policies)
