@@ -17,10 +17,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-SIG_KEY = "4dabf18193072939515e22adb298388d"  # pulumi/pulumi sdk/go/common/resource/sig/sig.go
+from tools.engine.records import UNKNOWN  # the serialized unknown value (standard library only, as this module)
+
+# Source: pulumi/pulumi sdk/go/common/resource/sig/sig.go (Key, Secret): a property value that is an object with
+# this key set to this value is a secret.
+SIG_KEY = "4dabf18193072939515e22adb298388d"
 SIG_SECRET = "1b47061264138c4ac30d75fd1eb44270"
-# The serialized unknown value (pulumi/pulumi sdk/go/common/resource/plugin/rpc.go `UnknownStringValue`).
-UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 SECRET_TEXT = "[secret]"
 UNKNOWN_TEXT = "(unknown at preview: any value is accepted)"
 ABSENT_TEXT = "(absent)"

@@ -43,11 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from tools import plan_values
-
-# Source: pulumi/pulumi sdk/go/common/resource/sig/sig.go (Key, Secret): a property value that is an object with
-# this key set to this value is a secret.
-SIG_KEY = "4dabf18193072939515e22adb298388d"
-SIG_SECRET = "1b47061264138c4ac30d75fd1eb44270"
+from tools.plan_values import SIG_KEY, SIG_SECRET  # a secret's signature (pulumi/pulumi sig.go)
 
 # Strings that are credentials whatever property holds them.
 # Source: https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_identifiers.html#identifiers-unique-ids

@@ -17,7 +17,8 @@ import pytest
 
 from tests.shared import REPO
 from tools import saved_plan
-from tools.saved_plan import SIG_KEY, SIG_SECRET, PlanRefused
+from tools.plan_values import SIG_KEY, SIG_SECRET
+from tools.saved_plan import PlanRefused
 
 URN = "urn:pulumi:prod::gpu-platform::gpu-platform:components:Cluster$aws:eks/cluster:Cluster::gpu-cluster"
 QUEUE = "urn:pulumi:prod::gpu-platform::aws:sqs/queue:Queue::interruptions"
