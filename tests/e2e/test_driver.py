@@ -5,15 +5,13 @@ runs before), and the fakes' signatures against the installed `pulumi.automation
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
-import boto3
 import pulumi.automation as auto
 import pytest
-from moto import mock_aws
 
 from tests.e2e.fakes import (
     Calls,
@@ -34,14 +32,6 @@ from tools.e2e.stack import PROJECT
 
 REPO = Path(__file__).resolve().parents[2]
 NOW = datetime(2026, 12, 5, 6, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
-        monkeypatch.setenv(name, "testing")
-    with mock_aws():
-        yield boto3.Session(region_name="us-west-2")
 
 
 @pytest.fixture

@@ -6,24 +6,13 @@ skipped the sweep, and nothing handled SIGTERM)."""
 from __future__ import annotations
 
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
-from moto import mock_aws
 
 from tests.e2e.test_driver import Harness
 from tools.e2e.signals import SignalGuard
-
-
-@pytest.fixture
-def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
-        monkeypatch.setenv(name, "testing")
-    with mock_aws():
-        yield boto3.Session(region_name="us-west-2")
 
 
 def _stopped(aws: Any, tmp: Path, signals: dict[str, int], *, github: bool = False) -> Harness:
