@@ -135,6 +135,17 @@ def stack_policy(
     return main
 
 
+# This project's name, the project part of its stacks' URNs (`urn:pulumi:<stack>::<project>::...`): a stack key of
+# the stack file (CONFIG.md section 1) exists only there, so a fix names one only for a resource of this project.
+OUR_PROJECT = "gpu-platform"
+
+
+def in_our_project(urn: str | None) -> bool:
+    """Whether `urn` belongs to a stack of this project."""
+    parts = (urn or "").split("::")
+    return len(parts) > 1 and parts[1] == OUR_PROJECT
+
+
 PENDING_SUFFIX = "-pending"
 # True in every phase that sends such objects (the pack does not know which one it runs in): a first preview, the
 # preview a CLI `pulumi up` runs first, a preview that replaces the cluster, a kubeconfig read from another stack.

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..base import UNSEEN_MARK, EnforcementLevel, ReportViolation, resource_policy_with_unseen
+from ..base import UNSEEN_MARK, EnforcementLevel, ReportViolation, in_our_project, resource_policy_with_unseen
 from ..inventory import get
 from .alb_https_only import ANNOTATION, annotation, internet_facing_alb, is_ingress
 
@@ -33,7 +33,6 @@ WAFV2_REGIONAL_ARN = "arn:aws:wafv2:"
 
 # This project's inference services set the annotation from their stack key (components/inference/ingress.py); a
 # stack key exists only in this project's stacks, so another program's Ingress is told the annotation itself.
-OUR_PROJECT = "gpu-platform"
 OUR_SERVICE = "gpu-platform:inference:InferenceService$"
 STACK_KEY = "inferenceServices[].ingress.wafAclArn"
 
@@ -41,7 +40,7 @@ STACK_KEY = "inferenceServices[].ingress.wafAclArn"
 def _where(urn: str) -> str:
     """Where the user sets the web ACL: our stack key for an inference service of this project, else the annotation."""
     parts = urn.split("::")
-    if len(parts) > 2 and parts[1] == OUR_PROJECT and OUR_SERVICE in parts[2]:
+    if in_our_project(urn) and len(parts) > 2 and OUR_SERVICE in parts[2]:
         return f"{STACK_KEY} (it sets {WAF_ANNOTATION})"
     return WAF_ANNOTATION
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from pulumi_policy import PolicyConfigSchema
 
-from ..base import CAVEAT_MARK, EnforcementLevel, ReportViolation, stack_policy_with_caveats
+from ..base import CAVEAT_MARK, EnforcementLevel, ReportViolation, in_our_project, stack_policy_with_caveats
 from ..inventory import INVENTORY_KUBERNETES_TYPES
 from ..pricing.estimate import Estimate, Line, estimate
 from ..pricing.from_resources import INGRESS, SCALED_OBJECT, SNAPSHOT_CONTENT, STORAGE_CLASS, stack_from_resources
@@ -58,16 +58,6 @@ def _budgets(config: Mapping[str, Any]) -> dict[str, float]:
     return {figure: float(config[key]) for figure, key in BUDGETS.items() if config.get(key) is not None}
 
 
-# The estimate names this project's stack keys (`gpu-platform:...`, CONFIG.md section 1); another program's stack has
-# none: its lines are named by their resources only (tests/policies/test_messages.py).
-OUR_PROJECT = "gpu-platform"
-
-
-def _ours(anchor: str | None) -> bool:
-    parts = (anchor or "").split("::")
-    return len(parts) > 1 and parts[1] == OUR_PROJECT
-
-
 def _largest(est: Estimate, figure: str, facts_only: bool, ours: bool = True) -> str:
     lines: list[Line] = sorted((line for line in est.counted() if (line.figure(figure).usd or 0) > 0
                                 and (not facts_only or line.basis == "price")),
@@ -83,7 +73,8 @@ def _judge(est: Estimate, figure: str, budget: float, report: ReportViolation, a
     facts = est.total(figure, facts_only=True)
     total = est.total(figure)
     where = f"{est.region} prices of {PRICES_PATH.name}, judged {est.judged.isoformat()}"
-    ours = _ours(anchor)
+    # another program's stack has no stack keys of ours: its lines are named by their resources only
+    ours = in_our_project(anchor)
     fix = (f"Fix: lower what these lines bill (the keys named), or raise cost-budget.{key} in "
            "policies/config/<stack>.json." if ours else
            f"Fix: lower what these lines bill, or raise cost-budget.{key} in the stack's policy config.")

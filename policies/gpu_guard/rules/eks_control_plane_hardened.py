@@ -35,7 +35,7 @@ from typing import Any
 from pulumi_policy import PolicyConfigSchema, ResourceValidationArgs
 from pulumi_policy.proxy import UnknownValueError
 
-from ..base import EnforcementLevel, ReportViolation, resource_policy
+from ..base import EnforcementLevel, ReportViolation, in_our_project, resource_policy
 from ..eks_support import EXTENDED_SUPPORT_PRICE_PER_HOUR, support_type_of
 from ..inventory import get
 
@@ -48,13 +48,9 @@ OPEN_TO_ALL = "0.0.0.0/0"
 DEFAULT_PUBLIC_ACCESS_CIDRS = (OPEN_TO_ALL,)
 # Stack keys exist only in this project's stacks (CONFIG.md section 1: every key is `gpu-platform:<key>`); a foreign
 # program's cluster is fixed through its own resource input.
-OUR_PROJECT = "gpu-platform"
-
-
 def _fix(urn: str, ours: str, resource_input: str) -> str:
     """Where the user sets it: our stack key for a cluster of this project, else the cluster's own input."""
-    parts = urn.split("::")
-    if len(parts) > 1 and parts[1] == OUR_PROJECT:
+    if in_our_project(urn):
         return f"Fix: {ours}."
     return f"Fix: {resource_input} on the cluster (an input of aws.eks.Cluster and of pulumi_eks.Cluster)."
 
