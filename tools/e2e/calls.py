@@ -17,7 +17,10 @@ import yaml
 
 from tools.e2e.inference import Answer
 from tools.e2e.kube import ClusterUnreachable, Kube
+from tools.e2e.runid import Selector
 from tools.e2e.signals import Interrupted
+from tools.e2e.sweep.retry import Retry
+from tools.e2e.sweep.sweeper import Sweeper, SweepResult
 
 MAIN_STEPS = ("preflight", "estimate", "quota", "snapshot", "stack", "up", "probe", "inference", "sleep-and-wake",
               "roll")
@@ -175,3 +178,12 @@ class State:
     kube: Kube | None = None
     roll_config: dict[str, Any] = field(default_factory=dict)
     destroyed: bool = False
+
+
+def sweep_within(deps: Deps, clients: Callable[[str], Any], selector: Selector, *, limit_s: float,
+                 started: float) -> SweepResult:
+    """The sweep, every retry and wait of it ending within what is left of the limit (at least SWEEP_FLOOR): the
+    reserve SWEEP_RESERVE kept for it, not the sweeper's own per-call budgets."""
+    left = max(SWEEP_FLOOR, limit_s - (deps.clock() - started))
+    return Sweeper(clients, selector, log=deps.log, sleep=deps.sleep, clock=deps.clock,
+                   retry=Retry(sleep=deps.sleep, clock=deps.clock), deadline=deps.clock() + left).sweep()

@@ -11,7 +11,6 @@ import yaml
 from tools.e2e.calls import (
     CLEANUP_LIMIT_MINUTES,
     DESTROY_FLOOR,
-    SWEEP_FLOOR,
     SWEEP_RESERVE,
     Deps,
     StepError,
@@ -20,11 +19,10 @@ from tools.e2e.calls import (
     cluster_kubeconfig,
     empty_or_explain,
     manual_commands,
+    sweep_within,
 )
 from tools.e2e.report import Report, Row
 from tools.e2e.runid import Selector
-from tools.e2e.sweep.retry import Retry
-from tools.e2e.sweep.sweeper import Sweeper
 
 
 def cleanup_run(run_id: str, deps: Deps, *, repo: Path, region: str, protect: frozenset[str],
@@ -88,10 +86,8 @@ def cleanup_run(run_id: str, deps: Deps, *, repo: Path, region: str, protect: fr
             report.rows.append(Row("stack-rm", 0.0, "skipped", "kept: destroy failed; " + manual_commands(run_id)))
 
     def sweep() -> str:
-        left = max(SWEEP_FLOOR, limit_minutes * 60 - (deps.clock() - started))
-        result = Sweeper(clients, Selector(run_id=run_id, protect=protect), log=deps.log, sleep=deps.sleep,
-                         clock=deps.clock, retry=Retry(sleep=deps.sleep, clock=deps.clock),
-                         deadline=deps.clock() + left).sweep()
+        result = sweep_within(deps, clients, Selector(run_id=run_id, protect=protect), limit_s=limit_minutes * 60,
+                              started=started)
         report.sweep = result.as_dict()
         if not result.ok:
             raise StepError(f"{len(result.left)} left, {len(result.failed)} error(s)")

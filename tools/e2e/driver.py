@@ -38,7 +38,6 @@ from tools.e2e.calls import (
     ROLL_BUDGET,
     SAMPLE_EVERY,
     SLEEP_SLACK,
-    SWEEP_FLOOR,
     SWEEP_RESERVE,
     Deps,
     State,
@@ -47,6 +46,7 @@ from tools.e2e.calls import (
     cluster_kubeconfig,
     empty_or_explain,
     manual_commands,
+    sweep_within,
 )
 from tools.e2e.cap import cost, preflight
 from tools.e2e.cleanup import cleanup_run
@@ -56,8 +56,6 @@ from tools.e2e.report import Report, Row
 from tools.e2e.runid import RUN_ID_RE, Selector, new_run_id, run_tags
 from tools.e2e.signals import Interrupted, SignalGuard, on_github
 from tools.e2e.stack import Inputs, e2e_config, load_dev, shape
-from tools.e2e.sweep.retry import Retry
-from tools.e2e.sweep.sweeper import Sweeper
 
 # Re-exported: tests and `python -m tools.e2e` name them through the driver.
 __all__ = ["CLEANUP_STEPS", "CREATES_FROM", "EXPECTED_MINUTES", "LIMIT_MINUTES", "MAIN_STEPS", "SWEEP_RESERVE",
@@ -450,11 +448,8 @@ class Driver:
         user = self.env.get("E2E_SNAPSHOT_ID")
         if user:
             protect |= {user}
-        left = max(SWEEP_FLOOR, self.limit - (self.deps.clock() - self.started))
-        result = Sweeper(self._clients(), Selector(run_id=self.state.run_id, protect=protect), log=self.deps.log,
-                         sleep=self.deps.sleep, clock=self.deps.clock,
-                         retry=Retry(sleep=self.deps.sleep, clock=self.deps.clock),
-                         deadline=self.deps.clock() + left).sweep()
+        result = sweep_within(self.deps, self._clients(), Selector(run_id=self.state.run_id, protect=protect),
+                              limit_s=self.limit, started=self.started)
         self.report.sweep = result.as_dict()
         if not result.ok:
             raise StepError(f"{len(result.left)} resource(s) still tagged with the run, {len(result.failed)} "
